@@ -1,0 +1,20 @@
+//! headroom: drive load at a rate or a number of users, hold it to thresholds, find the
+//! ceiling, watch the system under test and the generator, keep each run, and write
+//! the report.
+//!
+//! The binary is a thin shell over [`cli::main`]. Data flows as DESIGN.md draws it:
+//! [`scenario`] parses and validates a file into a [`plan::Plan`]; the [`engine`] runs
+//! it on one thread per core, each with its own [`client`] connections and
+//! [`metrics::recorder::Recorder`]; recorders merge into a
+//! [`metrics::summary::Summary`] that [`metrics::threshold`]s judge and [`report`]s print.
+
+pub mod check;
+pub mod cli;
+pub mod client;
+pub mod engine;
+pub mod metrics;
+pub mod plan;
+pub mod report;
+pub mod scenario;
+pub mod target;
+pub mod template;

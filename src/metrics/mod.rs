@@ -1,0 +1,69 @@
+//! Measurement: per-thread [`recorder::Recorder`]s fed by the engine, merged into a
+//! [`summary::Summary`] and judged by [`threshold::Threshold`]s.
+
+pub mod recorder;
+pub mod summary;
+pub mod threshold;
+
+use std::fmt;
+
+/// The kind of a failed request (DESIGN.md measurement rule 4). A hit error is counted
+/// by kind and never stops the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ErrorKind {
+    /// The TCP connection could not be opened.
+    Connect,
+    /// No complete response within the request timeout.
+    Timeout,
+    /// The connection was closed or reset before the response was complete.
+    Reset,
+    /// A 4xx status that the request did not expect.
+    Status4xx,
+    /// A 5xx status that the request did not expect.
+    Status5xx,
+    /// An expectation (status, body, JSON path) or a capture failed.
+    Check,
+    /// The response could not be parsed as HTTP.
+    Protocol,
+}
+
+impl ErrorKind {
+    /// Every kind, in a fixed order; `kind as usize` indexes it.
+    pub const ALL: [ErrorKind; 7] = [
+        ErrorKind::Connect,
+        ErrorKind::Timeout,
+        ErrorKind::Reset,
+        ErrorKind::Status4xx,
+        ErrorKind::Status5xx,
+        ErrorKind::Check,
+        ErrorKind::Protocol,
+    ];
+
+    /// The name used in summaries and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Connect => "connect",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Reset => "reset",
+            ErrorKind::Status4xx => "status_4xx",
+            ErrorKind::Status5xx => "status_5xx",
+            ErrorKind::Check => "check",
+            ErrorKind::Protocol => "protocol",
+        }
+    }
+
+    /// The kind for an unexpected status code (`None` below 400).
+    pub fn for_status(status: u16) -> Option<ErrorKind> {
+        match status {
+            400..=499 => Some(ErrorKind::Status4xx),
+            500.. => Some(ErrorKind::Status5xx),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

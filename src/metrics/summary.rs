@@ -1,0 +1,145 @@
+//! The run summary: the v1 JSON contract of DESIGN.md (`--out`), built from the merged
+//! recorders. Fields may be added; none of the contract's may be renamed or removed.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Everything a run measured, ready to print, judge and store.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Summary {
+    /// Format version, always 1.
+    pub version: u32,
+    /// Scenario name.
+    pub name: String,
+    /// `arrival-rate` or `users`.
+    pub model: String,
+    /// Requests completed (successful or not), not counting dropped iterations.
+    pub requests: u64,
+    /// Measured wall time in seconds.
+    pub duration_s: f64,
+    /// Offered and achieved request rates.
+    pub rate: Rates,
+    /// Scheduled iterations that could not start because the in-flight cap was reached.
+    pub dropped: u64,
+    /// Latency over all requests, in milliseconds. In the open model it is measured
+    /// from each request's scheduled start (no coordinated omission).
+    pub latency_ms: Latency,
+    /// Latency measured from the actual send, kept beside the corrected one for
+    /// comparison (equal to `latency_ms` in the closed model).
+    pub latency_uncorrected_ms: Latency,
+    /// Errors over all requests.
+    pub errors: Errors,
+    /// Per request name.
+    pub by_name: BTreeMap<String, NameSummary>,
+    /// Threshold verdicts, in the order given.
+    pub thresholds: Vec<ThresholdResult>,
+    /// The generator's self-check.
+    pub generator: Generator,
+    /// Per-second series.
+    pub timeline: Vec<Second>,
+    /// True when the run was stopped early (Ctrl-C); the figures cover what ran.
+    pub interrupted: bool,
+}
+
+/// Offered versus achieved rate, requests per second.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+pub struct Rates {
+    /// The rate the schedule asked for (open model), or the achieved rate (closed model).
+    pub offered: f64,
+    /// Completed requests divided by the measured duration.
+    pub achieved: f64,
+}
+
+/// Latency percentiles in milliseconds.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+pub struct Latency {
+    /// Fastest.
+    pub min: f64,
+    /// Mean.
+    pub avg: f64,
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    #[serde(rename = "p99.9")]
+    pub p999: f64,
+    /// Slowest.
+    pub max: f64,
+}
+
+/// Error counts.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Errors {
+    /// Requests that ended in any error.
+    pub count: u64,
+    /// `count / requests` (0 when there were no requests).
+    pub rate: f64,
+    /// Count per kind (`connect`, `timeout`, `reset`, `status_4xx`, `status_5xx`, `check`, `protocol`).
+    pub by_kind: BTreeMap<String, u64>,
+}
+
+/// Figures for one request name.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct NameSummary {
+    /// Requests completed under this name.
+    pub requests: u64,
+    /// Latency percentiles in milliseconds.
+    pub latency_ms: Latency,
+    /// Errors under this name.
+    pub errors: Errors,
+}
+
+/// One threshold's verdict.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ThresholdResult {
+    /// The rule as written.
+    pub expr: String,
+    /// Whether it held.
+    pub ok: bool,
+    /// The measured value, in the rule's unit (ms for latency, % for errors, /s for rate).
+    pub value: f64,
+}
+
+/// The generator's view of itself.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Generator {
+    /// CPU used by the whole process over the run, percent of one core.
+    pub cpu_percent: f64,
+    /// Engine threads.
+    pub threads: usize,
+    /// Largest delay between a scheduled send and the actual send, ms.
+    pub max_lag_ms: f64,
+    /// 99th percentile of that delay, ms.
+    pub p99_lag_ms: f64,
+    /// True when the generator, not the target, limited the result.
+    pub bound: bool,
+    /// Why `bound` is true, in words (empty otherwise).
+    pub reason: String,
+}
+
+/// One second of the run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Second {
+    /// Seconds since the start (0-based).
+    pub t: u64,
+    /// Requests completed in this second.
+    pub requests: u64,
+    /// Of which errors.
+    pub errors: u64,
+    /// Dropped iterations in this second.
+    pub dropped: u64,
+    /// Offered rate at this second (open model) or active users (closed model).
+    pub offered: f64,
+    /// Median latency of the requests completed in this second, ms.
+    pub p50_ms: f64,
+    /// 95th percentile, ms.
+    pub p95_ms: f64,
+    /// 99th percentile, ms.
+    pub p99_ms: f64,
+}

@@ -1,0 +1,194 @@
+//! The compiled plan: everything the engine needs to drive one run, built once from a
+//! scenario file and command-line overrides (see [`crate::scenario`]).
+//!
+//! A [`Plan`] is plain data. The engine reads it; nothing in it changes during a run.
+//! Requests are [`RequestTemplate`]s whose templates were compiled at load time, so the
+//! hot path only renders (or, for a request with no template, copies prebuilt bytes).
+
+mod schedule;
+
+pub use schedule::{Schedule, Stage};
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::metrics::threshold::Threshold;
+use crate::template::Template;
+
+/// One complete, validated description of a run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Scenario name, for reports (`"quick"` for a `--url` run with no file).
+    pub name: String,
+    /// Where requests go.
+    pub target: Target,
+    /// The weighted iterations: each scheduled iteration runs exactly one of these.
+    pub items: Vec<Item>,
+    /// Weight of each entry of `items` (same length, every weight > 0).
+    pub weights: Vec<u32>,
+    /// Request names; a request's `name_id` indexes this list. Used for per-name stats.
+    pub names: Vec<String>,
+    /// The load model and its shape over time.
+    pub load: Load,
+    /// Per-request timeout; a request exceeding it is an error of kind `timeout`.
+    pub timeout: Duration,
+    /// Pass/fail rules evaluated on the summary.
+    pub thresholds: Vec<Threshold>,
+    /// Engine threads (one single-threaded runtime each).
+    pub threads: usize,
+}
+
+impl Plan {
+    /// Total scheduled duration of the run.
+    pub fn duration(&self) -> Duration {
+        match &self.load {
+            Load::ArrivalRate { schedule, .. } => schedule.duration(),
+            Load::Users { schedule, .. } => schedule.duration(),
+        }
+    }
+}
+
+/// The base address every request path is joined to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// `http` (TLS and HTTP/2 come later).
+    pub scheme: String,
+    /// Host name or address literal, without brackets.
+    pub host: String,
+    /// TCP port.
+    pub port: u16,
+    /// Value of the `Host` header (`host[:port]`).
+    pub authority: String,
+    /// Path prefix from the target URL, without a trailing slash (may be empty).
+    pub base_path: String,
+}
+
+/// One weighted unit of work: a single request, or a flow of steps run in order.
+#[derive(Debug, Clone)]
+pub enum Item {
+    /// A single request.
+    Request(Arc<RequestTemplate>),
+    /// Steps sharing captured variables, run in order by one user or one arrival.
+    Flow(Arc<Flow>),
+}
+
+/// A named sequence of steps; captured variables live for one execution of the flow.
+#[derive(Debug, Clone)]
+pub struct Flow {
+    /// Flow name (for reports).
+    pub name: String,
+    /// Steps in order.
+    pub steps: Vec<Step>,
+}
+
+/// One step of a flow.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// Send a request, then store captures from its JSON body.
+    Request {
+        /// The request to send.
+        request: Arc<RequestTemplate>,
+        /// Variables to extract from the response body.
+        captures: Vec<Capture>,
+    },
+    /// Pause before the next step.
+    Think(Think),
+}
+
+/// A variable taken from a response's JSON body by a JSONPath query.
+#[derive(Debug, Clone)]
+pub struct Capture {
+    /// Variable name, usable as `{{ name }}` in later steps.
+    pub var: String,
+    /// Query whose first match becomes the variable's value.
+    pub path: serde_json_path::JsonPath,
+    /// The query as written, for messages.
+    pub source: String,
+}
+
+/// A request with its parts compiled.
+#[derive(Debug, Clone)]
+pub struct RequestTemplate {
+    /// Index into [`Plan::names`].
+    pub name_id: usize,
+    /// HTTP method, upper case.
+    pub method: String,
+    /// Path and query, joined to the target's base path; may hold templates.
+    pub path: Template,
+    /// Extra headers (name, value template). `Host`, `Content-Length` are added by the client.
+    pub headers: Vec<(String, Template)>,
+    /// Body template (JSON bodies are pre-serialized with JSON-escaping templates).
+    pub body: Option<Template>,
+    /// What a response must satisfy; a failure is an error of kind `check`.
+    pub expect: Expect,
+}
+
+impl RequestTemplate {
+    /// Whether the response body must be kept (for checks or captures).
+    pub fn needs_body(&self, captures: &[Capture]) -> bool {
+        !captures.is_empty() || self.expect.body_contains.is_some() || !self.expect.json.is_empty()
+    }
+}
+
+/// Expectations on a response.
+#[derive(Debug, Clone, Default)]
+pub struct Expect {
+    /// Accepted status codes; empty means "any status below 400".
+    pub status: Vec<StatusRange>,
+    /// Text the body must contain.
+    pub body_contains: Option<String>,
+    /// JSONPath queries that must match; with a value, the first match must equal it.
+    pub json: Vec<JsonExpect>,
+}
+
+/// An inclusive range of status codes (`201` is `201..=201`, `2xx` is `200..=299`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatusRange {
+    /// Lowest accepted status.
+    pub lo: u16,
+    /// Highest accepted status.
+    pub hi: u16,
+}
+
+/// One JSONPath expectation.
+#[derive(Debug, Clone)]
+pub struct JsonExpect {
+    /// Compiled query.
+    pub path: serde_json_path::JsonPath,
+    /// The query as written, for messages.
+    pub source: String,
+    /// When set, the first match must equal this value.
+    pub equals: Option<serde_json::Value>,
+}
+
+/// The load model.
+#[derive(Debug, Clone)]
+pub enum Load {
+    /// Open model: iterations start on a schedule whatever the target does.
+    ArrivalRate {
+        /// Iterations per second over time.
+        schedule: Schedule,
+        /// Most iterations in flight at once (over all threads); beyond it a
+        /// scheduled iteration is dropped and counted.
+        max_in_flight: usize,
+    },
+    /// Closed model: a number of users, each looping iteration → think.
+    Users {
+        /// User count over time.
+        schedule: Schedule,
+        /// Pause after each iteration.
+        think: Think,
+    },
+}
+
+/// A pause: none, fixed, or uniform in a range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Think {
+    /// No pause.
+    #[default]
+    None,
+    /// Always this long.
+    Fixed(Duration),
+    /// Uniformly distributed between the two bounds (inclusive).
+    Uniform(Duration, Duration),
+}

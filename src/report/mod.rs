@@ -1,0 +1,1 @@
+//! Human-readable output: progress line and end-of-run summary.
