@@ -1,1 +1,3 @@
-//! Human-readable output: progress line and end-of-run summary.
+//! Human-readable output: the end-of-run text summary.
+
+pub mod text;

@@ -1,6 +1,8 @@
 //! Scenario files: the YAML format, its validation (errors name file, line, column and
 //! field), and compilation with command-line overrides into a [`Plan`].
 
+pub mod duration;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -23,6 +25,8 @@ pub struct Overrides {
     pub thresholds: Vec<String>,
     /// `--max-in-flight`.
     pub max_in_flight: Option<usize>,
+    /// `--connections` (open model connection cap).
+    pub connections: Option<usize>,
     /// `--timeout`.
     pub timeout: Option<Duration>,
 }
@@ -40,5 +44,8 @@ pub struct ScenarioError {
 /// Loads `path` (if any) and applies `overrides`.
 pub fn load(path: Option<&Path>, overrides: &Overrides) -> Result<Plan, ScenarioError> {
     let _ = (path, overrides);
-    Err(ScenarioError { location: "command line".into(), message: "not yet".into() })
+    Err(ScenarioError {
+        location: "command line".into(),
+        message: "not yet".into(),
+    })
 }
