@@ -3,6 +3,7 @@
 //! on stderr so stdout stays clean for the summary. Both format figures with
 //! [`units`] and lay out columns with [`table::Table`].
 
+pub mod progress;
 pub mod table;
 pub mod text;
 pub mod units;
