@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::cli::{RunArgs, EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, EXIT_THRESHOLD};
 use crate::engine::{self, Control, Live};
 use crate::metrics::summary::Summary;
+use crate::report::progress::{Progress, Snapshot};
 use crate::scenario::{self, Overrides};
 
 /// Runs `headroom run` and returns the exit code.
@@ -24,21 +25,17 @@ pub fn run(args: &RunArgs) -> i32 {
     if let Err(e) = ctrlc::set_handler(move || handler_control.stop()) {
         eprintln!("warning: cannot catch Ctrl-C ({e}); an interrupted run will leave no summary");
     }
-    let quiet = args.quiet;
+    let mut progress = (!args.quiet).then(|| Progress::new(&plan.name));
     let mut on_second = |live: &Live| {
-        if !quiet {
-            eprintln!(
-                "[{:>4}s/{}s] {:>8} req/s  p95 {:>8.2}ms  errors {}  dropped {}",
-                live.elapsed.as_secs(),
-                live.total.as_secs(),
-                live.last.requests,
-                live.last.p95_ms,
-                live.errors,
-                live.dropped
-            );
+        if let Some(p) = progress.as_mut() {
+            p.update(&snapshot(live));
         }
     };
-    let outcome = match engine::run(plan.clone(), &control, &mut on_second) {
+    let result = engine::run(plan.clone(), &control, &mut on_second);
+    if let Some(p) = progress.as_mut() {
+        p.finish();
+    }
+    let outcome = match result {
         Ok(outcome) => outcome,
         Err(e) => {
             eprintln!("error: {e}");
@@ -57,6 +54,21 @@ pub fn run(args: &RunArgs) -> i32 {
         }
     }
     verdict(summary, outcome.connect_failure.is_some())
+}
+
+/// The progress line's view of the engine's live figures.
+pub fn snapshot(live: &Live) -> Snapshot {
+    Snapshot {
+        elapsed: live.elapsed,
+        total: live.total,
+        requests: live.requests,
+        errors: live.errors,
+        dropped: live.dropped,
+        in_flight: live.in_flight,
+        rate_last_s: live.last.requests as f64,
+        p95_last_s_ms: live.last.p95_ms,
+        users: live.users,
+    }
 }
 
 fn overrides(args: &RunArgs) -> Overrides {
