@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands;
-use crate::scenario::duration::parse_duration;
+use crate::scenario::parse_duration;
 
 /// Exit code: every threshold passed.
 pub const EXIT_OK: i32 = 0;
