@@ -40,5 +40,8 @@ pub struct ScenarioError {
 /// Loads `path` (if any) and applies `overrides`.
 pub fn load(path: Option<&Path>, overrides: &Overrides) -> Result<Plan, ScenarioError> {
     let _ = (path, overrides);
-    Err(ScenarioError { location: "command line".into(), message: "not yet".into() })
+    Err(ScenarioError {
+        location: "command line".into(),
+        message: "not yet".into(),
+    })
 }
