@@ -22,11 +22,7 @@ pub fn judge(
             None => Ok(()),
         };
     }
-    if expect
-        .status
-        .iter()
-        .any(|r| r.lo <= status && status <= r.hi)
-    {
+    if expect.status.iter().any(|r| r.lo <= status && status <= r.hi) {
         Ok(())
     } else {
         Err(ErrorKind::for_status(status).unwrap_or(ErrorKind::Check))

@@ -15,18 +15,11 @@ pub struct Threshold {
 impl Threshold {
     /// Parses a rule.
     pub fn parse(expr: &str) -> Result<Threshold, String> {
-        Ok(Threshold {
-            expr: expr.to_string(),
-            scope: None,
-        })
+        Ok(Threshold { expr: expr.to_string(), scope: None })
     }
 
     /// Judges the rule against a summary.
     pub fn evaluate(&self, _summary: &Summary) -> ThresholdResult {
-        ThresholdResult {
-            expr: self.expr.clone(),
-            ok: true,
-            value: 0.0,
-        }
+        ThresholdResult { expr: self.expr.clone(), ok: true, value: 0.0 }
     }
 }

@@ -40,8 +40,5 @@ pub struct ScenarioError {
 /// Loads `path` (if any) and applies `overrides`.
 pub fn load(path: Option<&Path>, overrides: &Overrides) -> Result<Plan, ScenarioError> {
     let _ = (path, overrides);
-    Err(ScenarioError {
-        location: "command line".into(),
-        message: "not yet".into(),
-    })
+    Err(ScenarioError { location: "command line".into(), message: "not yet".into() })
 }

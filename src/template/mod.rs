@@ -21,10 +21,7 @@ pub struct Vars {
 impl Vars {
     /// The value of `name`, if captured.
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.entries
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        self.entries.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 
     /// Sets `name` to `value`, replacing an earlier value.
@@ -58,9 +55,7 @@ pub struct Template {
 impl Template {
     /// Compiles `source`.
     pub fn compile(source: &str, _escape: Escape) -> Result<Template, String> {
-        Ok(Template {
-            text: source.to_string(),
-        })
+        Ok(Template { text: source.to_string() })
     }
 
     /// The text when the template has no placeholder.
