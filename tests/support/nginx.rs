@@ -109,7 +109,10 @@ impl Nginx {
                 return Ok(());
             }
             if Instant::now() >= deadline {
-                return Err(format!("(no answer within {READY_TIMEOUT:?})\n{}", self.error_log()));
+                return Err(format!(
+                    "(no answer within {READY_TIMEOUT:?})\n{}",
+                    self.error_log()
+                ));
             }
             thread::sleep(Duration::from_millis(20));
         }
@@ -136,7 +139,9 @@ impl Drop for Nginx {
             thread::sleep(Duration::from_millis(10));
         }
         for pid in self.worker_pids() {
-            let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -190,7 +195,11 @@ fn world_readable_tempdir() -> TempDir {
 /// The nginx binary on `PATH`, else the first of [`NGINX_CANDIDATES`] that exists.
 fn find_nginx() -> Option<PathBuf> {
     let on_path = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).map(|d| d.join("nginx")).collect::<Vec<_>>())
+        .map(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("nginx"))
+                .collect::<Vec<_>>()
+        })
         .unwrap_or_default();
     on_path
         .into_iter()

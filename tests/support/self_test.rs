@@ -12,7 +12,11 @@ fn get(nginx: &Nginx, path: &str) -> String {
     stream
         .set_read_timeout(Some(Duration::from_secs(5)))
         .expect("set read timeout");
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").expect("send");
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
     let mut response = String::new();
     stream.read_to_string(&mut response).expect("read response");
     response
@@ -21,7 +25,11 @@ fn get(nginx: &Nginx, path: &str) -> String {
 #[test]
 fn nginx_serves_ok_and_json_then_stops_on_drop() {
     let nginx = Nginx::start();
-    assert!(nginx.url().starts_with("http://127.0.0.1:"), "{}", nginx.url());
+    assert!(
+        nginx.url().starts_with("http://127.0.0.1:"),
+        "{}",
+        nginx.url()
+    );
 
     let root = get(&nginx, "/");
     assert!(root.starts_with("HTTP/1.1 200 OK\r\n"), "{root}");
@@ -29,7 +37,10 @@ fn nginx_serves_ok_and_json_then_stops_on_drop() {
 
     let json = get(&nginx, "/json");
     assert!(json.starts_with("HTTP/1.1 200 OK\r\n"), "{json}");
-    assert!(json.contains("Content-Type: application/json\r\n"), "{json}");
+    assert!(
+        json.contains("Content-Type: application/json\r\n"),
+        "{json}"
+    );
     assert!(json.ends_with(support::JSON_BODY), "{json}");
 
     let workers = nginx.worker_pids();
