@@ -75,3 +75,5 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_errors;
