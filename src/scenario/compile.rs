@@ -85,7 +85,7 @@ pub(crate) fn from_text(
             let path = format!("defaults.headers.{name}");
             headers.push((
                 name.clone(),
-                requests::template(src, value, &path, &value.value, Escape::None, None)?,
+                requests::header(src, name, value, &path, None)?,
             ));
         }
     }

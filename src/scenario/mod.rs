@@ -77,3 +77,5 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 mod tests;
 #[cfg(test)]
 mod tests_errors;
+#[cfg(test)]
+mod tests_overrides;

@@ -71,6 +71,37 @@ pub(crate) fn template<T>(
     Ok(t)
 }
 
+/// Compiles a header value after checking its name (an HTTP token) and that its
+/// value cannot break the request head (no line breaks).
+pub(crate) fn header(
+    src: Source<'_>,
+    name: &str,
+    value: &Spanned<String>,
+    path: &str,
+    vars: Option<&[String]>,
+) -> Result<Template, ScenarioError> {
+    const SEPARATORS: &str = "\"(),/:;<=>?@[\\]{}";
+    let token = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_graphic() && !SEPARATORS.contains(c));
+    if !token {
+        return Err(src.of(
+            value,
+            path,
+            format!("expected a header name made of letters, digits and -, found {name:?}"),
+        ));
+    }
+    if value.value.contains(['\r', '\n']) {
+        return Err(src.of(
+            value,
+            path,
+            "expected a header value on one line, found a line break",
+        ));
+    }
+    template(src, value, path, &value.value, Escape::None, vars)
+}
+
 /// Compiles a request. `name` is its default name when it has none of its own.
 pub(crate) fn compile(
     cx: &mut Context<'_>,
@@ -116,14 +147,7 @@ pub(crate) fn compile(
 
     let mut headers = cx.headers.clone();
     for (name, value) in &req.headers {
-        let t = template(
-            src,
-            value,
-            &format!("{path}.headers.{name}"),
-            &value.value,
-            Escape::None,
-            vars,
-        )?;
+        let t = header(src, name, value, &format!("{path}.headers.{name}"), vars)?;
         headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
         headers.push((name.clone(), t));
     }

@@ -289,6 +289,16 @@ fn requests_and_expectations() {
         &["requests[0].timeout: a per-request timeout different from the run's (30s) is not supported yet"],
     );
     assert_error(
+        &format!("{HEAD}requests:\n  - {{path: /, headers: {{\"x y\": \"1\"}}}}\n"),
+        "4:32",
+        &["requests[0].headers.x y: expected a header name"],
+    );
+    assert_error(
+        &format!("{HEAD}defaults: {{headers: {{x: \"a\\r\\nb: c\"}}}}\nrequests: [{{path: /}}]\n"),
+        "3:25",
+        &["defaults.headers.x: expected a header value on one line"],
+    );
+    assert_error(
         HEAD,
         "1:1",
         &["requests: expected at least one entry in `requests` or `flows`"],
@@ -399,5 +409,15 @@ fn threshold_scopes_must_name_a_request() {
     assert_eq!(
         super::compile::check_scope(Some("create_tsk"), &names),
         Err("`create_tsk` is not a request name (known: create_task, list)".to_string())
+    );
+}
+
+#[test]
+fn empty_and_non_mapping_documents() {
+    assert_error("", "1:1", &["target: missing: expected a base URL"]);
+    assert_error(
+        "- a\n",
+        "1:1",
+        &["expected mapping start: a scenario is a mapping of name, target"],
     );
 }
