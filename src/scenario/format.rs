@@ -50,6 +50,9 @@ pub(crate) struct LoadSpec {
     pub(crate) stages: Option<Spanned<Vec<Spanned<StageSpec>>>>,
     pub(crate) duration: Option<Node>,
     pub(crate) max_in_flight: Option<Node>,
+    /// Connection cap (arrival-rate).
+    #[serde(default)]
+    pub(crate) connections: Option<Node>,
     pub(crate) think: Option<Node>,
 }
 

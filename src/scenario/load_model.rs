@@ -43,6 +43,7 @@ struct FileLoad {
     model: Model,
     shape: Shape,
     max_in_flight: Option<usize>,
+    connections: Option<usize>,
     think: Think,
 }
 
@@ -124,12 +125,24 @@ pub(crate) fn build(
                     "--max-in-flight: expected a positive integer, found 0",
                 ));
             }
+            let connections = overrides.connections.or(file.as_ref().and_then(|f| f.connections));
+            if connections == Some(0) {
+                return Err(ScenarioError::command_line(
+                    "--connections: expected a positive integer, found 0",
+                ));
+            }
             Ok(Load::ArrivalRate {
                 schedule,
                 max_in_flight,
+                connections,
             })
         }
         Model::Users => {
+            if overrides.connections.is_some() {
+                return Err(ScenarioError::command_line(
+                    "--connections applies to the arrival-rate model; in the users model each user has its own connection",
+                ));
+            }
             if overrides.max_in_flight.is_some() {
                 return Err(ScenarioError::command_line(
                     "--max-in-flight applies to the arrival-rate model; the users model is limited by its user count",
@@ -166,12 +179,16 @@ fn read(src: Source<'_>, spec: &Spanned<LoadSpec>) -> Result<FileLoad, ScenarioE
         Model::ArrivalRate => (
             "rate",
             &load.rate,
-            [("users", &load.users), ("think", &load.think)],
+            vec![("users", &load.users), ("think", &load.think)],
         ),
         Model::Users => (
             "users",
             &load.users,
-            [("rate", &load.rate), ("max_in_flight", &load.max_in_flight)],
+            vec![
+                ("rate", &load.rate),
+                ("max_in_flight", &load.max_in_flight),
+                ("connections", &load.connections),
+            ],
         ),
     };
     let model_name = if model == Model::Users {
@@ -236,6 +253,10 @@ fn read(src: Source<'_>, spec: &Spanned<LoadSpec>) -> Result<FileLoad, ScenarioE
         Some(node) => Some(positive_int(src, node, "load.max_in_flight")? as usize),
         None => None,
     };
+    let connections = match &load.connections {
+        Some(node) => Some(positive_int(src, node, "load.connections")? as usize),
+        None => None,
+    };
     let think = match &load.think {
         Some(node) => think(src, node, "load.think")?,
         None => Think::None,
@@ -244,6 +265,7 @@ fn read(src: Source<'_>, spec: &Spanned<LoadSpec>) -> Result<FileLoad, ScenarioE
         model,
         shape,
         max_in_flight,
+        connections,
         think,
     })
 }

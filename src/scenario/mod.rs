@@ -41,6 +41,8 @@ pub struct Overrides {
     pub thresholds: Vec<String>,
     /// `--max-in-flight`.
     pub max_in_flight: Option<usize>,
+    /// `--connections` (open model connection cap).
+    pub connections: Option<usize>,
     /// `--timeout`.
     pub timeout: Option<Duration>,
 }

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# The test command: installs what the tests need when it is missing, then runs
+# formatting, lint, release build and the whole test suite. Stops at the first failure.
+#
+#   bash scripts/test.sh
+#
+# Environment:
+#   RUST_TEST_THREADS  tests run at once (default 1: load tests share the machine's
+#                      cores, and two at a time would measure each other)
+#   CARGO_TARGET_DIR   honoured as usual
+#
+# Works as root without a terminal (CI); as another user it needs sudo to install.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+# ---------------------------------------------------------------------------- output
+step() { printf '\n==> %s\n' "$*"; }
+die() {
+    printf '\nscripts/test.sh: FAILED: %s\n' "$*" >&2
+    exit 1
+}
+
+# Runs a named step; on failure says which one and exits with its status.
+run_step() {
+    local name=$1
+    shift
+    step "$name"
+    local status=0
+    "$@" || status=$?
+    if [ "$status" -ne 0 ]; then
+        printf '\nscripts/test.sh: FAILED at step "%s" (exit %d): %s\n' \
+            "$name" "$status" "$*" >&2
+        exit "$status"
+    fi
+}
+
+# ----------------------------------------------------------------- system packages
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo -n "$@" || die "cannot run as root: $* (run this script as root, or set up sudo)"
+    else
+        die "need root to run: $* (run this script as root)"
+    fi
+}
+
+have_nginx() { command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]; }
+have_postgres() { compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null; }
+have_time() { [ -x /usr/bin/time ]; }
+
+install_system_packages() {
+    local missing=()
+    have_nginx || missing+=(nginx)
+    have_postgres || missing+=(postgresql)
+    have_time || missing+=(time)
+    if [ "${#missing[@]}" -eq 0 ]; then
+        echo "nginx, PostgreSQL server and /usr/bin/time are present"
+        return 0
+    fi
+    echo "installing: ${missing[*]}"
+    command -v apt-get >/dev/null 2>&1 ||
+        die "missing ${missing[*]} and no apt-get to install them; install them by hand"
+    # Tests run their own nginx and PostgreSQL on free loopback ports; keep the
+    # packages' post-install scripts from starting system-wide daemons.
+    local policy=/usr/sbin/policy-rc.d added_policy=""
+    if [ ! -e "$policy" ]; then
+        as_root sh -c "printf '#!/bin/sh\nexit 101\n' > $policy && chmod 755 $policy"
+        added_policy=1
+    fi
+    local status=0
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q || status=$?
+    if [ "$status" -eq 0 ]; then
+        as_root env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y -q --no-install-recommends "${missing[@]}" || status=$?
+    fi
+    if [ -n "$added_policy" ]; then as_root rm -f "$policy"; fi
+    [ "$status" -eq 0 ] || die "apt-get could not install ${missing[*]} (exit $status)"
+    have_nginx || die "nginx still missing after install"
+    have_postgres || die "PostgreSQL server binaries still missing after install"
+    have_time || die "/usr/bin/time still missing after install"
+}
+
+# ------------------------------------------------------------------ Rust toolchain
+ensure_rust() {
+    if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
+        export PATH="$HOME/.cargo/bin:$PATH"
+    fi
+    command -v cargo >/dev/null 2>&1 || die "cargo not found; install Rust (rustup) first"
+    local components=()
+    cargo fmt --version >/dev/null 2>&1 || components+=(rustfmt)
+    cargo clippy --version >/dev/null 2>&1 || components+=(clippy)
+    if [ "${#components[@]}" -gt 0 ]; then
+        command -v rustup >/dev/null 2>&1 ||
+            die "missing ${components[*]} and no rustup to add them"
+        rustup component add "${components[@]}" ||
+            die "rustup could not add ${components[*]}"
+    fi
+    cargo --version
+}
+
+# -------------------------------------------------------------------------- main
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+export RUST_TEST_THREADS="${RUST_TEST_THREADS:-1}"
+export RUST_BACKTRACE="${RUST_BACKTRACE:-1}"
+
+run_step "system packages (nginx, postgresql, time)" install_system_packages
+run_step "Rust toolchain (rustfmt, clippy)" ensure_rust
+run_step "format" cargo fmt --all -- --check
+run_step "lint" cargo clippy --all-targets -- -D warnings
+run_step "release build" cargo build --release
+run_step "tests (release, RUST_TEST_THREADS=$RUST_TEST_THREADS)" cargo test --release
+
+printf '\nscripts/test.sh: all steps passed\n'

@@ -1,0 +1,81 @@
+//! Running the built `headroom` binary from tests, with a time limit.
+
+use std::ffi::OsStr;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+/// Path of the `headroom` binary that Cargo built for this test run.
+pub(crate) fn headroom_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_headroom"))
+}
+
+/// Runs `headroom` with `args`, standard input closed, and returns its exit status and
+/// everything it printed.
+///
+/// The process gets at most `timeout` of wall time. If it runs longer it is killed and
+/// this function panics, naming the arguments and showing what the process had printed,
+/// so a hung run fails the test instead of hanging the suite.
+pub(crate) fn run_headroom<I, S>(args: I, timeout: Duration) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let args: Vec<_> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+    let mut child = Command::new(headroom_bin())
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", headroom_bin().display()));
+    // Drain both pipes on their own threads: a child that fills a pipe nobody reads
+    // would block forever and look like a hang.
+    let stdout = drain(child.stdout.take().expect("piped stdout"));
+    let stderr = drain(child.stderr.take().expect("piped stderr"));
+    let finished = wait_with_deadline(&mut child, timeout);
+    if finished.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let stdout = stdout.join().expect("stdout reader thread");
+    let stderr = stderr.join().expect("stderr reader thread");
+    match finished {
+        Some(status) => Output {
+            status,
+            stdout,
+            stderr,
+        },
+        None => panic!(
+            "headroom {args:?} did not finish within {timeout:?} and was killed\n\
+             --- stdout ---\n{}\n--- stderr ---\n{}",
+            String::from_utf8_lossy(&stdout),
+            String::from_utf8_lossy(&stderr),
+        ),
+    }
+}
+
+/// Reads `pipe` to its end on a new thread.
+fn drain(mut pipe: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
+    thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = pipe.read_to_end(&mut buf);
+        buf
+    })
+}
+
+/// Waits for `child` to exit; `None` if it is still running after `timeout`.
+fn wait_with_deadline(child: &mut Child, timeout: Duration) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for headroom") {
+            return Some(status);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+}

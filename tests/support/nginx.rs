@@ -1,0 +1,238 @@
+//! A real nginx for tests: one worker on a free 127.0.0.1 port, configured in a
+//! temporary directory, stopped when dropped.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+use super::free_port;
+
+/// Where nginx is looked for when it is not on `PATH` (Debian puts it in `/usr/sbin`).
+const NGINX_CANDIDATES: &[&str] = &["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"];
+/// How many fresh ports to try when another process takes ours between probe and bind.
+const PORT_ATTEMPTS: usize = 5;
+/// How long nginx gets to answer its first request.
+const READY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Body of `GET /json`.
+pub(crate) const JSON_BODY: &str = r#"{"id": 42, "data": [1,2,3]}"#;
+
+/// A running nginx serving `GET /` → `200 "ok\n"` and `GET /json` → `200` [`JSON_BODY`]
+/// (`application/json`) on 127.0.0.1, with one worker process, no access log and
+/// keep-alive connections that last a million requests.
+///
+/// The master process is stopped (and its worker with it) when the value is dropped.
+pub(crate) struct Nginx {
+    child: Child,
+    addr: SocketAddr,
+    dir: TempDir,
+}
+
+impl Nginx {
+    /// Starts nginx and returns once it answers `GET /` with 200.
+    ///
+    /// Panics with a clear message if nginx is not installed (`bash scripts/test.sh`
+    /// installs it) or does not come up within 10 s.
+    pub(crate) fn start() -> Nginx {
+        let binary = find_nginx().unwrap_or_else(|| {
+            panic!(
+                "nginx is not installed (looked on PATH and in {NGINX_CANDIDATES:?}); \
+                 run `bash scripts/test.sh`, which installs it"
+            )
+        });
+        let mut last_log = String::new();
+        for _ in 0..PORT_ATTEMPTS {
+            let dir = world_readable_tempdir();
+            let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
+            let conf = dir.path().join("nginx.conf");
+            fs::write(&conf, config(dir.path(), addr)).expect("write nginx.conf");
+            let child = Command::new(&binary)
+                .arg("-p")
+                .arg(dir.path())
+                .arg("-c")
+                .arg(&conf)
+                .arg("-e")
+                .arg(dir.path().join("error.log"))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
+            let mut nginx = Nginx { child, addr, dir };
+            match nginx.wait_ready() {
+                Ok(()) => return nginx,
+                Err(log) if log.contains("Address already in use") => last_log = log,
+                Err(log) => panic!("nginx did not start on {addr}; its error log:\n{log}"),
+            }
+        }
+        panic!("nginx found no free port in {PORT_ATTEMPTS} attempts; last error log:\n{last_log}")
+    }
+
+    /// Base URL without a trailing slash, e.g. `http://127.0.0.1:41234`.
+    pub(crate) fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The socket address nginx listens on.
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Process id of the nginx master process.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Process ids of the master's children: the worker, which does the serving.
+    pub(crate) fn worker_pids(&self) -> Vec<u32> {
+        children_of(self.pid())
+    }
+
+    /// Waits until nginx answers `GET /` with 200; on failure returns its error log.
+    fn wait_ready(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for nginx") {
+                return Err(format!("(nginx exited: {status})\n{}", self.error_log()));
+            }
+            // nginx writes its pid file only after binding the port, so a 200 before
+            // that would come from some other server that holds the port.
+            let bound = self.dir.path().join("nginx.pid").exists();
+            if bound && get_status_line(self.addr).is_some_and(|line| line.contains(" 200 ")) {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "(no answer within {READY_TIMEOUT:?})\n{}",
+                    self.error_log()
+                ));
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn error_log(&self) -> String {
+        fs::read_to_string(self.dir.path().join("error.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        // SIGTERM lets the master stop its worker; SIGKILL on the master alone would
+        // leave the worker serving on the port.
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.pid().to_string()])
+            .stderr(Stdio::null())
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        for pid in self.worker_pids() {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The nginx configuration for a server on `addr` whose files all live in `dir`.
+fn config(dir: &Path, addr: SocketAddr) -> String {
+    let d = dir.display();
+    let mut conf = String::new();
+    // `daemon off` keeps the master as our child so Drop can stop it.
+    let _ = write!(
+        conf,
+        r#"daemon off;
+worker_processes 1;
+worker_rlimit_nofile 16384;
+pid {d}/nginx.pid;
+error_log {d}/error.log warn;
+events {{ worker_connections 8192; }}
+http {{
+    access_log off;
+    keepalive_requests 1000000;
+    keepalive_timeout 75s;
+    client_body_temp_path {d}/body;
+    proxy_temp_path {d}/proxy;
+    fastcgi_temp_path {d}/fastcgi;
+    uwsgi_temp_path {d}/uwsgi;
+    scgi_temp_path {d}/scgi;
+    server {{
+        listen {addr};
+        location / {{ return 200 "ok\n"; }}
+        location /json {{ default_type application/json; return 200 '{JSON_BODY}'; }}
+    }}
+}}
+"#
+    );
+    conf
+}
+
+/// A temporary directory the unprivileged nginx worker can read.
+fn world_readable_tempdir() -> TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("headroom-nginx-")
+        .tempdir()
+        .expect("create a temporary directory for nginx");
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755))
+        .expect("make the nginx directory world-readable");
+    dir
+}
+
+/// The nginx binary on `PATH`, else the first of [`NGINX_CANDIDATES`] that exists.
+fn find_nginx() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("nginx"))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    on_path
+        .into_iter()
+        .chain(NGINX_CANDIDATES.iter().map(PathBuf::from))
+        .find(|p| p.is_file())
+}
+
+/// Sends one `GET /` and returns the response's status line, if any came back.
+fn get_status_line(addr: SocketAddr) -> Option<String> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(200)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
+    stream
+        .write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    response.lines().next().map(str::to_owned)
+}
+
+/// Process ids whose parent is `parent`, read from `/proc`.
+fn children_of(parent: u32) -> Vec<u32> {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| parent_of(pid) == Some(parent))
+        .collect()
+}
+
+/// The parent pid from `/proc/PID/stat` (fourth field, after the parenthesised name).
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(1)?.parse().ok()
+}

@@ -1,0 +1,4 @@
+//! Integration tests: the built `headroom` binary and its helpers against real servers
+//! on 127.0.0.1.
+
+mod support;
