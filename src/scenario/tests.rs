@@ -102,9 +102,11 @@ fn the_documented_example_compiles_into_the_expected_plan() {
         Load::ArrivalRate {
             schedule,
             max_in_flight,
+            connections,
         } => {
             assert_eq!(*schedule, Schedule::constant(1000.0, secs(60.0)));
             assert_eq!(*max_in_flight, 5000);
+            assert_eq!(*connections, None);
         }
         other => panic!("{other:?}"),
     }
@@ -227,13 +229,14 @@ fn users_are_implied_and_arrival_stages_ramp_from_zero() {
         other => panic!("{other:?}"),
     }
     let plan = plan_with(
-        "target: http://127.0.0.1:1\nload: {stages: [{duration: 10s, target: 100}, {duration: 5s, target: 20.5}]}\nrequests: [{path: /}]\n",
+        "target: http://127.0.0.1:1\nload: {stages: [{duration: 10s, target: 100}, {duration: 5s, target: 20.5}], connections: 4}\nrequests: [{path: /}]\n",
         &Overrides::default(),
     );
     match &plan.load {
         Load::ArrivalRate {
             schedule,
             max_in_flight,
+            connections: Some(4),
         } => {
             assert_eq!(schedule.start(), 0.0);
             assert_eq!(

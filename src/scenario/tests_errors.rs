@@ -111,6 +111,16 @@ fn load_model_consistency() {
         &["load.rate: not allowed with `model: users`, which takes `users` or `stages`"],
     );
     assert_error(
+        &format!("{target}load: {{users: 5, duration: 1s, connections: 2}}\n{tail}"),
+        "2:45",
+        &["load.connections: not allowed with `model: users`"],
+    );
+    assert_error(
+        &format!("{target}load: {{rate: 5, duration: 1s, connections: 0}}\n{tail}"),
+        "2:44",
+        &["load.connections: expected a positive integer, found 0"],
+    );
+    assert_error(
         &format!("{target}load: {{model: arrival-rate, rate: 5, duration: 1s, think: 1s}}\n{tail}"),
         "2:59",
         &["load.think: not allowed with `model: arrival-rate`"],
@@ -377,6 +387,18 @@ fn command_line_errors() {
         "{err}"
     );
 
+    let err = error_with(
+        &file,
+        &Overrides {
+            users: Some(2),
+            connections: Some(5),
+            ..Overrides::default()
+        },
+    );
+    assert!(
+        err.contains("--connections applies to the arrival-rate model"),
+        "{err}"
+    );
     let quick = |o: Overrides| load(None, &o).unwrap_err().to_string();
     assert_eq!(
         quick(Overrides::default()),

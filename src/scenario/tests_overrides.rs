@@ -16,6 +16,7 @@ fn overrides_win_over_the_file() {
         max_in_flight: Some(7),
         timeout: Some(secs(2.0)),
         users: None,
+        connections: Some(2),
     };
     let p = plan_with(file, &o);
     assert_eq!(
@@ -27,9 +28,11 @@ fn overrides_win_over_the_file() {
         Load::ArrivalRate {
             schedule,
             max_in_flight,
+            connections,
         } => {
             assert_eq!(*schedule, Schedule::constant(250.0, secs(3.0)));
             assert_eq!(*max_in_flight, 7);
+            assert_eq!(*connections, Some(2));
         }
         other => panic!("{other:?}"),
     }
@@ -90,7 +93,7 @@ fn quick_mode_builds_one_get() {
     );
     assert_eq!(p.timeout, secs(30.0));
     assert!(
-        matches!(&p.load, Load::ArrivalRate { schedule, max_in_flight: 10_000 }
+        matches!(&p.load, Load::ArrivalRate { schedule, max_in_flight: 10_000, connections: None }
         if *schedule == Schedule::constant(100.0, secs(10.0)))
     );
 
