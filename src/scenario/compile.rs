@@ -91,7 +91,6 @@ pub(crate) fn from_text(
     }
     let mut cx = Context {
         src,
-        base_path: &target.base_path,
         headers,
         timeout,
         names: Vec::new(),

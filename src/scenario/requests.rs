@@ -1,5 +1,5 @@
 //! Compiling one request (top-level or a flow step) into a [`RequestTemplate`]:
-//! method, path joined to the target's base path, headers merged with the defaults,
+//! method, path (the client adds the target's base path), headers merged with the defaults,
 //! a JSON or raw body, and expectations. Templates compile here, so their errors and
 //! the variables they use are checked at load time.
 
@@ -18,8 +18,6 @@ use crate::template::{Escape, Template};
 /// What every request compiles against.
 pub(crate) struct Context<'a> {
     pub(crate) src: Source<'a>,
-    /// The target's base path, prefixed to every request path.
-    pub(crate) base_path: &'a str,
     /// `defaults.headers`, compiled.
     pub(crate) headers: Vec<(String, Template)>,
     /// The run's request timeout.
@@ -135,12 +133,12 @@ pub(crate) fn compile(
         );
         return Err(src.of(&req.path, &format!("{path}.path"), msg));
     }
-    let full_path = format!("{}{}", cx.base_path, req.path.value);
+    // As written: the client puts the target's base path in front when it sends.
     let path_t = template(
         src,
         &req.path,
         &format!("{path}.path"),
-        &full_path,
+        &req.path.value,
         Escape::None,
         vars,
     )?;

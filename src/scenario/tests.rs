@@ -208,7 +208,11 @@ fn users_model_with_stages_and_a_think_range() {
     let r = request(&plan, 0);
     assert_eq!(plan.names, vec!["POST /graphql"]);
     assert_eq!(r.method, "POST");
-    assert_eq!(r.path.as_static(), Some("/base/graphql"));
+    assert_eq!(r.path.as_static(), Some("/graphql"));
+    assert_eq!(
+        plan.target.base_path, "/base",
+        "the client adds the base path"
+    );
     assert_eq!(
         r.body.as_ref().unwrap().as_static(),
         Some("{\"query\": \"{ tasks }\"}")

@@ -443,3 +443,27 @@ fn empty_and_non_mapping_documents() {
         &["expected mapping start: a scenario is a mapping of name, target"],
     );
 }
+
+#[test]
+fn thresholds_parse_and_their_scope_names_a_request() {
+    let file = format!("{HEAD}thresholds: [\"p95 < 1s\", \"create_tsk.p95 < 1s\"]\nrequests: [{{name: create_task, path: /}}]\n");
+    assert_error(
+        &file,
+        "3:26",
+        &["thresholds[1]: `create_tsk` is not a request name (known: create_task)"],
+    );
+    let file = format!("{HEAD}thresholds: [\"p95 <\"]\nrequests: [{{path: /}}]\n");
+    assert_error(&file, "3:14", &["thresholds[0]: "]);
+    let ok = format!("{HEAD}requests: [{{name: create_task, path: /}}]\n");
+    let o = Overrides {
+        thresholds: vec!["nope.p95 < 1s".into()],
+        ..Overrides::default()
+    };
+    let err = error_with(&ok, &o);
+    assert!(
+        err.starts_with(
+            "command line: --threshold \"nope.p95 < 1s\": `nope` is not a request name"
+        ),
+        "{err}"
+    );
+}

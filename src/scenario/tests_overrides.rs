@@ -23,7 +23,7 @@ fn overrides_win_over_the_file() {
         (p.target.authority.as_str(), p.target.base_path.as_str()),
         ("127.0.0.2:5000", "/v2")
     );
-    assert_eq!(request(&p, 0).path.as_static(), Some("/v2/"));
+    assert_eq!(request(&p, 0).path.as_static(), Some("/"));
     match &p.load {
         Load::ArrivalRate {
             schedule,
