@@ -80,4 +80,6 @@ mod tests;
 #[cfg(test)]
 mod tests_errors;
 #[cfg(test)]
+mod tests_flows;
+#[cfg(test)]
 mod tests_overrides;
