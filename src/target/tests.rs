@@ -67,7 +67,7 @@ fn work_is_served_at_the_configured_capacity() {
     assert!(statuses.iter().all(|s| *s == 200), "{statuses:?}");
     let rate = 400.0 / elapsed.as_secs_f64();
     assert!(elapsed >= Duration::from_millis(495), "{elapsed:?}");
-    assert!(rate > 740.0, "served {rate:.0}/s of 800/s in {elapsed:?}");
+    assert!(rate > 720.0, "served {rate:.0}/s of 800/s in {elapsed:?}");
 }
 
 #[test]
