@@ -111,11 +111,15 @@ fn share(total: u64, slot: &Slot) -> u64 {
 /// Hands each finished second to the coordinator, on the second boundaries of the run.
 async fn hand_over_seconds(state: Rc<ThreadState>, gauges: Rc<Gauges>, tx: Sender<Report>) {
     let mut t = 0u64;
+    let mut cpu_before = thread_cpu_time();
     loop {
         tokio::time::sleep_until((state.start + Duration::from_secs(t + 1)).into()).await;
         let mut bucket = state.recorder.borrow_mut().take_second(t + 1);
         bucket.in_flight = gauges.in_flight.get();
         bucket.users = gauges.users.get();
+        let cpu_now = thread_cpu_time();
+        bucket.cpu_us = (cpu_now - cpu_before).as_micros() as u64;
+        cpu_before = cpu_now;
         if tx.send(Report::Second(bucket)).is_err() {
             return;
         }
