@@ -1,6 +1,94 @@
-//! Command-line parsing and dispatch.
+//! Command-line parsing (first stage: raw, validated flags) and dispatch to
+//! [`crate::commands`]. Nothing here opens a socket.
 
-/// Runs the command line; returns the process exit code.
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::commands;
+use crate::scenario::parse_duration;
+
+/// Exit code: every threshold passed.
+pub const EXIT_OK: i32 = 0;
+/// Exit code: anything else went wrong.
+pub const EXIT_FAILURE: i32 = 1;
+/// Exit code: bad input (flag, scenario file).
+pub const EXIT_BAD_INPUT: i32 = 2;
+/// Exit code: a threshold failed (as k6).
+pub const EXIT_THRESHOLD: i32 = 99;
+
+/// Load testing and capacity finding.
+#[derive(Debug, Parser)]
+#[command(name = "headroom", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Drive load at a rate (open model) or a number of users (closed model).
+    Run(RunArgs),
+}
+
+/// Flags of `headroom run`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct RunArgs {
+    /// Scenario file (YAML). Flags override its values.
+    pub scenario: Option<PathBuf>,
+    /// Target base URL (replaces the scenario's `target`).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Constant arrival rate, iterations per second (open model).
+    #[arg(long, conflicts_with = "users")]
+    pub rate: Option<f64>,
+    /// Constant number of users, each looping request → think (closed model).
+    #[arg(long)]
+    pub users: Option<u64>,
+    /// How long to run, e.g. `30s`, `2m`.
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// Engine threads (default: number of cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Pass/fail rule, e.g. `p95 < 500ms` (repeatable; added to the scenario's).
+    #[arg(long = "threshold")]
+    pub thresholds: Vec<String>,
+    /// Most iterations in flight at once (open model); beyond it arrivals are dropped.
+    #[arg(long)]
+    pub max_in_flight: Option<usize>,
+    /// Most connections open at once (open model); iterations wait for a free one.
+    #[arg(long)]
+    pub connections: Option<usize>,
+    /// Per-request timeout (default 30s).
+    #[arg(long, value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+    /// Write the summary JSON here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print no progress lines.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Parses the process arguments, runs the command, and returns the exit code.
 pub fn main() -> i32 {
-    0
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                EXIT_BAD_INPUT
+            } else {
+                EXIT_OK
+            };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match cli.command {
+        Command::Run(args) => commands::run::run(&args),
+    }
 }

@@ -11,6 +11,7 @@
 pub mod check;
 pub mod cli;
 pub mod client;
+pub mod commands;
 pub mod engine;
 pub mod metrics;
 pub mod plan;

@@ -1,1 +1,302 @@
-//! The load engine.
+//! The load engine: one OS thread per core, each with its own single-threaded tokio
+//! runtime, connections and [`Recorder`]. [`run`] starts the threads, merges their
+//! finished seconds into the timeline as they arrive (calling back for live
+//! progress), then merges their recorders into the [`Summary`].
+//!
+//! Who drives whom: [`run`] → `attack::run_thread` per thread → a driver (pacer or
+//! users) → `iteration::run_iteration` → the HTTP client; results flow back only
+//! through each thread's recorder.
+
+mod attack;
+mod cpu;
+mod iteration;
+pub mod pacer;
+mod selfcheck;
+mod summarize;
+mod timer;
+mod work;
+
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+
+pub use selfcheck::{generator_bound, Evidence, BUSY_BOUND, LAG_BOUND};
+
+use crate::metrics::recorder::{Recorder, SecondBucket};
+use crate::metrics::summary::{Generator, Second, Summary};
+use crate::plan::{Load, Plan};
+use attack::{Report, Slot};
+use iteration::ThreadState;
+
+/// Lets another thread (a Ctrl-C handler) stop a run early. Cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct Control {
+    stop: Arc<AtomicBool>,
+}
+
+impl Control {
+    /// Asks the run to stop: no new iterations start; in-flight ones get a short grace.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether [`Control::stop`] was called.
+    pub fn is_stopped(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+}
+
+/// Live figures after each completed second, for the progress line.
+#[derive(Debug, Clone, Default)]
+pub struct Live {
+    /// Seconds elapsed.
+    pub elapsed: Duration,
+    /// Planned duration.
+    pub total: Duration,
+    /// Requests completed so far.
+    pub requests: u64,
+    /// Errors so far.
+    pub errors: u64,
+    /// Dropped iterations so far.
+    pub dropped: u64,
+    /// Iterations in flight at the end of the second.
+    pub in_flight: u64,
+    /// Users running (closed model).
+    pub users: Option<u64>,
+    /// The last second's timeline entry.
+    pub last: Second,
+}
+
+/// A run that could not be carried out at all (as opposed to failed requests).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The target host did not resolve.
+    #[error("cannot resolve target {host}:{port}: {reason}")]
+    Resolve {
+        /// Host as given.
+        host: String,
+        /// Port.
+        port: u16,
+        /// Resolver's message.
+        reason: String,
+    },
+    /// An engine thread could not start or failed.
+    #[error("engine thread failed: {0}")]
+    Thread(String),
+}
+
+/// The result of a run.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Everything measured.
+    pub summary: Summary,
+    /// The first connection failure, when some connections could not be opened.
+    pub connect_failure: Option<String>,
+    /// The merged recorder (exact histograms), for stores and shard merges.
+    pub recorder: Recorder,
+}
+
+/// Runs `plan` to completion (or until `control` stops it), calling `on_second`
+/// once per completed second from this thread.
+pub fn run(
+    plan: Arc<Plan>,
+    control: &Control,
+    on_second: &mut dyn FnMut(&Live),
+) -> Result<Outcome, EngineError> {
+    let addr = resolve(&plan)?;
+    let workload = Arc::new(work::Workload::new(&plan));
+    let connect_failure = Arc::new(Mutex::new(None));
+    let threads = plan.threads.max(1);
+    let (tx, rx) = mpsc::channel();
+    // Every thread starts from the same instant, a moment ahead so all are ready.
+    let start = Instant::now() + Duration::from_millis(20);
+    let mut handles = Vec::with_capacity(threads);
+    for index in 0..threads {
+        let state = ThreadState {
+            plan: plan.clone(),
+            workload: workload.clone(),
+            addr,
+            start,
+            recorder: Recorder::new(plan.names.len()).into(),
+            rng: SmallRng::from_os_rng().into(),
+            stop: control.stop.clone(),
+            connect_failure: connect_failure.clone(),
+        };
+        let tx = tx.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("headroom-engine-{index}"))
+            .spawn(move || attack::run_thread(state, Slot { index, threads }, tx))
+            .map_err(|e| EngineError::Thread(e.to_string()))?;
+        handles.push(handle);
+    }
+    drop(tx);
+
+    let mut timeline = Timeline::new(&plan, threads);
+    let mut merged = Recorder::new(plan.names.len());
+    let mut cpu = Vec::new();
+    let mut stopped_at = None;
+    loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(Report::Second(bucket)) => timeline.add(bucket, false, on_second),
+            Ok(Report::Done(recorder, last, thread_cpu)) => {
+                merged.merge(&recorder);
+                timeline.add(last, true, on_second);
+                cpu.push(thread_cpu);
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        if stopped_at.is_none() && control.is_stopped() {
+            stopped_at = Some(Instant::now());
+        }
+    }
+    for handle in handles {
+        match handle.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(EngineError::Thread(e.to_string())),
+            Err(_) => return Err(EngineError::Thread("an engine thread panicked".into())),
+        }
+    }
+    let planned = plan.duration();
+    let interrupted = stopped_at.is_some_and(|t| t < start + planned);
+    let duration = match stopped_at {
+        Some(t) if interrupted => t.saturating_duration_since(start),
+        _ => planned,
+    };
+    let generator = self_check(&plan, &merged, &cpu, duration);
+    let summary = summarize::summarize(
+        &plan,
+        &merged,
+        timeline.finish(),
+        duration,
+        interrupted,
+        generator,
+    );
+    let connect_failure = connect_failure
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    Ok(Outcome {
+        summary,
+        connect_failure,
+        recorder: merged,
+    })
+}
+
+fn resolve(plan: &Plan) -> Result<SocketAddr, EngineError> {
+    let t = &plan.target;
+    let err = |reason: String| EngineError::Resolve {
+        host: t.host.clone(),
+        port: t.port,
+        reason,
+    };
+    let mut addrs = (t.host.as_str(), t.port)
+        .to_socket_addrs()
+        .map_err(|e| err(e.to_string()))?;
+    addrs.next().ok_or_else(|| err("no address".into()))
+}
+
+fn self_check(plan: &Plan, rec: &Recorder, cpu: &[Duration], duration: Duration) -> Generator {
+    let wall = duration.as_secs_f64().max(1e-9);
+    let us = |v: u64| Duration::from_micros(v);
+    let evidence = Evidence {
+        open_model: matches!(plan.load, Load::ArrivalRate { .. }),
+        p99_lag: us(rec.lag.value_at_quantile(0.99)),
+        max_lag: us(rec.lag.max()),
+        thread_busy: cpu.iter().map(|c| c.as_secs_f64() / wall).collect(),
+    };
+    let reason = generator_bound(&evidence);
+    Generator {
+        cpu_percent: cpu.iter().map(Duration::as_secs_f64).sum::<f64>() / wall * 100.0,
+        threads: cpu.len(),
+        max_lag_ms: evidence.max_lag.as_secs_f64() * 1000.0,
+        p99_lag_ms: evidence.p99_lag.as_secs_f64() * 1000.0,
+        bound: reason.is_some(),
+        reason: reason.unwrap_or_default(),
+    }
+}
+
+/// Collects per-thread seconds and emits each second once every thread reported it.
+struct Timeline<'a> {
+    plan: &'a Plan,
+    threads: usize,
+    pending: BTreeMap<u64, (SecondBucket, usize)>,
+    done: Vec<Second>,
+    live: Live,
+}
+
+impl<'a> Timeline<'a> {
+    fn new(plan: &'a Plan, threads: usize) -> Timeline<'a> {
+        let live = Live {
+            total: plan.duration(),
+            ..Live::default()
+        };
+        Timeline {
+            plan,
+            threads,
+            pending: BTreeMap::new(),
+            done: Vec::new(),
+            live,
+        }
+    }
+
+    fn add(&mut self, bucket: SecondBucket, last: bool, on_second: &mut dyn FnMut(&Live)) {
+        if last && bucket.latency.is_empty() && bucket.dropped == 0 && bucket.errors == 0 {
+            // An empty tail is no second of the run; count the report and move on.
+            self.count_only(bucket.t);
+        } else {
+            let t = bucket.t;
+            let entry = self
+                .pending
+                .entry(t)
+                .or_insert_with(|| (SecondBucket::new(t), 0));
+            entry.0.merge(&bucket);
+            entry.1 += 1;
+        }
+        while let Some(entry) = self.pending.first_entry() {
+            if entry.get().1 < self.threads {
+                break;
+            }
+            let (bucket, _) = entry.remove();
+            self.emit(&bucket, on_second);
+        }
+    }
+
+    fn count_only(&mut self, t: u64) {
+        if let Some(entry) = self.pending.get_mut(&t) {
+            entry.1 += 1;
+        }
+    }
+
+    fn emit(&mut self, bucket: &SecondBucket, on_second: &mut dyn FnMut(&Live)) {
+        let second = summarize::second(bucket, self.plan);
+        self.live.elapsed = Duration::from_secs(bucket.t + 1);
+        self.live.requests += second.requests;
+        self.live.errors += second.errors;
+        self.live.dropped += second.dropped;
+        self.live.in_flight = bucket.in_flight;
+        self.live.users = matches!(self.plan.load, Load::Users { .. }).then_some(bucket.users);
+        self.live.last = second.clone();
+        on_second(&self.live);
+        self.done.push(second);
+    }
+
+    fn finish(mut self) -> Vec<Second> {
+        let rest: Vec<SecondBucket> = std::mem::take(&mut self.pending)
+            .into_values()
+            .map(|(b, _)| b)
+            .collect();
+        for bucket in rest {
+            let second = summarize::second(&bucket, self.plan);
+            self.done.push(second);
+        }
+        self.done.sort_by_key(|s| s.t);
+        self.done
+    }
+}

@@ -1,1 +1,280 @@
-//! Per-thread recording.
+//! A [`Recorder`] is one engine thread's record of everything it measured: HDR
+//! histograms of latency (overall and per request name, corrected and uncorrected),
+//! error counts by kind, dropped iterations, schedule lag, and the current second's
+//! [`SecondBucket`]. Recorders are never shared: each thread owns one, hands finished
+//! seconds to the engine as they end, and returns the whole recorder at the end, when
+//! the engine merges them (histograms merge exactly, DESIGN.md rule 3).
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+use crate::metrics::ErrorKind;
+
+/// Significant digits of every run-level histogram (DESIGN.md rule 3).
+const SIGFIG: u8 = 3;
+/// Per-second histograms only feed the timeline's percentiles; two digits (1%) keep
+/// them small, since one is allocated per thread per second.
+const SECOND_SIGFIG: u8 = 2;
+
+/// A latency histogram in microseconds that grows as larger values arrive.
+pub fn new_histogram(sigfig: u8) -> Histogram<u64> {
+    let mut h = Histogram::new(sigfig).expect("sigfig within 0..=5");
+    h.auto(true);
+    h
+}
+
+fn micros(d: Duration) -> u64 {
+    d.as_micros().min(u64::MAX as u128) as u64
+}
+
+/// Records `d` in microseconds, growing the histogram as needed. (`saturating_record`
+/// alone would clamp to the current top instead of growing.)
+fn put(h: &mut Histogram<u64>, d: Duration) {
+    let v = micros(d);
+    if h.record(v).is_err() {
+        h.saturating_record(v);
+    }
+}
+
+/// One finished request, as the engine hands it to [`Recorder::record`].
+#[derive(Debug, Clone, Copy)]
+pub struct Hit {
+    /// Index into the plan's request names.
+    pub name_id: usize,
+    /// From the intended start (the schedule, open model) to the end of the response.
+    pub corrected: Duration,
+    /// From the actual send to the end of the response.
+    pub uncorrected: Duration,
+    /// The error, if the request failed.
+    pub error: Option<ErrorKind>,
+}
+
+/// Counters and histograms for one request name (or the whole run).
+#[derive(Debug, Clone)]
+pub struct Tally {
+    /// Corrected latency, microseconds.
+    pub latency: Histogram<u64>,
+    /// Uncorrected latency, microseconds.
+    pub uncorrected: Histogram<u64>,
+    /// Errors by kind, indexed as [`ErrorKind::ALL`].
+    pub errors: [u64; 7],
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally {
+            latency: new_histogram(SIGFIG),
+            uncorrected: new_histogram(SIGFIG),
+            errors: [0; 7],
+        }
+    }
+}
+
+impl Tally {
+    fn record(&mut self, hit: &Hit) {
+        put(&mut self.latency, hit.corrected);
+        put(&mut self.uncorrected, hit.uncorrected);
+        if let Some(kind) = hit.error {
+            self.errors[kind as usize] += 1;
+        }
+    }
+
+    /// Requests recorded.
+    pub fn requests(&self) -> u64 {
+        self.latency.len()
+    }
+
+    /// Requests that ended in an error.
+    pub fn error_count(&self) -> u64 {
+        self.errors.iter().sum()
+    }
+
+    /// Adds another tally into this one.
+    pub fn merge(&mut self, other: &Tally) {
+        self.latency
+            .add(&other.latency)
+            .expect("auto-resizing histograms always merge");
+        self.uncorrected
+            .add(&other.uncorrected)
+            .expect("auto-resizing histograms always merge");
+        for (a, b) in self.errors.iter_mut().zip(other.errors) {
+            *a += b;
+        }
+    }
+}
+
+/// What one thread saw during one second of the run.
+#[derive(Debug, Clone)]
+pub struct SecondBucket {
+    /// Second index since the start of the run.
+    pub t: u64,
+    /// Corrected latency of requests completed in this second, microseconds.
+    pub latency: Histogram<u64>,
+    /// Of those, errors.
+    pub errors: u64,
+    /// Iterations dropped in this second.
+    pub dropped: u64,
+    /// Iterations in flight when the second ended.
+    pub in_flight: u64,
+    /// Users running when the second ended (closed model).
+    pub users: u64,
+}
+
+impl SecondBucket {
+    /// An empty bucket for second `t`.
+    pub fn new(t: u64) -> SecondBucket {
+        SecondBucket {
+            t,
+            latency: new_histogram(SECOND_SIGFIG),
+            errors: 0,
+            dropped: 0,
+            in_flight: 0,
+            users: 0,
+        }
+    }
+
+    /// Adds another thread's bucket for the same second.
+    pub fn merge(&mut self, other: &SecondBucket) {
+        self.latency
+            .add(&other.latency)
+            .expect("auto-resizing histograms always merge");
+        self.errors += other.errors;
+        self.dropped += other.dropped;
+        self.in_flight += other.in_flight;
+        self.users += other.users;
+    }
+}
+
+/// One thread's record of a run.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    /// All requests.
+    pub overall: Tally,
+    /// Per request name, indexed by `name_id`.
+    pub by_name: Vec<Tally>,
+    /// Scheduled iterations dropped at the in-flight cap.
+    pub dropped: u64,
+    /// Delay between scheduled and actual start of each iteration, microseconds.
+    pub lag: Histogram<u64>,
+    /// The second being filled.
+    pub second: SecondBucket,
+}
+
+impl Recorder {
+    /// An empty recorder for a plan with `names` request names.
+    pub fn new(names: usize) -> Recorder {
+        Recorder {
+            overall: Tally::default(),
+            by_name: vec![Tally::default(); names],
+            dropped: 0,
+            lag: new_histogram(SIGFIG),
+            second: SecondBucket::new(0),
+        }
+    }
+
+    /// Records one finished request.
+    pub fn record(&mut self, hit: &Hit) {
+        self.overall.record(hit);
+        self.by_name[hit.name_id].record(hit);
+        put(&mut self.second.latency, hit.corrected);
+        if hit.error.is_some() {
+            self.second.errors += 1;
+        }
+    }
+
+    /// Records an iteration that could not start because the in-flight cap was reached.
+    pub fn record_dropped(&mut self) {
+        self.dropped += 1;
+        self.second.dropped += 1;
+    }
+
+    /// Records how late an iteration started against its schedule.
+    pub fn record_lag(&mut self, lag: Duration) {
+        put(&mut self.lag, lag);
+    }
+
+    /// Ends the current second and starts second `next`; returns the finished bucket.
+    pub fn take_second(&mut self, next: u64) -> SecondBucket {
+        std::mem::replace(&mut self.second, SecondBucket::new(next))
+    }
+
+    /// Adds another thread's recorder into this one (not its current second).
+    pub fn merge(&mut self, other: &Recorder) {
+        self.overall.merge(&other.overall);
+        for (a, b) in self.by_name.iter_mut().zip(&other.by_name) {
+            a.merge(b);
+        }
+        self.dropped += other.dropped;
+        self.lag
+            .add(&other.lag)
+            .expect("auto-resizing histograms always merge");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(name_id: usize, ms: u64, error: Option<ErrorKind>) -> Hit {
+        let d = Duration::from_millis(ms);
+        Hit {
+            name_id,
+            corrected: d,
+            uncorrected: d / 2,
+            error,
+        }
+    }
+
+    #[test]
+    fn merging_recorders_equals_recording_everything_in_one() {
+        let mut a = Recorder::new(2);
+        let mut b = Recorder::new(2);
+        let mut all = Recorder::new(2);
+        for i in 0..1000u64 {
+            let h = hit(
+                (i % 2) as usize,
+                i % 97 + 1,
+                (i % 10 == 0).then_some(ErrorKind::Timeout),
+            );
+            if i % 3 == 0 {
+                a.record(&h)
+            } else {
+                b.record(&h)
+            }
+            all.record(&h);
+        }
+        a.merge(&b);
+        assert_eq!(a.overall.requests(), 1000);
+        assert_eq!(a.overall.error_count(), 100);
+        assert_eq!(a.overall.errors[ErrorKind::Timeout as usize], 100);
+        for q in [0.5, 0.95, 0.99, 1.0] {
+            assert_eq!(
+                a.overall.latency.value_at_quantile(q),
+                all.overall.latency.value_at_quantile(q)
+            );
+        }
+        assert_eq!(a.by_name[1].requests(), 500);
+        assert_eq!(a.overall.uncorrected.max(), all.overall.uncorrected.max());
+    }
+
+    #[test]
+    fn large_values_grow_the_histogram_instead_of_clamping() {
+        let mut r = Recorder::new(1);
+        r.record(&hit(0, 1, None));
+        r.record(&hit(0, 5_000, None));
+        let max = r.overall.latency.max();
+        assert!((4_990_000..=5_010_000).contains(&max), "max {max} µs");
+    }
+
+    #[test]
+    fn seconds_are_handed_over_and_restarted() {
+        let mut r = Recorder::new(1);
+        r.record(&hit(0, 5, None));
+        r.record_dropped();
+        let first = r.take_second(1);
+        assert_eq!((first.t, first.latency.len(), first.dropped), (0, 1, 1));
+        assert_eq!((r.second.t, r.second.latency.len()), (1, 0));
+        assert_eq!(r.dropped, 1, "run totals survive the hand-over");
+    }
+}

@@ -1,25 +1,341 @@
 //! Thresholds: pass/fail rules on a summary, such as `p95 < 500ms`, `errors < 1%`,
-//! `create_task.p99 < 800ms` or `rate > 990/s`.
+//! `create_task.p99 < 800ms`, `rate > 990/s` or `dropped == 0`.
+//!
+//! The grammar is `[NAME.]METRIC OP VALUE`, whitespace-tolerant:
+//!
+//! | METRIC | VALUE | measured as |
+//! |---|---|---|
+//! | `p50` `p90` `p95` `p99` `p99.9` `min` `avg` `max` | number with `us`, `ms` or `s` | latency, ms |
+//! | `errors` (or `error_rate`) | number with `%` | failed requests, percent of requests |
+//! | `rate` | number with `/s` | achieved requests per second |
+//! | `dropped` | plain count (whole run only) | dropped iterations |
+//!
+//! OP is one of `<`, `<=`, `>`, `>=`, `==`. NAME may contain dots: the scope is everything
+//! before the last `.` that precedes a known metric. [`Threshold::parse`] compiles a rule
+//! once; [`Threshold::evaluate`] (or [`evaluate_all`]) judges it against a [`Summary`].
 
-use crate::metrics::summary::{Summary, ThresholdResult};
+mod parse;
 
-/// A parsed threshold rule.
+use std::fmt;
+
+use crate::metrics::summary::{Latency, Summary, ThresholdResult};
+use parse::{parse_value, split_metric, split_op};
+
+/// A parsed threshold rule. Plain data: safe to clone and share.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Threshold {
     /// The rule as written.
     pub expr: String,
     /// Request name the rule is limited to (`None` for the whole run).
     pub scope: Option<String>,
+    /// What is measured.
+    pub metric: Metric,
+    /// How the measurement is compared with `limit`.
+    pub op: Op,
+    /// The bound, in the metric's unit (ms, percent, per second or a count).
+    pub limit: f64,
+}
+
+/// The quantity a rule constrains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// A latency statistic, in milliseconds.
+    Latency(LatencyStat),
+    /// Failed requests as a percentage of completed requests.
+    ErrorPercent,
+    /// Achieved requests per second.
+    Rate,
+    /// Dropped iterations (whole run).
+    Dropped,
+}
+
+/// One statistic of a latency distribution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LatencyStat {
+    /// Median.
+    P50,
+    /// 90th percentile.
+    P90,
+    /// 95th percentile.
+    P95,
+    /// 99th percentile.
+    P99,
+    /// 99.9th percentile.
+    P999,
+    /// Fastest.
+    Min,
+    /// Mean.
+    Avg,
+    /// Slowest.
+    Max,
+}
+
+impl LatencyStat {
+    /// Picks this statistic out of a latency summary (ms).
+    pub fn of(self, latency: &Latency) -> f64 {
+        match self {
+            LatencyStat::P50 => latency.p50,
+            LatencyStat::P90 => latency.p90,
+            LatencyStat::P95 => latency.p95,
+            LatencyStat::P99 => latency.p99,
+            LatencyStat::P999 => latency.p999,
+            LatencyStat::Min => latency.min,
+            LatencyStat::Avg => latency.avg,
+            LatencyStat::Max => latency.max,
+        }
+    }
+}
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `==`
+    Eq,
+}
+
+impl Op {
+    /// True when `measured OP limit` holds; false whenever either side is NaN.
+    pub fn holds(self, measured: f64, limit: f64) -> bool {
+        match self {
+            Op::Lt => measured < limit,
+            Op::Le => measured <= limit,
+            Op::Gt => measured > limit,
+            Op::Ge => measured >= limit,
+            Op::Eq => measured == limit,
+        }
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+            Op::Eq => "==",
+        })
+    }
 }
 
 impl Threshold {
-    /// Parses a rule.
+    /// Parses a rule. The error says what was expected and quotes the rule, e.g.
+    /// `threshold "p95 < 500": latency needs a unit (us, ms or s), e.g. "p95 < 500ms"`.
     pub fn parse(expr: &str) -> Result<Threshold, String> {
-        Ok(Threshold { expr: expr.to_string(), scope: None })
+        let fail = |why: String| format!("threshold \"{}\": {why}", expr.trim());
+        let (lhs, op, rhs) = split_op(expr).map_err(fail)?;
+        let (scope, metric, metric_text) = split_metric(lhs.trim()).map_err(fail)?;
+        let limit = parse_value(metric, metric_text, op, rhs.trim()).map_err(fail)?;
+        Ok(Threshold {
+            expr: expr.trim().to_string(),
+            scope,
+            metric,
+            op,
+            limit,
+        })
     }
 
-    /// Judges the rule against a summary.
-    pub fn evaluate(&self, _summary: &Summary) -> ThresholdResult {
-        ThresholdResult { expr: self.expr.clone(), ok: true, value: 0.0 }
+    /// The measured value in the rule's unit, or `None` when the rule's scope names a
+    /// request that the summary does not have.
+    pub fn measure(&self, summary: &Summary) -> Option<f64> {
+        let (requests, latency, errors) = match &self.scope {
+            None => (summary.requests, &summary.latency_ms, summary.errors.count),
+            Some(name) => {
+                let by_name = summary.by_name.get(name)?;
+                (by_name.requests, &by_name.latency_ms, by_name.errors.count)
+            }
+        };
+        Some(match self.metric {
+            Metric::Latency(stat) => stat.of(latency),
+            Metric::ErrorPercent if requests == 0 => 0.0,
+            Metric::ErrorPercent => errors as f64 * 100.0 / requests as f64,
+            Metric::Rate if self.scope.is_none() => summary.rate.achieved,
+            Metric::Rate if summary.duration_s > 0.0 => requests as f64 / summary.duration_s,
+            Metric::Rate => 0.0,
+            Metric::Dropped => summary.dropped as f64,
+        })
+    }
+
+    /// Judges the rule against a summary. `value` is the measurement in the rule's unit
+    /// (ms, percent, per second or a count). The rule fails, with value 0, when its scope
+    /// is missing from the summary or the measurement is not a finite number; a latency
+    /// rule also fails when its scope completed no request (there is nothing to judge).
+    pub fn evaluate(&self, summary: &Summary) -> ThresholdResult {
+        let requests = match &self.scope {
+            None => Some(summary.requests),
+            Some(name) => summary.by_name.get(name).map(|n| n.requests),
+        };
+        let judged = match self.measure(summary) {
+            Some(value) if value.is_finite() => {
+                let measured_nothing =
+                    matches!(self.metric, Metric::Latency(_)) && requests == Some(0);
+                Some((value, !measured_nothing && self.op.holds(value, self.limit)))
+            }
+            _ => None,
+        };
+        let (value, ok) = judged.unwrap_or((0.0, false));
+        ThresholdResult {
+            expr: self.expr.clone(),
+            ok,
+            value,
+        }
+    }
+}
+
+/// Judges every rule against one summary, in the order given.
+pub fn evaluate_all(thresholds: &[Threshold], summary: &Summary) -> Vec<ThresholdResult> {
+    thresholds.iter().map(|t| t.evaluate(summary)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::summary::{Errors, NameSummary, Rates};
+
+    fn latency(p95: f64) -> Latency {
+        Latency {
+            min: 0.1,
+            avg: 0.5,
+            p50: 0.4,
+            p90: 0.7,
+            p95,
+            p99: 1.5,
+            p999: 4.0,
+            max: 9.1,
+        }
+    }
+
+    fn summary() -> Summary {
+        let name = |requests, p95, errors| NameSummary {
+            requests,
+            latency_ms: latency(p95),
+            errors: Errors {
+                count: errors,
+                ..Errors::default()
+            },
+        };
+        Summary {
+            version: 1,
+            name: "t".into(),
+            model: "arrival-rate".into(),
+            requests: 10_000,
+            duration_s: 5.0,
+            rate: Rates {
+                offered: 2000.0,
+                achieved: 1999.6,
+            },
+            dropped: 3,
+            latency_ms: latency(0.8),
+            latency_uncorrected_ms: latency(0.6),
+            errors: Errors {
+                count: 50,
+                rate: 0.005,
+                by_kind: Default::default(),
+            },
+            by_name: [
+                ("create_task".to_string(), name(7000, 0.9, 0)),
+                ("api.v2.get".to_string(), name(3000, 12.0, 50)),
+                ("idle".to_string(), name(0, 0.0, 0)),
+            ]
+            .into(),
+            thresholds: vec![],
+            generator: Default::default(),
+            timeline: vec![],
+            interrupted: false,
+        }
+    }
+
+    #[test]
+    fn evaluates_against_overall_and_named_figures() {
+        let s = summary();
+        let cases: &[(&str, bool, f64)] = &[
+            ("p95 < 500ms", true, 0.8),
+            ("p95 < 800us", false, 0.8),
+            ("p95 <= 800us", true, 0.8),
+            ("p99.9 < 4ms", false, 4.0),
+            ("max > 9ms", true, 9.1),
+            ("min >= 0.1ms", true, 0.1),
+            ("avg == 0.5ms", true, 0.5),
+            ("errors < 1%", true, 0.5),
+            ("errors < 0.5%", false, 0.5),
+            ("rate > 1999/s", true, 1999.6),
+            ("rate >= 2000/s", false, 1999.6),
+            ("dropped == 0", false, 3.0),
+            ("dropped < 10", true, 3.0),
+            ("create_task.p95 < 1ms", true, 0.9),
+            ("api.v2.get.p95 < 10ms", false, 12.0),
+            ("api.v2.get.errors < 2%", true, 50.0 / 3000.0 * 100.0),
+            ("api.v2.get.rate > 500/s", true, 600.0),
+            ("create_task.errors == 0%", true, 0.0),
+            // A name that completed nothing has no latency to judge, but no errors either.
+            ("idle.p95 < 1s", false, 0.0),
+            ("idle.errors < 1%", true, 0.0),
+            // A name the run never saw fails, with a value that serializes.
+            ("missing.p95 < 1s", false, 0.0),
+            ("missing.errors < 1%", false, 0.0),
+        ];
+        for &(expr, ok, value) in cases {
+            let r = Threshold::parse(expr).unwrap().evaluate(&s);
+            assert_eq!(r.expr, expr);
+            assert_eq!(r.ok, ok, "{expr}: {r:?}");
+            assert!(
+                (r.value - value).abs() < 1e-9,
+                "{expr}: {r:?}, wanted {value}"
+            );
+        }
+    }
+
+    #[test]
+    fn non_finite_measurements_fail_and_serialize() {
+        let mut s = summary();
+        s.latency_ms.p95 = f64::NAN;
+        let r = Threshold::parse("p95 > 1ms").unwrap().evaluate(&s);
+        assert!(!r.ok);
+        assert_eq!(r.value, 0.0);
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(json, r#"{"expr":"p95 > 1ms","ok":false,"value":0.0}"#);
+    }
+
+    #[test]
+    fn zero_requests_fail_latency_rules_but_not_error_rules() {
+        let mut s = summary();
+        s.requests = 0;
+        s.errors.count = 0;
+        s.latency_ms = Latency::default();
+        let rules: Vec<Threshold> = ["p95 < 1s", "errors < 1%"]
+            .iter()
+            .map(|e| Threshold::parse(e).unwrap())
+            .collect();
+        let results = evaluate_all(&rules, &s);
+        assert_eq!(
+            results.iter().map(|r| r.ok).collect::<Vec<_>>(),
+            [false, true]
+        );
+    }
+
+    #[test]
+    fn evaluate_all_keeps_order() {
+        let rules: Vec<Threshold> = ["rate > 1/s", "p95 < 1us", "dropped == 3"]
+            .iter()
+            .map(|e| Threshold::parse(e).unwrap())
+            .collect();
+        let results = evaluate_all(&rules, &summary());
+        let seen: Vec<(&str, bool)> = results.iter().map(|r| (r.expr.as_str(), r.ok)).collect();
+        assert_eq!(
+            seen,
+            [
+                ("rate > 1/s", true),
+                ("p95 < 1us", false),
+                ("dropped == 3", true)
+            ]
+        );
     }
 }

@@ -171,6 +171,10 @@ pub enum Load {
         /// Most iterations in flight at once (over all threads); beyond it a
         /// scheduled iteration is dropped and counted.
         max_in_flight: usize,
+        /// Most connections open at once (over all threads); `None` for one per
+        /// in-flight iteration. With a cap, iterations wait for a free connection, and
+        /// that wait counts in the (corrected) latency, as a real client pool would.
+        connections: Option<usize>,
     },
     /// Closed model: a number of users, each looping iteration → think.
     Users {

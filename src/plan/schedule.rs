@@ -29,7 +29,13 @@ impl Schedule {
 
     /// A constant value held for `duration`.
     pub fn constant(value: f64, duration: Duration) -> Schedule {
-        Schedule::new(value, vec![Stage { duration, target: value }])
+        Schedule::new(
+            value,
+            vec![Stage {
+                duration,
+                target: value,
+            }],
+        )
     }
 
     /// The stages, in order.
@@ -49,7 +55,10 @@ impl Schedule {
 
     /// The highest value the schedule reaches.
     pub fn peak(&self) -> f64 {
-        self.stages.iter().map(|s| s.target).fold(self.start, f64::max)
+        self.stages
+            .iter()
+            .map(|s| s.target)
+            .fold(self.start, f64::max)
     }
 
     /// Returns a copy with every value multiplied by `factor`.
@@ -59,7 +68,10 @@ impl Schedule {
             stages: self
                 .stages
                 .iter()
-                .map(|s| Stage { duration: s.duration, target: s.target * factor })
+                .map(|s| Stage {
+                    duration: s.duration,
+                    target: s.target * factor,
+                })
                 .collect(),
         }
     }
@@ -88,7 +100,11 @@ impl Schedule {
         for stage in &self.stages {
             let d = stage.duration.as_secs_f64();
             let span = t.min(d);
-            let slope = if d > 0.0 { (stage.target - from) / d } else { 0.0 };
+            let slope = if d > 0.0 {
+                (stage.target - from) / d
+            } else {
+                0.0
+            };
             total += from * span + slope * span * span / 2.0;
             if t <= d {
                 return total;
@@ -108,7 +124,11 @@ impl Schedule {
         let mut offset = 0.0;
         for stage in &self.stages {
             let d = stage.duration.as_secs_f64();
-            let slope = if d > 0.0 { (stage.target - from) / d } else { 0.0 };
+            let slope = if d > 0.0 {
+                (stage.target - from) / d
+            } else {
+                0.0
+            };
             let in_stage = from * d + slope * d * d / 2.0;
             if remaining < in_stage || (remaining == 0.0 && d > 0.0) {
                 // Solve from*τ + slope*τ²/2 = remaining. This form stays exact when
@@ -116,7 +136,11 @@ impl Schedule {
                 let disc = from * from + 2.0 * slope * remaining;
                 let root = disc.max(0.0).sqrt();
                 let denom = from + root;
-                let tau = if denom > 0.0 { 2.0 * remaining / denom } else { 0.0 };
+                let tau = if denom > 0.0 {
+                    2.0 * remaining / denom
+                } else {
+                    0.0
+                };
                 return Some(Duration::from_secs_f64(offset + tau.min(d)));
             }
             remaining -= in_stage;
@@ -138,7 +162,13 @@ mod tests {
     #[test]
     fn constant_rate_spaces_arrivals_evenly() {
         let s = Schedule::constant(100.0, secs(1.0));
-        let cases = [(0, Some(0.0)), (1, Some(0.01)), (50, Some(0.5)), (99, Some(0.99)), (100, None)];
+        let cases = [
+            (0, Some(0.0)),
+            (1, Some(0.01)),
+            (50, Some(0.5)),
+            (99, Some(0.99)),
+            (100, None),
+        ];
         for (n, want) in cases {
             let got = s.time_of_arrival(n).map(|d| d.as_secs_f64());
             match (got, want) {
@@ -151,7 +181,13 @@ mod tests {
     #[test]
     fn ramp_from_zero_follows_the_integral() {
         // 0 → 100/s over 10 s: 500 arrivals in all, n due at sqrt(2n·10/100).
-        let s = Schedule::new(0.0, vec![Stage { duration: secs(10.0), target: 100.0 }]);
+        let s = Schedule::new(
+            0.0,
+            vec![Stage {
+                duration: secs(10.0),
+                target: 100.0,
+            }],
+        );
         assert!((s.arrivals_by(secs(10.0)) - 500.0).abs() < 1e-9);
         for n in [1u64, 10, 125, 499] {
             let want = (2.0 * n as f64 * 10.0 / 100.0).sqrt();
@@ -166,8 +202,14 @@ mod tests {
         let s = Schedule::new(
             100.0,
             vec![
-                Stage { duration: secs(1.0), target: 100.0 },
-                Stage { duration: secs(2.0), target: 0.0 },
+                Stage {
+                    duration: secs(1.0),
+                    target: 100.0,
+                },
+                Stage {
+                    duration: secs(2.0),
+                    target: 0.0,
+                },
             ],
         );
         assert!((s.arrivals_by(secs(3.0)) - 200.0).abs() < 1e-9);
@@ -184,9 +226,18 @@ mod tests {
         let s = Schedule::new(
             10.0,
             vec![
-                Stage { duration: secs(2.0), target: 300.0 },
-                Stage { duration: secs(3.0), target: 300.0 },
-                Stage { duration: secs(1.0), target: 40.0 },
+                Stage {
+                    duration: secs(2.0),
+                    target: 300.0,
+                },
+                Stage {
+                    duration: secs(3.0),
+                    target: 300.0,
+                },
+                Stage {
+                    duration: secs(1.0),
+                    target: 40.0,
+                },
             ],
         );
         let mut last = Duration::ZERO;

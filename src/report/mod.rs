@@ -1,1 +1,9 @@
-//! Human-readable output: progress line and end-of-run summary.
+//! Human-readable output. [`text::render`] turns a finished run's summary into the
+//! end-of-run text printed on stdout; [`progress::Progress`] shows the run as it goes,
+//! on stderr so stdout stays clean for the summary. Both format figures with
+//! [`units`] and lay out columns with [`table::Table`].
+
+pub mod progress;
+pub mod table;
+pub mod text;
+pub mod units;

@@ -1,8 +1,26 @@
 //! Scenario files: the YAML format, its validation (errors name file, line, column and
 //! field), and compilation with command-line overrides into a [`Plan`].
+//!
+//! [`load`] is the entry point. The file is deserialized into the types of `format`
+//! (unknown keys are errors), then `compile` checks and builds each section: the target
+//! (`target`), the load (`load_model`), requests and flows (`requests`, `flows`, with
+//! templates compiled and variable use checked), and thresholds. Every failure is a
+//! [`ScenarioError`] located at `file:line:column` and naming the field by path.
+
+mod compile;
+mod duration;
+mod errors;
+mod flows;
+mod format;
+mod load_model;
+mod requests;
+mod target;
+mod values;
 
 use std::path::Path;
 use std::time::Duration;
+
+pub use errors::ScenarioError;
 
 use crate::plan::Plan;
 
@@ -23,22 +41,39 @@ pub struct Overrides {
     pub thresholds: Vec<String>,
     /// `--max-in-flight`.
     pub max_in_flight: Option<usize>,
+    /// `--connections` (open model connection cap).
+    pub connections: Option<usize>,
     /// `--timeout`.
     pub timeout: Option<Duration>,
 }
 
-/// A scenario that could not be loaded: where, and what was expected.
-#[derive(Debug, thiserror::Error)]
-#[error("{location}: {message}")]
-pub struct ScenarioError {
-    /// `file:line:column` (or `command line`).
-    pub location: String,
-    /// What is wrong and what was expected, naming the field.
-    pub message: String,
+/// Loads `path` (if any) and applies `overrides`; flags win over the file.
+///
+/// With no file, `overrides.url` is required and the plan is one GET of its path and
+/// query, named `GET /path`, with `--rate` or `--users` required and a 10 s default
+/// duration. `--rate` forces the arrival-rate model and `--users` the users model, each
+/// with a constant schedule; `--duration` sets the length of a constant schedule and is
+/// an error for a staged one. Defaults: timeout 30 s, max in flight 10 000, threads =
+/// available parallelism.
+///
+/// Request paths in the plan already include the target's base path.
+pub fn load(path: Option<&Path>, overrides: &Overrides) -> Result<Plan, ScenarioError> {
+    let Some(path) = path else {
+        return compile::quick(overrides);
+    };
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        location: file.clone(),
+        message: format!("cannot read the scenario: {e}"),
+    })?;
+    compile::from_text(&file, &text, overrides)
 }
 
-/// Loads `path` (if any) and applies `overrides`.
-pub fn load(path: Option<&Path>, overrides: &Overrides) -> Result<Plan, ScenarioError> {
-    let _ = (path, overrides);
-    Err(ScenarioError { location: "command line".into(), message: "not yet".into() })
+/// Parses a duration as scenarios write them (`500us`, `100ms`, `1.5s`, `2m`, `1m30s`),
+/// for flags that take one. A bare number is an error asking for a unit.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    duration::parse_duration(text)
 }
+
+#[cfg(test)]
+mod tests;

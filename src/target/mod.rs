@@ -1,1 +1,64 @@
-//! The built-in target service.
+//! The built-in target service: an HTTP server with a known capacity.
+//!
+//! `headroom target` serves it from the command line, `headroom demo` and the tests
+//! run it in-process. [`spawn`] starts one from [`TargetOptions`] on its own threads
+//! and returns a [`RunningTarget`]; [`serve_forever`] does the same and waits for
+//! Ctrl-C. Its `/work` endpoint is a queue of `workers` servers with a fixed or
+//! exponential service time, so its ceiling is exactly [`TargetOptions::capacity`] —
+//! what a load test against it should find. It also serves a tasks API (memory or
+//! PostgreSQL), `/metrics`, and fault helpers; [`routes`] lists every endpoint.
+//!
+//! Parts: [`options`] (configuration), [`server`] (threads, accept loop, per-request
+//! bookkeeping), [`routes`] (router and handlers), [`work`] (the worker pool),
+//! [`timer`] (sub-millisecond sleeps), [`tasks`] and [`postgres`] (task stores),
+//! [`metrics`] (Prometheus exposition), [`admin`] (stall, echo, status).
+
+mod admin;
+mod metrics;
+mod options;
+mod postgres;
+mod reply;
+mod routes;
+mod server;
+mod tasks;
+mod timer;
+mod work;
+
+#[cfg(test)]
+mod test_client;
+#[cfg(test)]
+mod tests;
+
+pub use options::{ServiceDist, TargetOptions};
+pub use server::{spawn, RunningTarget};
+
+/// Runs a target until Ctrl-C or SIGTERM, after printing one line with its URL and
+/// capacity to stdout. Errors as [`spawn`], or if the signal handler cannot be set.
+pub fn serve_forever(opts: TargetOptions) -> anyhow::Result<()> {
+    let (workers, service_time, dist) = (opts.workers, opts.service_time, opts.service_dist);
+    let store = if opts.postgres.is_some() {
+        "postgres"
+    } else {
+        "memory"
+    };
+    let target = spawn(opts)?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    ctrlc::set_handler(move || {
+        let _ = tx.send(());
+    })?;
+    println!(
+        "headroom target listening on {} — capacity {:.1} req/s ({} workers × {:?} {}), tasks in {}",
+        target.url(),
+        target.capacity(),
+        workers,
+        service_time,
+        match dist {
+            ServiceDist::Fixed => "fixed",
+            ServiceDist::Exp => "exp",
+        },
+        store,
+    );
+    let _ = rx.recv();
+    target.shutdown();
+    Ok(())
+}

@@ -1,0 +1,106 @@
+//! `headroom run`: load the plan, drive it, print progress and the summary, write the
+//! JSON, and turn the verdict into an exit code.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::cli::{RunArgs, EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, EXIT_THRESHOLD};
+use crate::engine::{self, Control, Live};
+use crate::metrics::summary::Summary;
+use crate::report::progress::{Progress, Snapshot};
+use crate::scenario::{self, Overrides};
+
+/// Runs `headroom run` and returns the exit code.
+pub fn run(args: &RunArgs) -> i32 {
+    let overrides = overrides(args);
+    let plan = match scenario::load(args.scenario.as_deref(), &overrides) {
+        Ok(plan) => Arc::new(plan),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let control = Control::default();
+    let handler_control = control.clone();
+    if let Err(e) = ctrlc::set_handler(move || handler_control.stop()) {
+        eprintln!("warning: cannot catch Ctrl-C ({e}); an interrupted run will leave no summary");
+    }
+    let mut progress = (!args.quiet).then(|| Progress::new(&plan.name));
+    let mut on_second = |live: &Live| {
+        if let Some(p) = progress.as_mut() {
+            p.update(&snapshot(live));
+        }
+    };
+    let result = engine::run(plan.clone(), &control, &mut on_second);
+    if let Some(p) = progress.as_mut() {
+        p.finish();
+    }
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_FAILURE;
+        }
+    };
+    let summary = &outcome.summary;
+    println!("{}", crate::report::text::render(summary));
+    if let Some(failure) = &outcome.connect_failure {
+        eprintln!("warning: could not connect to {failure}");
+    }
+    if let Some(path) = &args.out {
+        if let Err(e) = write_json(path, summary) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return EXIT_FAILURE;
+        }
+    }
+    verdict(summary, outcome.connect_failure.is_some())
+}
+
+/// The progress line's view of the engine's live figures.
+pub fn snapshot(live: &Live) -> Snapshot {
+    Snapshot {
+        elapsed: live.elapsed,
+        total: live.total,
+        requests: live.requests,
+        errors: live.errors,
+        dropped: live.dropped,
+        in_flight: live.in_flight,
+        rate_last_s: live.last.requests as f64,
+        p95_last_s_ms: live.last.p95_ms,
+        users: live.users,
+    }
+}
+
+fn overrides(args: &RunArgs) -> Overrides {
+    Overrides {
+        url: args.url.clone(),
+        rate: args.rate,
+        users: args.users,
+        duration: args.duration,
+        threads: args.threads,
+        thresholds: args.thresholds.clone(),
+        max_in_flight: args.max_in_flight,
+        connections: args.connections,
+        timeout: args.timeout,
+    }
+}
+
+/// Writes the summary JSON atomically (temp file + rename), so a reader never sees half a file.
+pub fn write_json(path: &Path, summary: &Summary) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(summary).map_err(std::io::Error::other)?;
+    let tmp = path.with_extension("json.partial");
+    std::fs::write(&tmp, text + "\n")?;
+    std::fs::rename(&tmp, path)
+}
+
+/// 99 when a threshold failed; 1 when nothing got through because no connection
+/// could be opened; 0 otherwise.
+fn verdict(summary: &Summary, connect_failed: bool) -> i32 {
+    if summary.thresholds.iter().any(|t| !t.ok) {
+        EXIT_THRESHOLD
+    } else if connect_failed && summary.errors.count == summary.requests {
+        EXIT_FAILURE
+    } else {
+        EXIT_OK
+    }
+}

@@ -1,0 +1,258 @@
+//! The attack loop of one engine thread. One loop serves both load models: a
+//! [`Driver`] decides when iterations start — on the pacer's schedule (open model) or
+//! whenever a user is free (closed model) — and everything else (connections,
+//! iterations, recording, the per-second hand-over) is shared.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::task::LocalSet;
+
+use crate::client::http1::Conn;
+use crate::engine::cpu::thread_cpu_time;
+use crate::engine::iteration::{run_iteration, think_for, Scratch, ThreadState};
+use crate::engine::pacer::Pacer;
+use crate::engine::timer::PreciseTimer;
+use crate::metrics::recorder::{Recorder, SecondBucket};
+use crate::plan::{Load, Schedule, Think};
+
+/// How long in-flight iterations may finish after the schedule ends, at most.
+const DRAIN_LIMIT: Duration = Duration::from_secs(30);
+/// How long they may finish after the run is interrupted.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
+/// How often the closed model re-reads its user-count schedule.
+const USER_TICK: Duration = Duration::from_millis(50);
+/// Pause of a closed-model user after a connection could not be opened, so a dead
+/// target is probed steadily rather than in a tight loop.
+const CONNECT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// What an engine thread sends to the coordinating thread.
+pub(crate) enum Report {
+    /// A finished second of this thread.
+    Second(SecondBucket),
+    /// The thread is done: its whole record, the final partial second, and its CPU time.
+    Done(Box<Recorder>, SecondBucket, Duration),
+}
+
+/// This thread's identity within the run.
+pub(crate) struct Slot {
+    /// Thread index, `0..threads`.
+    pub(crate) index: usize,
+    /// Number of engine threads.
+    pub(crate) threads: usize,
+}
+
+/// Live gauges of one thread, read when a second is handed over.
+#[derive(Default)]
+struct Gauges {
+    in_flight: Cell<u64>,
+    users: Cell<u64>,
+}
+
+/// Runs this thread's share of the plan to completion, reporting through `tx`.
+pub(crate) fn run_thread(
+    state: ThreadState,
+    slot: Slot,
+    tx: Sender<Report>,
+) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let cpu_before = thread_cpu_time();
+    let state = Rc::new(state);
+    let gauges = Rc::new(Gauges::default());
+    let local = LocalSet::new();
+    let result = local.block_on(&runtime, async {
+        tokio::task::spawn_local(hand_over_seconds(state.clone(), gauges.clone(), tx.clone()));
+        match state.plan.load.clone() {
+            Load::ArrivalRate {
+                schedule,
+                max_in_flight,
+                connections,
+            } => {
+                let cap = share(max_in_flight as u64, &slot).max(1);
+                let pool = Pool::new(connections.map(|c| share(c as u64, &slot).max(1) as usize));
+                drive_open(
+                    &state,
+                    &gauges,
+                    Pacer::new(schedule, slot.index, slot.threads),
+                    cap,
+                    pool,
+                )
+                .await
+            }
+            Load::Users { schedule, think } => {
+                drive_closed(&state, &gauges, &schedule, think, &slot).await;
+                Ok(())
+            }
+        }
+    });
+    drop(local);
+    let cpu = thread_cpu_time() - cpu_before;
+    let mut recorder = state.recorder.borrow_mut();
+    let t = recorder.second.t;
+    let last = recorder.take_second(t + 1);
+    let whole = Box::new(recorder.clone());
+    let _ = tx.send(Report::Done(whole, last, cpu));
+    result
+}
+
+/// This thread's share of a total spread over all threads (the first ones take the remainder).
+fn share(total: u64, slot: &Slot) -> u64 {
+    let n = slot.threads as u64;
+    total / n + u64::from((slot.index as u64) < total % n)
+}
+
+/// Hands each finished second to the coordinator, on the second boundaries of the run.
+async fn hand_over_seconds(state: Rc<ThreadState>, gauges: Rc<Gauges>, tx: Sender<Report>) {
+    let mut t = 0u64;
+    loop {
+        tokio::time::sleep_until((state.start + Duration::from_secs(t + 1)).into()).await;
+        let mut bucket = state.recorder.borrow_mut().take_second(t + 1);
+        bucket.in_flight = gauges.in_flight.get();
+        bucket.users = gauges.users.get();
+        if tx.send(Report::Second(bucket)).is_err() {
+            return;
+        }
+        t += 1;
+    }
+}
+
+/// Open model: start iterations on the pacer's schedule, whatever the target does.
+async fn drive_open(
+    state: &Rc<ThreadState>,
+    gauges: &Rc<Gauges>,
+    pacer: Pacer,
+    cap: u64,
+    pool: Rc<Pool>,
+) -> std::io::Result<()> {
+    let mut timer = PreciseTimer::new()?;
+    let mut sent = 0u64;
+    while !state.stopping() {
+        let Some(offset) = pacer.due(sent) else { break };
+        let scheduled = state.start + offset;
+        timer.sleep_until(scheduled).await?;
+        sent += 1;
+        state
+            .recorder
+            .borrow_mut()
+            .record_lag(Instant::now().saturating_duration_since(scheduled));
+        if gauges.in_flight.get() >= cap {
+            // The schedule never waits on slow responses: it drops and counts instead.
+            state.recorder.borrow_mut().record_dropped();
+            continue;
+        }
+        gauges.in_flight.set(gauges.in_flight.get() + 1);
+        let (state, gauges, pool) = (state.clone(), gauges.clone(), pool.clone());
+        tokio::task::spawn_local(async move {
+            let lease = pool.lease().await;
+            let mut conn = pool.idle.borrow_mut().pop();
+            let mut scratch = Scratch::default();
+            run_iteration(&state, &mut conn, scheduled, &mut scratch).await;
+            if let Some(c) = conn.filter(Conn::reusable) {
+                pool.idle.borrow_mut().push(c);
+            }
+            drop(lease);
+            gauges.in_flight.set(gauges.in_flight.get() - 1);
+        });
+    }
+    drain(state, || gauges.in_flight.get() == 0).await;
+    Ok(())
+}
+
+/// The open model's connections on one thread: idle keep-alive connections, and an
+/// optional cap on how many may be in use at once.
+struct Pool {
+    idle: RefCell<Vec<Conn>>,
+    cap: Option<Semaphore>,
+}
+
+impl Pool {
+    fn new(cap: Option<usize>) -> Rc<Pool> {
+        Rc::new(Pool {
+            idle: RefCell::default(),
+            cap: cap.map(Semaphore::new),
+        })
+    }
+
+    /// Waits for the right to use a connection (at once when there is no cap).
+    async fn lease(&self) -> Option<SemaphorePermit<'_>> {
+        match &self.cap {
+            Some(sem) => sem.acquire().await.ok(),
+            None => None,
+        }
+    }
+}
+
+/// Closed model: keep the scheduled number of users looping iteration → think.
+async fn drive_closed(
+    state: &Rc<ThreadState>,
+    gauges: &Rc<Gauges>,
+    schedule: &Schedule,
+    think: Think,
+    slot: &Slot,
+) {
+    let end = state.start + schedule.duration();
+    let active = Rc::new(Cell::new(0u64));
+    let alive: Rc<RefCell<Vec<bool>>> = Rc::default();
+    while !state.stopping() && Instant::now() < end {
+        let elapsed = state.start.elapsed();
+        let want = share(schedule.value_at(elapsed).round() as u64, slot);
+        active.set(want);
+        for id in 0..want as usize {
+            let mut alive_now = alive.borrow_mut();
+            if alive_now.len() <= id {
+                alive_now.resize(id + 1, false);
+            }
+            if alive_now[id] {
+                continue;
+            }
+            alive_now[id] = true;
+            gauges.users.set(gauges.users.get() + 1);
+            let (state, gauges, active, alive) =
+                (state.clone(), gauges.clone(), active.clone(), alive.clone());
+            tokio::task::spawn_local(async move {
+                user(&state, id as u64, &active, end, think).await;
+                alive.borrow_mut()[id] = false;
+                gauges.users.set(gauges.users.get() - 1);
+            });
+        }
+        let next = (Instant::now() + USER_TICK).min(end);
+        tokio::time::sleep_until(next.into()).await;
+    }
+    active.set(0);
+    drain(state, || gauges.users.get() == 0).await;
+}
+
+/// One closed-model user: its own connection, looping until told to stop.
+async fn user(state: &Rc<ThreadState>, id: u64, active: &Cell<u64>, end: Instant, think: Think) {
+    let mut conn = None;
+    let mut scratch = Scratch::default();
+    while id < active.get() && !state.stopping() && Instant::now() < end {
+        if !run_iteration(state, &mut conn, Instant::now(), &mut scratch).await {
+            tokio::time::sleep(CONNECT_BACKOFF).await;
+            continue;
+        }
+        think_for(state, think).await;
+    }
+}
+
+/// Waits for in-flight work to finish: up to the request timeout (capped) after a
+/// normal end, a short grace after an interruption; unfinished work is abandoned.
+async fn drain(state: &ThreadState, finished: impl Fn() -> bool) {
+    let limit = if state.stopping() {
+        INTERRUPT_GRACE
+    } else {
+        state.plan.timeout.min(DRAIN_LIMIT)
+    };
+    let mut deadline = Instant::now() + limit;
+    while !finished() && Instant::now() < deadline {
+        if state.stopping() {
+            deadline = deadline.min(Instant::now() + INTERRUPT_GRACE);
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}

@@ -1,0 +1,131 @@
+//! Turns merged recorders and the timeline into the v1 [`Summary`].
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+use crate::metrics::recorder::{Recorder, SecondBucket, Tally};
+use crate::metrics::summary::{Errors, Generator, Latency, NameSummary, Rates, Second, Summary};
+use crate::metrics::threshold::evaluate_all;
+use crate::metrics::ErrorKind;
+use crate::plan::{Load, Plan};
+
+/// Latency percentiles of a microsecond histogram, in milliseconds.
+pub(crate) fn latency(h: &Histogram<u64>) -> Latency {
+    if h.is_empty() {
+        return Latency::default();
+    }
+    let ms = |us: u64| us as f64 / 1000.0;
+    Latency {
+        min: ms(h.min()),
+        avg: h.mean() / 1000.0,
+        p50: ms(h.value_at_quantile(0.50)),
+        p90: ms(h.value_at_quantile(0.90)),
+        p95: ms(h.value_at_quantile(0.95)),
+        p99: ms(h.value_at_quantile(0.99)),
+        p999: ms(h.value_at_quantile(0.999)),
+        max: ms(h.max()),
+    }
+}
+
+fn errors(t: &Tally) -> Errors {
+    let count = t.error_count();
+    let requests = t.requests();
+    let by_kind = ErrorKind::ALL
+        .iter()
+        .zip(t.errors)
+        .filter(|(_, n)| *n > 0)
+        .map(|(k, n)| (k.as_str().to_string(), n))
+        .collect();
+    Errors {
+        count,
+        rate: if requests > 0 {
+            count as f64 / requests as f64
+        } else {
+            0.0
+        },
+        by_kind,
+    }
+}
+
+/// One timeline entry from the merged bucket of a second.
+pub(crate) fn second(bucket: &SecondBucket, plan: &Plan) -> Second {
+    let h = &bucket.latency;
+    let q = |q: f64| {
+        if h.is_empty() {
+            0.0
+        } else {
+            h.value_at_quantile(q) as f64 / 1000.0
+        }
+    };
+    let offered = match &plan.load {
+        Load::ArrivalRate { schedule, .. } => {
+            schedule.value_at(Duration::from_secs(bucket.t) + Duration::from_millis(500))
+        }
+        Load::Users { .. } => bucket.users as f64,
+    };
+    Second {
+        t: bucket.t,
+        requests: h.len(),
+        errors: bucket.errors,
+        dropped: bucket.dropped,
+        offered,
+        p50_ms: q(0.50),
+        p95_ms: q(0.95),
+        p99_ms: q(0.99),
+    }
+}
+
+/// Builds the summary of a run that lasted `duration` (shorter than planned when
+/// `interrupted`), judged by the plan's thresholds.
+pub(crate) fn summarize(
+    plan: &Plan,
+    rec: &Recorder,
+    timeline: Vec<Second>,
+    duration: Duration,
+    interrupted: bool,
+    generator: Generator,
+) -> Summary {
+    let secs = duration.as_secs_f64().max(1e-9);
+    let requests = rec.overall.requests();
+    let achieved = requests as f64 / secs;
+    let (model, offered) = match &plan.load {
+        Load::ArrivalRate { schedule, .. } => {
+            ("arrival-rate", schedule.arrivals_by(duration) / secs)
+        }
+        Load::Users { .. } => ("users", achieved),
+    };
+    let by_name: BTreeMap<String, NameSummary> = plan
+        .names
+        .iter()
+        .zip(&rec.by_name)
+        .map(|(name, t)| {
+            let s = NameSummary {
+                requests: t.requests(),
+                latency_ms: latency(&t.latency),
+                errors: errors(t),
+            };
+            (name.clone(), s)
+        })
+        .collect();
+    let mut summary = Summary {
+        version: 1,
+        name: plan.name.clone(),
+        model: model.to_string(),
+        requests,
+        duration_s: secs,
+        rate: Rates { offered, achieved },
+        dropped: rec.dropped,
+        latency_ms: latency(&rec.overall.latency),
+        latency_uncorrected_ms: latency(&rec.overall.uncorrected),
+        errors: errors(&rec.overall),
+        by_name,
+        thresholds: Vec::new(),
+        generator,
+        timeline,
+        interrupted,
+    };
+    summary.thresholds = evaluate_all(&plan.thresholds, &summary);
+    summary
+}

@@ -1,0 +1,252 @@
+//! The threshold grammar: splits `[NAME.]METRIC OP VALUE` into its parts and converts
+//! VALUE into the metric's unit. [`super::Threshold::parse`] drives these in order.
+
+use super::{LatencyStat, Metric, Op};
+
+/// Metric names as written, longest first among those sharing a prefix so that
+/// `p99.9` is tried before `p99`.
+const METRICS: [(&str, Metric); 12] = [
+    ("p99.9", Metric::Latency(LatencyStat::P999)),
+    ("p50", Metric::Latency(LatencyStat::P50)),
+    ("p90", Metric::Latency(LatencyStat::P90)),
+    ("p95", Metric::Latency(LatencyStat::P95)),
+    ("p99", Metric::Latency(LatencyStat::P99)),
+    ("min", Metric::Latency(LatencyStat::Min)),
+    ("avg", Metric::Latency(LatencyStat::Avg)),
+    ("max", Metric::Latency(LatencyStat::Max)),
+    ("errors", Metric::ErrorPercent),
+    ("error_rate", Metric::ErrorPercent),
+    ("rate", Metric::Rate),
+    ("dropped", Metric::Dropped),
+];
+
+const METRIC_LIST: &str = "p50, p90, p95, p99, p99.9, min, avg, max, errors, rate or dropped";
+
+/// Splits `lhs OP rhs` at the first operator character.
+pub(super) fn split_op(expr: &str) -> Result<(&str, Op, &str), String> {
+    const EXPECTED: &str = "expected METRIC OP VALUE with OP one of <, <=, >, >=, ==, \
+                            e.g. \"p95 < 500ms\"";
+    let at = expr
+        .find(['<', '>', '=', '!'])
+        .ok_or_else(|| EXPECTED.to_string())?;
+    let rest = &expr[at..];
+    let (op, len) = if rest.starts_with("<=") {
+        (Op::Le, 2)
+    } else if rest.starts_with(">=") {
+        (Op::Ge, 2)
+    } else if rest.starts_with("==") {
+        (Op::Eq, 2)
+    } else if rest.starts_with('<') {
+        (Op::Lt, 1)
+    } else if rest.starts_with('>') {
+        (Op::Gt, 1)
+    } else {
+        return Err(format!("unknown operator; {EXPECTED}"));
+    };
+    let rhs = &rest[len..];
+    if rhs.trim_start().starts_with(['<', '>', '=', '!']) {
+        return Err(format!("unknown operator; {EXPECTED}"));
+    }
+    Ok((&expr[..at], op, rhs))
+}
+
+/// Splits `[NAME.]METRIC` into the scope, the metric and the metric as written.
+pub(super) fn split_metric(lhs: &str) -> Result<(Option<String>, Metric, &str), String> {
+    if lhs.is_empty() {
+        return Err(format!(
+            "missing metric before the operator; expected one of {METRIC_LIST}"
+        ));
+    }
+    let found = METRICS.iter().find_map(|&(word, metric)| {
+        let len = lhs.len().checked_sub(word.len())?;
+        let tail = lhs.get(len..)?;
+        if !tail.eq_ignore_ascii_case(word) {
+            return None;
+        }
+        let head = lhs[..len].trim_end();
+        match head.strip_suffix('.') {
+            _ if head.is_empty() => Some((None, metric, tail)),
+            Some(scope) => Some((Some(scope.trim()), metric, tail)),
+            // `xp95` or `foo rate`: the metric must be the whole word after the dot.
+            None => None,
+        }
+    });
+    let Some((scope, metric, written)) = found else {
+        let word = lhs.rsplit('.').next().unwrap_or(lhs).trim();
+        return Err(format!(
+            "unknown metric \"{word}\"; expected one of {METRIC_LIST}"
+        ));
+    };
+    match scope {
+        Some("") => Err("empty request name before the dot, e.g. \"create_task.p95\"".into()),
+        Some(_) if metric == Metric::Dropped => {
+            Err("dropped is counted for the whole run, not per request name".into())
+        }
+        _ => Ok((scope.map(str::to_string), metric, written)),
+    }
+}
+
+/// Parses the right-hand side into the metric's unit (ms, percent, per second, count).
+pub(super) fn parse_value(metric: Metric, written: &str, op: Op, rhs: &str) -> Result<f64, String> {
+    let number_len = rhs
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rhs.len());
+    let (number, unit) = (&rhs[..number_len], rhs[number_len..].trim());
+    let example = match metric {
+        Metric::Latency(_) => format!("\"{written} {op} 500ms\""),
+        Metric::ErrorPercent => format!("\"{written} {op} 1%\""),
+        Metric::Rate => format!("\"{written} {op} 990/s\""),
+        Metric::Dropped => format!("\"{written} {op} 0\""),
+    };
+    let value: f64 = number
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite())
+        .ok_or_else(|| format!("expected a non-negative number after {op}, e.g. {example}"))?;
+    let scale = match (metric, unit) {
+        (Metric::Latency(_), "us" | "µs") => 0.001,
+        (Metric::Latency(_), "ms") => 1.0,
+        (Metric::Latency(_), "s") => 1000.0,
+        (Metric::Latency(_), "") => {
+            let e = format!("\"{written} {op} {number}ms\"");
+            return Err(format!("latency needs a unit (us, ms or s), e.g. {e}"));
+        }
+        (Metric::Latency(_), _) => {
+            return Err(format!(
+                "unknown latency unit \"{unit}\"; expected us, ms or s"
+            ))
+        }
+        (Metric::ErrorPercent, "%") => 1.0,
+        (Metric::ErrorPercent, _) => {
+            return Err(format!(
+                "errors are a percentage ending in %, e.g. {example}"
+            ))
+        }
+        (Metric::Rate, "/s") => 1.0,
+        (Metric::Rate, _) => {
+            return Err(format!("rate is per second, ending in /s, e.g. {example}"))
+        }
+        (Metric::Dropped, "") if value.fract() == 0.0 => 1.0,
+        (Metric::Dropped, _) => {
+            return Err(format!(
+                "dropped is a whole count with no unit, e.g. {example}"
+            ))
+        }
+    };
+    Ok(value * scale)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::metrics::threshold::{LatencyStat, Metric, Op, Threshold};
+
+    #[test]
+    fn parses_valid_rules() {
+        use LatencyStat::*;
+        let cases: &[(&str, Option<&str>, Metric, Op, f64)] = &[
+            ("p95 < 500ms", None, Metric::Latency(P95), Op::Lt, 500.0),
+            ("  p95<500ms ", None, Metric::Latency(P95), Op::Lt, 500.0),
+            ("p99 <= 1.5 s", None, Metric::Latency(P99), Op::Le, 1500.0),
+            ("p50 > 250us", None, Metric::Latency(P50), Op::Gt, 0.25),
+            ("max >= 2µs", None, Metric::Latency(Max), Op::Ge, 0.002),
+            ("p99.9 < 20ms", None, Metric::Latency(P999), Op::Lt, 20.0),
+            ("P90 < 1ms", None, Metric::Latency(P90), Op::Lt, 1.0),
+            ("min == 0ms", None, Metric::Latency(Min), Op::Eq, 0.0),
+            ("avg < 3ms", None, Metric::Latency(Avg), Op::Lt, 3.0),
+            ("errors < 1%", None, Metric::ErrorPercent, Op::Lt, 1.0),
+            (
+                "error_rate <= 0.5 %",
+                None,
+                Metric::ErrorPercent,
+                Op::Le,
+                0.5,
+            ),
+            ("rate > 990/s", None, Metric::Rate, Op::Gt, 990.0),
+            ("dropped == 0", None, Metric::Dropped, Op::Eq, 0.0),
+            ("dropped < 10", None, Metric::Dropped, Op::Lt, 10.0),
+            (
+                "create_task.p99 < 800ms",
+                Some("create_task"),
+                Metric::Latency(P99),
+                Op::Lt,
+                800.0,
+            ),
+            (
+                "api.v2.get.p99.9 < 1s",
+                Some("api.v2.get"),
+                Metric::Latency(P999),
+                Op::Lt,
+                1000.0,
+            ),
+            (
+                "api.v2 . p95 < 1s",
+                Some("api.v2"),
+                Metric::Latency(P95),
+                Op::Lt,
+                1000.0,
+            ),
+            (
+                "login.errors < 2%",
+                Some("login"),
+                Metric::ErrorPercent,
+                Op::Lt,
+                2.0,
+            ),
+            ("p99.rate > 5/s", Some("p99"), Metric::Rate, Op::Gt, 5.0),
+        ];
+        for &(expr, scope, metric, op, limit) in cases {
+            let t = Threshold::parse(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+            assert_eq!(t.expr, expr.trim(), "{expr}");
+            assert_eq!(t.scope.as_deref(), scope, "{expr}");
+            assert_eq!((t.metric, t.op), (metric, op), "{expr}");
+            assert!(
+                (t.limit - limit).abs() < 1e-12,
+                "{expr}: {} != {limit}",
+                t.limit
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_invalid_rules_with_a_useful_message() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "p95 < 500",
+                r#"threshold "p95 < 500": latency needs a unit (us, ms or s), e.g. "p95 < 500ms""#,
+            ),
+            (
+                "p95 < 500 m",
+                r#"unknown latency unit "m"; expected us, ms or s"#,
+            ),
+            ("p95 500ms", "expected METRIC OP VALUE"),
+            ("p95 = 500ms", "unknown operator"),
+            ("p95 != 500ms", "unknown operator"),
+            ("p95 <> 500ms", "unknown operator"),
+            (
+                "p97 < 5ms",
+                r#"unknown metric "p97"; expected one of p50, p90"#,
+            ),
+            ("xp95 < 5ms", r#"unknown metric "xp95""#),
+            ("< 5ms", "missing metric"),
+            (".p95 < 5ms", "empty request name"),
+            ("p95 < ms", "expected a non-negative number after <"),
+            ("p95 < -5ms", "expected a non-negative number"),
+            (
+                "errors < 1",
+                r#"percentage ending in %, e.g. "errors < 1%""#,
+            ),
+            ("rate > 990", r#"ending in /s, e.g. "rate > 990/s""#),
+            ("dropped < 1.5", "whole count with no unit"),
+            ("dropped < 5%", "whole count with no unit"),
+            ("login.dropped == 0", "not per request name"),
+        ];
+        for &(expr, wanted) in cases {
+            let err = Threshold::parse(expr).expect_err(expr);
+            assert!(
+                err.starts_with(&format!("threshold \"{}\": ", expr.trim())),
+                "{err}"
+            );
+            assert!(err.contains(wanted), "{expr}: {err:?} lacks {wanted:?}");
+        }
+    }
+}

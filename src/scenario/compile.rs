@@ -1,0 +1,236 @@
+//! From YAML text (or from flags alone) to a [`Plan`]: parse, then check and compile
+//! each section in turn, stopping at the first error.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_saphyr::Spanned;
+
+use super::errors::{ScenarioError, Source};
+use super::format::ScenarioFile;
+use super::requests::{self, Context};
+use super::target::parse_target;
+use super::values::{duration, positive_int};
+use super::{flows, load_model, Overrides};
+use crate::metrics::threshold::Threshold;
+use crate::plan::{Expect, Item, Plan, RequestTemplate, Target};
+use crate::template::{Escape, Template};
+
+/// Request timeout when neither file nor flag sets one.
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Parses the YAML text of `file`.
+pub(crate) fn parse<'a>(
+    file: &'a str,
+    text: &str,
+) -> Result<(Spanned<ScenarioFile>, Source<'a>), ScenarioError> {
+    let mut failed_at = None;
+    let options = serde_saphyr::options! { with_snippet: false };
+    let parsed = serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| {
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            failed_at = Some(e.path().clone());
+            e.into_inner()
+        })
+    });
+    let empty = Source {
+        file,
+        root: serde_saphyr::Location::UNKNOWN,
+    };
+    match parsed {
+        Ok(doc) => {
+            let doc: Spanned<ScenarioFile> = doc;
+            let root = doc.referenced;
+            Ok((doc, Source { file, root }))
+        }
+        Err(e) => Err(empty.yaml(&e, failed_at.as_ref())),
+    }
+}
+
+/// Compiles a scenario file's text; `file` names it in errors.
+pub(crate) fn from_text(
+    file: &str,
+    text: &str,
+    overrides: &Overrides,
+) -> Result<Plan, ScenarioError> {
+    let (doc, src) = parse(file, text)?;
+    let doc = &doc.value;
+
+    let (target, _) = match (&overrides.url, &doc.target) {
+        (Some(url), _) => {
+            parse_target(url).map_err(|e| ScenarioError::command_line(format!("--url: {e}")))?
+        }
+        (None, Some(t)) => parse_target(&t.value).map_err(|e| src.of(t, "target", e))?,
+        (None, None) => {
+            return Err(src.at(
+                src.root,
+                "target",
+                "missing: expected a base URL such as http://127.0.0.1:8080 (or pass --url)",
+            ))
+        }
+    };
+    let defaults = doc.defaults.as_ref();
+    let file_timeout = defaults
+        .and_then(|d| d.timeout.as_ref())
+        .map(|t| duration(src, t, "defaults.timeout"))
+        .transpose()?;
+    let timeout = overrides
+        .timeout
+        .or(file_timeout)
+        .unwrap_or(DEFAULT_TIMEOUT);
+
+    let mut headers = Vec::new();
+    if let Some(d) = defaults {
+        for (name, value) in &d.headers {
+            let path = format!("defaults.headers.{name}");
+            headers.push((
+                name.clone(),
+                requests::template(src, value, &path, &value.value, Escape::None, None)?,
+            ));
+        }
+    }
+    let mut cx = Context {
+        src,
+        base_path: &target.base_path,
+        headers,
+        timeout,
+        names: Vec::new(),
+    };
+
+    let mut items = Vec::new();
+    let mut weights = Vec::new();
+    for (i, spec) in doc.requests.iter().enumerate() {
+        let path = format!("requests[{i}]");
+        weights.push(weight(src, spec.value.weight.as_ref(), &path)?);
+        let request = requests::compile(&mut cx, spec, &path, None, None)?;
+        items.push(Item::Request(Arc::new(request)));
+    }
+    for (i, spec) in doc.flows.iter().enumerate() {
+        let path = format!("flows[{i}]");
+        weights.push(weight(src, spec.value.weight.as_ref(), &path)?);
+        items.push(Item::Flow(Arc::new(flows::compile(&mut cx, spec, &path)?)));
+    }
+    if items.is_empty() {
+        return Err(src.at(
+            src.root,
+            "requests",
+            "expected at least one entry in `requests` or `flows`",
+        ));
+    }
+    let names = cx.names;
+
+    let mut thresholds = Vec::new();
+    for (i, node) in doc.thresholds.iter().enumerate() {
+        let path = format!("thresholds[{i}]");
+        thresholds.push(threshold(&node.value, &names).map_err(|e| src.of(node, &path, e))?);
+    }
+    for expr in &overrides.thresholds {
+        thresholds.push(
+            threshold(expr, &names)
+                .map_err(|e| ScenarioError::command_line(format!("--threshold {expr:?}: {e}")))?,
+        );
+    }
+
+    let load = load_model::build(Some(src), doc.load.as_ref(), overrides)?;
+    let name = doc.name.clone().unwrap_or_else(|| {
+        Path::new(file)
+            .file_stem()
+            .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
+    });
+    Ok(Plan {
+        name,
+        target,
+        items,
+        weights,
+        names,
+        load,
+        timeout,
+        thresholds,
+        threads: threads(overrides)?,
+    })
+}
+
+/// Builds the one-request plan of a run with no scenario file: GET of `--url`.
+pub(crate) fn quick(overrides: &Overrides) -> Result<Plan, ScenarioError> {
+    let url = overrides
+        .url
+        .as_deref()
+        .ok_or_else(|| ScenarioError::command_line("give a scenario file or --url"))?;
+    let (target, path_and_query) =
+        parse_target(url).map_err(|e| ScenarioError::command_line(format!("--url: {e}")))?;
+    let target = Target {
+        base_path: String::new(),
+        ..target
+    };
+    let path = Template::compile(&path_and_query, Escape::None)
+        .map_err(|e| ScenarioError::command_line(format!("--url: {e}")))?;
+    let name = format!("GET {}", path_and_query.split('?').next().unwrap_or("/"));
+    let names = vec![name];
+    let request = RequestTemplate {
+        name_id: 0,
+        method: "GET".into(),
+        path,
+        headers: Vec::new(),
+        body: None,
+        expect: Expect::default(),
+    };
+    let mut thresholds = Vec::new();
+    for expr in &overrides.thresholds {
+        thresholds.push(
+            threshold(expr, &names)
+                .map_err(|e| ScenarioError::command_line(format!("--threshold {expr:?}: {e}")))?,
+        );
+    }
+    Ok(Plan {
+        name: "quick".into(),
+        target,
+        items: vec![Item::Request(Arc::new(request))],
+        weights: vec![1],
+        names,
+        load: load_model::build(None, None, overrides)?,
+        timeout: overrides.timeout.unwrap_or(DEFAULT_TIMEOUT),
+        thresholds,
+        threads: threads(overrides)?,
+    })
+}
+
+fn weight(
+    src: Source<'_>,
+    node: Option<&super::format::Node>,
+    path: &str,
+) -> Result<u32, ScenarioError> {
+    let Some(node) = node else { return Ok(1) };
+    let path = format!("{path}.weight");
+    let w = positive_int(src, node, &path)?;
+    u32::try_from(w).map_err(|_| {
+        src.of(
+            node,
+            &path,
+            format!("expected a positive integer up to {}, found {w}", u32::MAX),
+        )
+    })
+}
+
+/// Parses a threshold and checks that its scope names a request.
+fn threshold(expr: &str, names: &[String]) -> Result<Threshold, String> {
+    let t = Threshold::parse(expr)?;
+    if let Some(scope) = &t.scope {
+        if !names.iter().any(|n| n == scope) {
+            return Err(format!(
+                "`{scope}` is not a request name (known: {})",
+                names.join(", ")
+            ));
+        }
+    }
+    Ok(t)
+}
+
+fn threads(overrides: &Overrides) -> Result<usize, ScenarioError> {
+    match overrides.threads {
+        Some(0) => Err(ScenarioError::command_line(
+            "--threads: expected a positive integer, found 0",
+        )),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
+}

@@ -1,0 +1,121 @@
+//! Compiling a flow: steps in order, each a request (with captures) or a think time.
+//! A step may use only the variables captured by the steps before it.
+
+use std::sync::Arc;
+
+use serde_saphyr::Spanned;
+
+use super::errors::{ScenarioError, Source};
+use super::format::FlowSpec;
+use super::requests::{self, Context};
+use super::values::think;
+use crate::plan::{Capture, Flow, Step};
+
+/// Compiles the flow at `path` (`flows[0]`).
+pub(crate) fn compile(
+    cx: &mut Context<'_>,
+    spec: &Spanned<FlowSpec>,
+    path: &str,
+) -> Result<Flow, ScenarioError> {
+    let src = cx.src;
+    let flow = &spec.value;
+    let mut captured: Vec<String> = Vec::new();
+    let mut steps = Vec::with_capacity(flow.steps.len());
+    for (i, step) in flow.steps.iter().enumerate() {
+        let step_path = format!("{path}.steps[{i}]");
+        let s = &step.value;
+        match (&s.request, &s.think) {
+            (Some(request), None) => {
+                if let Some(w) = &request.value.weight {
+                    return Err(src.of(
+                        w,
+                        &format!("{step_path}.request.weight"),
+                        "not allowed in a flow step; weight the whole flow",
+                    ));
+                }
+                let default_name = s
+                    .name
+                    .as_ref()
+                    .map_or_else(|| format!("{}[{i}]", flow.name.value), |n| n.value.clone());
+                let request = requests::compile(
+                    cx,
+                    request,
+                    &format!("{step_path}.request"),
+                    Some(default_name),
+                    Some(&captured),
+                )?;
+                let captures = captures(src, s, &step_path)?;
+                captured.extend(captures.iter().map(|c| c.var.clone()));
+                steps.push(Step::Request {
+                    request: Arc::new(request),
+                    captures,
+                });
+            }
+            (None, Some(node)) => {
+                if let Some((var, value)) = s.capture.iter().next() {
+                    return Err(src.of(
+                        value,
+                        &format!("{step_path}.capture.{var}"),
+                        "a think step has no response to capture from",
+                    ));
+                }
+                steps.push(Step::Think(think(
+                    src,
+                    node,
+                    &format!("{step_path}.think"),
+                )?));
+            }
+            (Some(_), Some(node)) => {
+                return Err(src.of(
+                    node,
+                    &format!("{step_path}.think"),
+                    "a step is either a `request` or a `think`, not both",
+                ));
+            }
+            (None, None) => {
+                return Err(src.of(step, &step_path, "expected a `request` or a `think` step"));
+            }
+        }
+    }
+    if !steps.iter().any(|s| matches!(s, Step::Request { .. })) {
+        return Err(src.of(
+            spec,
+            &format!("{path}.steps"),
+            "expected at least one `request` step",
+        ));
+    }
+    Ok(Flow {
+        name: flow.name.value.clone(),
+        steps,
+    })
+}
+
+fn captures(
+    src: Source<'_>,
+    step: &super::format::StepSpec,
+    path: &str,
+) -> Result<Vec<Capture>, ScenarioError> {
+    let mut out = Vec::with_capacity(step.capture.len());
+    for (var, query) in &step.capture {
+        let var_path = format!("{path}.capture.{var}");
+        let mut chars = var.chars();
+        let identifier = matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !identifier || var == "env" {
+            return Err(src.of(
+                query,
+                &var_path,
+                format!(
+                    "expected a variable name (letters, digits, `_`; not `env`), found {var:?}"
+                ),
+            ));
+        }
+        let compiled = requests::json_path(src, query, &var_path, &query.value)?;
+        out.push(Capture {
+            var: var.clone(),
+            path: compiled,
+            source: query.value.clone(),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,112 @@
+//! The scenario file as written: serde types deserialized from YAML.
+//!
+//! Every struct rejects unknown keys, so a typo (`wieght`) or a section that is not
+//! supported yet (`hooks`, `watch`) is an error listing the known keys. Values whose
+//! meaning is checked after parsing (numbers, durations, URLs, templates) are kept as
+//! [`Spanned`] so the check can point at their line and column.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+/// A value whose type and meaning are checked after parsing (a number, a duration, a
+/// status list...), with its position.
+pub(crate) type Node = Spanned<serde_json::Value>;
+
+/// A whole scenario file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ScenarioFile {
+    pub(crate) name: Option<String>,
+    pub(crate) target: Option<Spanned<String>>,
+    pub(crate) defaults: Option<Defaults>,
+    pub(crate) load: Option<Spanned<LoadSpec>>,
+    #[serde(default)]
+    pub(crate) thresholds: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) requests: Vec<Spanned<RequestSpec>>,
+    #[serde(default)]
+    pub(crate) flows: Vec<Spanned<FlowSpec>>,
+}
+
+/// Settings every request inherits.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Defaults {
+    #[serde(default)]
+    pub(crate) headers: BTreeMap<String, Spanned<String>>,
+    pub(crate) timeout: Option<Node>,
+}
+
+/// The `load` section.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LoadSpec {
+    pub(crate) model: Option<Spanned<String>>,
+    pub(crate) rate: Option<Node>,
+    pub(crate) users: Option<Node>,
+    pub(crate) start: Option<Node>,
+    pub(crate) stages: Option<Spanned<Vec<Spanned<StageSpec>>>>,
+    pub(crate) duration: Option<Node>,
+    pub(crate) max_in_flight: Option<Node>,
+    /// Connection cap (arrival-rate).
+    #[serde(default)]
+    pub(crate) connections: Option<Node>,
+    pub(crate) think: Option<Node>,
+}
+
+/// One linear stage of a load.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StageSpec {
+    pub(crate) duration: Node,
+    pub(crate) target: Node,
+}
+
+/// A request, at the top level or as a flow step.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RequestSpec {
+    pub(crate) name: Option<Spanned<String>>,
+    pub(crate) weight: Option<Node>,
+    pub(crate) method: Option<Spanned<String>>,
+    pub(crate) path: Spanned<String>,
+    #[serde(default)]
+    pub(crate) headers: BTreeMap<String, Spanned<String>>,
+    pub(crate) json: Option<Node>,
+    pub(crate) body: Option<Spanned<String>>,
+    pub(crate) timeout: Option<Node>,
+    pub(crate) expect: Option<ExpectSpec>,
+}
+
+/// What a response must satisfy.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ExpectSpec {
+    pub(crate) status: Option<Node>,
+    pub(crate) body_contains: Option<String>,
+    pub(crate) json_path: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) json: BTreeMap<String, Node>,
+}
+
+/// A flow: steps run in order, sharing captured variables.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FlowSpec {
+    pub(crate) name: Spanned<String>,
+    pub(crate) weight: Option<Node>,
+    pub(crate) steps: Vec<Spanned<StepSpec>>,
+}
+
+/// One flow step: a request (with optional captures) or a think time.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StepSpec {
+    pub(crate) name: Option<Spanned<String>>,
+    pub(crate) request: Option<Spanned<RequestSpec>>,
+    #[serde(default)]
+    pub(crate) capture: BTreeMap<String, Spanned<String>>,
+    pub(crate) think: Option<Node>,
+}

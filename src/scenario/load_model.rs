@@ -1,0 +1,318 @@
+//! The `load` section and the command-line values that override it (`--rate`,
+//! `--users`, `--duration`, `--max-in-flight`) into a [`Load`].
+//!
+//! Rules: `model: arrival-rate` takes `rate` + `duration` or `stages`, and optionally
+//! `max_in_flight`; `model: users` takes `users` + `duration` or `stages`, and
+//! optionally `think`. With no `model`, `users` or `think` imply the users model.
+//! `--rate`/`--users` force their model with a constant schedule; `--duration` sets the
+//! length of a constant schedule and is refused for a staged one.
+
+use std::time::Duration;
+
+use serde_saphyr::Spanned;
+
+use super::errors::{found, ScenarioError, Source};
+use super::format::LoadSpec;
+use super::values::{duration, non_negative_int, number, positive_int, think};
+use super::Overrides;
+use crate::plan::{Load, Schedule, Stage, Think};
+
+/// In-flight limit of the arrival-rate model when neither file nor flag sets one.
+pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 10_000;
+/// Run length of a constant load when nothing sets one.
+pub(crate) const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Model {
+    ArrivalRate,
+    Users,
+}
+
+/// The load's shape: a constant value (its duration possibly left to the flags) or
+/// explicit stages.
+enum Shape {
+    Constant {
+        value: f64,
+        duration: Option<Duration>,
+    },
+    Staged(Schedule),
+}
+
+/// The `load` section as read from the file, checked but before overrides.
+struct FileLoad {
+    model: Model,
+    shape: Shape,
+    max_in_flight: Option<usize>,
+    connections: Option<usize>,
+    think: Think,
+}
+
+/// Builds the load from the file's section (if any) and the flags. `src` is `None`
+/// for a run with no scenario file.
+pub(crate) fn build(
+    src: Option<Source<'_>>,
+    spec: Option<&Spanned<LoadSpec>>,
+    overrides: &Overrides,
+) -> Result<Load, ScenarioError> {
+    let file = match (src, spec) {
+        (Some(src), Some(spec)) => Some(read(src, spec)?),
+        _ => None,
+    };
+    let (model, value) = match (overrides.rate, overrides.users) {
+        (Some(_), Some(_)) => return Err(ScenarioError::command_line("give --rate or --users, not both")),
+        (Some(rate), None) if !(rate.is_finite() && rate > 0.0) => {
+            return Err(ScenarioError::command_line(format!("--rate: expected a number > 0, found {rate}")))
+        }
+        (Some(rate), None) => (Model::ArrivalRate, Some(rate)),
+        (None, Some(0)) => return Err(ScenarioError::command_line("--users: expected a positive integer, found 0")),
+        (None, Some(users)) => (Model::Users, Some(users as f64)),
+        (None, None) => match &file {
+            Some(f) => (f.model, None),
+            None => match src {
+                Some(src) => {
+                    return Err(src.at(
+                        src.root,
+                        "load",
+                        "missing: add a `load` section (rate or users) or pass --rate/--users",
+                    ))
+                }
+                None => {
+                return Err(ScenarioError::command_line(
+                    "give --rate N (arrivals per second) or --users N (concurrent users): --rate/--users is required",
+                ))
+                }
+            },
+        },
+    };
+    let schedule = match (value, file.as_ref().map(|f| &f.shape)) {
+        (Some(v), Some(Shape::Staged(s))) => {
+            Schedule::constant(v, overrides.duration.unwrap_or(s.duration()))
+        }
+        (Some(v), Some(Shape::Constant { duration, .. })) => Schedule::constant(
+            v,
+            overrides.duration.or(*duration).unwrap_or(DEFAULT_DURATION),
+        ),
+        (Some(v), None) => Schedule::constant(v, overrides.duration.unwrap_or(DEFAULT_DURATION)),
+        (None, None) => return Err(ScenarioError::command_line("--rate/--users is required")),
+        (None, Some(Shape::Staged(s))) => {
+            if overrides.duration.is_some() {
+                return Err(ScenarioError::command_line(
+                    "--duration cannot change a staged load (its stages set the length); edit the stages, or give --rate/--users for a constant load",
+                ));
+            }
+            s.clone()
+        }
+        (None, Some(Shape::Constant { value, duration })) => Schedule::constant(
+            *value,
+            overrides.duration.or(*duration).unwrap_or(DEFAULT_DURATION),
+        ),
+    };
+    if schedule.duration().is_zero() {
+        return Err(ScenarioError::command_line(
+            "the load lasts 0s: expected a duration > 0",
+        ));
+    }
+    let file_model = file.as_ref().map(|f| f.model);
+    match model {
+        Model::ArrivalRate => {
+            let from_file = file.as_ref().and_then(|f| f.max_in_flight);
+            let max_in_flight = overrides
+                .max_in_flight
+                .or(from_file)
+                .unwrap_or(DEFAULT_MAX_IN_FLIGHT);
+            if max_in_flight == 0 {
+                return Err(ScenarioError::command_line(
+                    "--max-in-flight: expected a positive integer, found 0",
+                ));
+            }
+            let connections = overrides.connections.or(file.as_ref().and_then(|f| f.connections));
+            if connections == Some(0) {
+                return Err(ScenarioError::command_line(
+                    "--connections: expected a positive integer, found 0",
+                ));
+            }
+            Ok(Load::ArrivalRate {
+                schedule,
+                max_in_flight,
+                connections,
+            })
+        }
+        Model::Users => {
+            if overrides.connections.is_some() {
+                return Err(ScenarioError::command_line(
+                    "--connections applies to the arrival-rate model; in the users model each user has its own connection",
+                ));
+            }
+            if overrides.max_in_flight.is_some() {
+                return Err(ScenarioError::command_line(
+                    "--max-in-flight applies to the arrival-rate model; the users model is limited by its user count",
+                ));
+            }
+            let think = match (&file, file_model) {
+                (Some(f), Some(Model::Users)) => f.think,
+                _ => Think::None,
+            };
+            Ok(Load::Users { schedule, think })
+        }
+    }
+}
+
+/// Reads and checks the file's `load` section.
+fn read(src: Source<'_>, spec: &Spanned<LoadSpec>) -> Result<FileLoad, ScenarioError> {
+    let load = &spec.value;
+    let model = match &load.model {
+        Some(m) => match m.value.as_str() {
+            "arrival-rate" => Model::ArrivalRate,
+            "users" => Model::Users,
+            other => {
+                return Err(src.of(
+                    m,
+                    "load.model",
+                    format!("expected `arrival-rate` or `users`, found {other:?}"),
+                ))
+            }
+        },
+        None if load.users.is_some() || load.think.is_some() => Model::Users,
+        None => Model::ArrivalRate,
+    };
+    let (value_key, value_node, misplaced) = match model {
+        Model::ArrivalRate => (
+            "rate",
+            &load.rate,
+            vec![("users", &load.users), ("think", &load.think)],
+        ),
+        Model::Users => (
+            "users",
+            &load.users,
+            vec![
+                ("rate", &load.rate),
+                ("max_in_flight", &load.max_in_flight),
+                ("connections", &load.connections),
+            ],
+        ),
+    };
+    let model_name = if model == Model::Users {
+        "users"
+    } else {
+        "arrival-rate"
+    };
+    for (key, node) in misplaced {
+        if let Some(node) = node {
+            return Err(src.of(
+                node,
+                &format!("load.{key}"),
+                format!(
+                    "not allowed with `model: {model_name}`, which takes `{value_key}` or `stages`"
+                ),
+            ));
+        }
+    }
+    let shape = match (value_node, &load.stages) {
+        (Some(_), Some(stages)) => {
+            return Err(src.of(
+                stages,
+                "load.stages",
+                format!("give either `{value_key}` (with `duration`) or `stages`, not both"),
+            ))
+        }
+        (Some(node), None) => {
+            let path = format!("load.{value_key}");
+            let value = match model {
+                Model::ArrivalRate => number(src, node, &path, true)?,
+                Model::Users => positive_int(src, node, &path)? as f64,
+            };
+            let duration = load
+                .duration
+                .as_ref()
+                .map(|d| duration(src, d, "load.duration"))
+                .transpose()?;
+            if let Some(start) = &load.start {
+                return Err(src.of(start, "load.start", "`start` only applies to `stages`"));
+            }
+            Shape::Constant { value, duration }
+        }
+        (None, Some(stages)) => {
+            if let Some(d) = &load.duration {
+                return Err(src.of(
+                    d,
+                    "load.duration",
+                    "not allowed with `stages`, which set their own durations",
+                ));
+            }
+            Shape::Staged(read_stages(src, model, load, stages)?)
+        }
+        (None, None) => {
+            return Err(src.of(
+                spec,
+                "load",
+                format!("expected `{value_key}` (with `duration`) or `stages`"),
+            ));
+        }
+    };
+    let max_in_flight = match &load.max_in_flight {
+        Some(node) => Some(positive_int(src, node, "load.max_in_flight")? as usize),
+        None => None,
+    };
+    let connections = match &load.connections {
+        Some(node) => Some(positive_int(src, node, "load.connections")? as usize),
+        None => None,
+    };
+    let think = match &load.think {
+        Some(node) => think(src, node, "load.think")?,
+        None => Think::None,
+    };
+    Ok(FileLoad {
+        model,
+        shape,
+        max_in_flight,
+        connections,
+        think,
+    })
+}
+
+fn read_stages(
+    src: Source<'_>,
+    model: Model,
+    load: &LoadSpec,
+    stages: &Spanned<Vec<Spanned<super::format::StageSpec>>>,
+) -> Result<Schedule, ScenarioError> {
+    if stages.value.is_empty() {
+        return Err(src.of(
+            stages,
+            "load.stages",
+            "expected at least one stage {duration, target}",
+        ));
+    }
+    let value = |node, path: &str| match model {
+        Model::ArrivalRate => number(src, node, path, false),
+        Model::Users => non_negative_int(src, node, path).map(|n| n as f64),
+    };
+    let start = match &load.start {
+        Some(node) => value(node, "load.start")?,
+        None => 0.0,
+    };
+    let mut out = Vec::with_capacity(stages.value.len());
+    for (i, stage) in stages.value.iter().enumerate() {
+        let path = format!("load.stages[{i}]");
+        let duration = duration(src, &stage.value.duration, &format!("{path}.duration"))?;
+        let target = value(&stage.value.target, &format!("{path}.target"))?;
+        out.push(Stage { duration, target });
+    }
+    let schedule = Schedule::new(start, out);
+    if schedule.duration().is_zero() {
+        return Err(src.of(
+            stages,
+            "load.stages",
+            "expected stages lasting more than 0s in all",
+        ));
+    }
+    if schedule.peak() <= 0.0 {
+        let what = found(&serde_json::json!(schedule.peak()));
+        return Err(src.of(
+            stages,
+            "load.stages",
+            format!("expected some stage target > 0, found a peak of {what}"),
+        ));
+    }
+    Ok(schedule)
+}

@@ -1,0 +1,279 @@
+//! Compiling one request (top-level or a flow step) into a [`RequestTemplate`]:
+//! method, path joined to the target's base path, headers merged with the defaults,
+//! a JSON or raw body, and expectations. Templates compile here, so their errors and
+//! the variables they use are checked at load time.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use serde_json_path::JsonPath;
+use serde_saphyr::Spanned;
+
+use super::errors::{found, ScenarioError, Source};
+use super::format::{ExpectSpec, Node, RequestSpec};
+use super::values::duration;
+use crate::plan::{Expect, JsonExpect, RequestTemplate, StatusRange};
+use crate::template::{Escape, Template};
+
+/// What every request compiles against.
+pub(crate) struct Context<'a> {
+    pub(crate) src: Source<'a>,
+    /// The target's base path, prefixed to every request path.
+    pub(crate) base_path: &'a str,
+    /// `defaults.headers`, compiled.
+    pub(crate) headers: Vec<(String, Template)>,
+    /// The run's request timeout.
+    pub(crate) timeout: Duration,
+    /// Request names; `name_id`s index it.
+    pub(crate) names: Vec<String>,
+}
+
+impl Context<'_> {
+    /// The id of `name`, added if new (requests with the same name share statistics).
+    pub(crate) fn intern(&mut self, name: &str) -> usize {
+        match self.names.iter().position(|n| n == name) {
+            Some(i) => i,
+            None => {
+                self.names.push(name.to_string());
+                self.names.len() - 1
+            }
+        }
+    }
+}
+
+/// Compiles a template and checks the captured variables it uses: `vars` is `None` for
+/// a plain request (no variables), else the variables captured by earlier flow steps.
+pub(crate) fn template<T>(
+    src: Source<'_>,
+    node: &Spanned<T>,
+    path: &str,
+    source: &str,
+    escape: Escape,
+    vars: Option<&[String]>,
+) -> Result<Template, ScenarioError> {
+    let t = Template::compile(source, escape).map_err(|e| src.of(node, path, e))?;
+    for var in t.variables() {
+        match vars {
+            None => {
+                return Err(src.of(node, path, format!(
+                    "`{{{{ {var} }}}}` uses the variable `{var}`, but only flow steps after a `capture` have variables"
+                )))
+            }
+            Some(known) if !known.iter().any(|k| k == var) => {
+                let have = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+                return Err(src.of(node, path, format!(
+                    "`{{{{ {var} }}}}` uses the variable `{var}`, which no earlier step captures (captured so far: {have})"
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(t)
+}
+
+/// Compiles a request. `name` is its default name when it has none of its own.
+pub(crate) fn compile(
+    cx: &mut Context<'_>,
+    spec: &Spanned<RequestSpec>,
+    path: &str,
+    default_name: Option<String>,
+    vars: Option<&[String]>,
+) -> Result<RequestTemplate, ScenarioError> {
+    let src = cx.src;
+    let req = &spec.value;
+    let method = match &req.method {
+        Some(m) if !m.value.is_empty() && m.value.chars().all(|c| c.is_ascii_alphabetic()) => {
+            m.value.to_ascii_uppercase()
+        }
+        Some(m) => {
+            return Err(src.of(
+                m,
+                &format!("{path}.method"),
+                format!(
+                    "expected an HTTP method such as GET or POST, found {:?}",
+                    m.value
+                ),
+            ))
+        }
+        None => "GET".to_string(),
+    };
+    if !req.path.value.starts_with('/') {
+        let msg = format!(
+            "expected a path starting with `/`, found {:?}",
+            req.path.value
+        );
+        return Err(src.of(&req.path, &format!("{path}.path"), msg));
+    }
+    let full_path = format!("{}{}", cx.base_path, req.path.value);
+    let path_t = template(
+        src,
+        &req.path,
+        &format!("{path}.path"),
+        &full_path,
+        Escape::None,
+        vars,
+    )?;
+
+    let mut headers = cx.headers.clone();
+    for (name, value) in &req.headers {
+        let t = template(
+            src,
+            value,
+            &format!("{path}.headers.{name}"),
+            &value.value,
+            Escape::None,
+            vars,
+        )?;
+        headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        headers.push((name.clone(), t));
+    }
+
+    let body = match (&req.json, &req.body) {
+        (Some(_), Some(body)) => {
+            return Err(src.of(
+                body,
+                &format!("{path}.body"),
+                "give either `json` or `body`, not both",
+            ));
+        }
+        (Some(json), None) => {
+            // Serialized once; placeholders inside JSON strings render JSON-escaped.
+            let text = serde_json::to_string(&json.value)
+                .map_err(|e| src.of(json, &format!("{path}.json"), e))?;
+            if !headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+            {
+                let ct = Template::compile("application/json", Escape::None)
+                    .map_err(|e| src.of(json, path, e))?;
+                headers.push(("content-type".to_string(), ct));
+            }
+            Some(template(
+                src,
+                json,
+                &format!("{path}.json"),
+                &text,
+                Escape::Json,
+                vars,
+            )?)
+        }
+        (None, Some(body)) => Some(template(
+            src,
+            body,
+            &format!("{path}.body"),
+            &body.value,
+            Escape::None,
+            vars,
+        )?),
+        (None, None) => None,
+    };
+
+    if let Some(node) = &req.timeout {
+        let own = duration(src, node, &format!("{path}.timeout"))?;
+        if own != cx.timeout {
+            return Err(src.of(node, &format!("{path}.timeout"), format!(
+                "a per-request timeout different from the run's ({:?}) is not supported yet; set `defaults.timeout`",
+                cx.timeout
+            )));
+        }
+    }
+
+    let expect = match &req.expect {
+        Some(e) => expect(src, e, &format!("{path}.expect"))?,
+        None => Expect::default(),
+    };
+    let name = match (&req.name, default_name) {
+        (Some(n), _) => n.value.clone(),
+        (None, Some(n)) => n,
+        (None, None) => format!("{method} {}", req.path.value),
+    };
+    Ok(RequestTemplate {
+        name_id: cx.intern(&name),
+        method,
+        path: path_t,
+        headers,
+        body,
+        expect,
+    })
+}
+
+/// Compiles an `expect` section.
+fn expect(src: Source<'_>, spec: &ExpectSpec, path: &str) -> Result<Expect, ScenarioError> {
+    let status = match &spec.status {
+        Some(node) => status(src, node, &format!("{path}.status"))?,
+        None => Vec::new(),
+    };
+    let mut json = Vec::new();
+    if let Some(q) = &spec.json_path {
+        json.push(JsonExpect {
+            path: json_path(src, q, &format!("{path}.json_path"), &q.value)?,
+            source: q.value.clone(),
+            equals: None,
+        });
+    }
+    for (query, value) in &spec.json {
+        let compiled = json_path(src, value, &format!("{path}.json.{query}"), query)?;
+        json.push(JsonExpect {
+            path: compiled,
+            source: query.clone(),
+            equals: Some(value.value.clone()),
+        });
+    }
+    Ok(Expect {
+        status,
+        body_contains: spec.body_contains.clone(),
+        json,
+    })
+}
+
+/// Compiles a JSONPath query.
+pub(crate) fn json_path<T>(
+    src: Source<'_>,
+    node: &Spanned<T>,
+    path: &str,
+    query: &str,
+) -> Result<JsonPath, ScenarioError> {
+    JsonPath::parse(query).map_err(|e| {
+        src.of(
+            node,
+            path,
+            format!("expected a JSONPath query such as $.data, found {query:?} ({e})"),
+        )
+    })
+}
+
+/// Reads `status`: a code, a class (`2xx`), or a list of them.
+fn status(src: Source<'_>, node: &Node, path: &str) -> Result<Vec<StatusRange>, ScenarioError> {
+    let err = |v: &Value| {
+        src.of(
+            node,
+            path,
+            format!(
+            "expected a status code (100-599), a class such as 2xx, or a list of them, found {}",
+            found(v)
+        ),
+        )
+    };
+    let one = |v: &Value| -> Result<StatusRange, ScenarioError> {
+        let range = match v {
+            Value::Number(n) => n.as_u64().map(|c| (c, c)),
+            Value::String(s) => match s.strip_suffix("xx").or_else(|| s.strip_suffix("XX")) {
+                Some(d) if d.len() == 1 => d.parse::<u64>().ok().map(|d| (d * 100, d * 100 + 99)),
+                Some(_) => None,
+                None => s.parse::<u64>().ok().map(|c| (c, c)),
+            },
+            _ => None,
+        };
+        match range {
+            Some((lo, hi)) if (100..=599).contains(&lo) && hi <= 599 => Ok(StatusRange {
+                lo: lo as u16,
+                hi: hi as u16,
+            }),
+            _ => Err(err(v)),
+        }
+    };
+    match &node.value {
+        Value::Array(items) if !items.is_empty() => items.iter().map(one).collect(),
+        other => Ok(vec![one(other)?]),
+    }
+}

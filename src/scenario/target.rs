@@ -1,0 +1,103 @@
+//! Target URLs: `http://host[:port][/base]` into a [`Target`], keeping the path and
+//! query apart for `--url` runs with no scenario file.
+
+use http::Uri;
+
+use crate::plan::Target;
+
+/// Parses a target URL. Returns the target (its `base_path` is the URL's path without
+/// a trailing slash) and the URL's path and query as written (`/` when absent).
+pub(crate) fn parse_target(url: &str) -> Result<(Target, String), String> {
+    let expected = "expected an absolute http:// URL such as http://127.0.0.1:8080";
+    let uri: Uri = url
+        .parse()
+        .map_err(|e| format!("{expected}, found {url:?} ({e})"))?;
+    match uri.scheme_str() {
+        Some("http") => {}
+        Some("https") => {
+            return Err(format!(
+                "{url:?}: TLS is not supported yet; use an http:// URL"
+            ))
+        }
+        Some(other) => return Err(format!("{expected}, found scheme {other:?}")),
+        None => return Err(format!("{expected}, found {url:?}")),
+    }
+    let authority = uri
+        .authority()
+        .ok_or_else(|| format!("{expected}, found {url:?}"))?;
+    if authority.as_str().contains('@') {
+        return Err(format!("{expected}, found user information in {url:?}"));
+    }
+    let host = authority.host();
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    if host.is_empty() {
+        return Err(format!("{expected}, found no host in {url:?}"));
+    }
+    let target = Target {
+        scheme: "http".into(),
+        host: host.to_string(),
+        port: authority.port_u16().unwrap_or(80),
+        authority: authority.as_str().to_string(),
+        base_path: uri.path().trim_end_matches('/').to_string(),
+    };
+    let path_and_query = uri
+        .path_and_query()
+        .map_or("/".to_string(), |pq| pq.as_str().to_string());
+    Ok((target, path_and_query))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_port_and_base_path() {
+        let (t, pq) = parse_target("http://127.0.0.1:4000/api/?x=1").unwrap();
+        assert_eq!(
+            t,
+            Target {
+                scheme: "http".into(),
+                host: "127.0.0.1".into(),
+                port: 4000,
+                authority: "127.0.0.1:4000".into(),
+                base_path: "/api".into(),
+            }
+        );
+        assert_eq!(pq, "/api/?x=1");
+
+        let (t, pq) = parse_target("http://localhost").unwrap();
+        assert_eq!(
+            (
+                t.host.as_str(),
+                t.port,
+                t.authority.as_str(),
+                t.base_path.as_str()
+            ),
+            ("localhost", 80, "localhost", "")
+        );
+        assert_eq!(pq, "/");
+
+        let (t, _) = parse_target("http://[::1]:8080/").unwrap();
+        assert_eq!(
+            (t.host.as_str(), t.port, t.authority.as_str()),
+            ("::1", 8080, "[::1]:8080")
+        );
+    }
+
+    #[test]
+    fn refused_urls_say_why() {
+        assert!(parse_target("https://example.test")
+            .unwrap_err()
+            .contains("TLS is not supported yet"));
+        for bad in ["127.0.0.1:4000", "/path", "ftp://x", "http://", "not a url"] {
+            let err = parse_target(bad).unwrap_err();
+            assert!(
+                err.contains("expected an absolute http:// URL"),
+                "{bad}: {err}"
+            );
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! [`TargetMetrics`]: what the target exposes on `/metrics`, in the Prometheus /
+//! OpenMetrics text format.
+//!
+//! Families: `headroom_target_requests_total{endpoint,status}` (counter),
+//! `headroom_target_in_flight` (requests being handled), `headroom_target_queue_depth`
+//! (`/work` requests waiting for a worker), `headroom_target_workers_busy`,
+//! `headroom_target_workers` (configured), and
+//! `headroom_target_request_duration_seconds{endpoint}` (histogram).
+
+use std::time::Duration;
+
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+/// The route a request matched, as a metrics label.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+pub(crate) enum Endpoint {
+    Work,
+    Tasks,
+    Health,
+    Metrics,
+    Status,
+    Echo,
+    Slow,
+    Admin,
+    NotFound,
+}
+
+impl Endpoint {
+    /// The label value: the route's first path segment, or `not_found`.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Endpoint::Work => "work",
+            Endpoint::Tasks => "tasks",
+            Endpoint::Health => "health",
+            Endpoint::Metrics => "metrics",
+            Endpoint::Status => "status",
+            Endpoint::Echo => "echo",
+            Endpoint::Slow => "slow",
+            Endpoint::Admin => "admin",
+            Endpoint::NotFound => "not_found",
+        }
+    }
+}
+
+impl EncodeLabelValue for Endpoint {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        use std::fmt::Write;
+        encoder.write_str(self.as_str())
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    endpoint: Endpoint,
+    status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct EndpointLabels {
+    endpoint: Endpoint,
+}
+
+type DurationFamily = Family<EndpointLabels, Histogram, fn() -> Histogram>;
+
+/// The target's registry and metric handles. Shared by reference; every update is an
+/// atomic operation (plus a read lock on a label family).
+pub(crate) struct TargetMetrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    durations: DurationFamily,
+    /// Requests being handled now, all endpoints.
+    pub(crate) in_flight: Gauge,
+    /// `/work` requests waiting for a worker.
+    pub(crate) queue_depth: Gauge,
+    /// Workers holding a `/work` request.
+    pub(crate) workers_busy: Gauge,
+}
+
+fn duration_histogram() -> Histogram {
+    // 100 µs to ~3.3 s by doubling: covers loopback overhead up to a deep queue.
+    Histogram::new(exponential_buckets(0.000_1, 2.0, 16))
+}
+
+impl TargetMetrics {
+    /// A registry with every family registered; `workers` is exported as a constant gauge.
+    pub(crate) fn new(workers: usize) -> Self {
+        let mut registry = Registry::with_prefix("headroom_target");
+        let requests = Family::<RequestLabels, Counter>::default();
+        let durations: DurationFamily = Family::new_with_constructor(duration_histogram);
+        let (in_flight, queue_depth, workers_busy, configured) = (
+            Gauge::default(),
+            Gauge::default(),
+            Gauge::default(),
+            Gauge::<i64>::default(),
+        );
+        configured.set(i64::try_from(workers).unwrap_or(i64::MAX));
+        registry.register(
+            "requests",
+            "Requests answered, by endpoint and status",
+            requests.clone(),
+        );
+        registry.register("in_flight", "Requests being handled", in_flight.clone());
+        registry.register(
+            "queue_depth",
+            "Work requests waiting for a worker",
+            queue_depth.clone(),
+        );
+        registry.register(
+            "workers_busy",
+            "Workers serving a work request",
+            workers_busy.clone(),
+        );
+        registry.register("workers", "Configured workers", configured);
+        registry.register(
+            "request_duration_seconds",
+            "Time from request head to response, by endpoint",
+            durations.clone(),
+        );
+        TargetMetrics {
+            registry,
+            requests,
+            durations,
+            in_flight,
+            queue_depth,
+            workers_busy,
+        }
+    }
+
+    /// Records one answered request.
+    pub(crate) fn observe(&self, endpoint: Endpoint, status: u16, took: Duration) {
+        self.requests
+            .get_or_create(&RequestLabels { endpoint, status })
+            .inc();
+        self.durations
+            .get_or_create(&EndpointLabels { endpoint })
+            .observe(took.as_secs_f64());
+    }
+
+    /// The exposition text, ending in `# EOF`.
+    pub(crate) fn encode(&self) -> String {
+        let mut out = String::new();
+        // Writing to a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}
+
+/// A gauge incremented for as long as this value lives: the decrement runs on drop, so
+/// a request abandoned mid-wait (client gone) is still counted out.
+pub(crate) struct Held<'a> {
+    gauge: &'a Gauge,
+    /// The gauge's value before this increment.
+    pub(crate) previous: i64,
+}
+
+impl<'a> Held<'a> {
+    /// Increments `gauge` until the returned value is dropped.
+    pub(crate) fn inc(gauge: &'a Gauge) -> Self {
+        Held {
+            previous: gauge.inc(),
+            gauge,
+        }
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.gauge.dec();
+    }
+}
+
+/// The content type of [`TargetMetrics::encode`]'s output.
+pub(crate) const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exposition_counts_requests_by_endpoint_and_status() {
+        let m = TargetMetrics::new(4);
+        m.observe(Endpoint::Work, 200, Duration::from_millis(5));
+        m.observe(Endpoint::Work, 200, Duration::from_millis(6));
+        m.observe(Endpoint::Work, 503, Duration::from_micros(50));
+        m.queue_depth.set(7);
+        let text = m.encode();
+        assert!(
+            text.contains("headroom_target_requests_total{endpoint=\"work\",status=\"200\"} 2"),
+            "{text}"
+        );
+        assert!(text.contains("headroom_target_requests_total{endpoint=\"work\",status=\"503\"} 1"));
+        assert!(text.contains("headroom_target_queue_depth 7"));
+        assert!(text.contains("headroom_target_workers 4"));
+        assert!(
+            text.contains("headroom_target_request_duration_seconds_count{endpoint=\"work\"} 3")
+        );
+        assert!(text.trim_end().ends_with("# EOF"));
+    }
+}

@@ -1,0 +1,148 @@
+//! [`TargetOptions`]: what the built-in target serves and how fast, and
+//! [`ServiceDist`], the shape of its per-request service time.
+//!
+//! The options are plain data with a [`Default`]; the command line maps its flags onto
+//! them, and tests and `headroom demo` build them directly.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// How the service time of one `/work` request is drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ServiceDist {
+    /// Every request takes exactly the configured service time.
+    #[default]
+    Fixed,
+    /// Service times are exponentially distributed with the configured mean (an M/M/c
+    /// server): same capacity as `Fixed`, but queueing starts well below it.
+    Exp,
+}
+
+impl std::str::FromStr for ServiceDist {
+    type Err = String;
+
+    /// Parses `fixed` or `exp` (also `exponential`), case-insensitively.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "fixed" => Ok(ServiceDist::Fixed),
+            "exp" | "exponential" => Ok(ServiceDist::Exp),
+            other => Err(format!(
+                "unknown service distribution `{other}`, expected fixed or exp"
+            )),
+        }
+    }
+}
+
+/// Configuration of one built-in target service.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TargetOptions {
+    /// Address to listen on; port 0 picks a free port (see `RunningTarget::addr`).
+    pub listen: SocketAddr,
+    /// Number of workers: at most this many `/work` requests are in service at once.
+    pub workers: usize,
+    /// Mean service time of one `/work` request.
+    pub service_time: Duration,
+    /// Distribution of the service time around its mean.
+    pub service_dist: ServiceDist,
+    /// Most `/work` requests that may wait for a worker; one more is answered 503 at once.
+    pub queue: usize,
+    /// PostgreSQL connection URL for the tasks API; `None` keeps tasks in memory.
+    pub postgres: Option<String>,
+    /// Threads of the server's own tokio runtime (1 = a current-thread runtime).
+    pub threads: usize,
+}
+
+impl Default for TargetOptions {
+    /// 127.0.0.1:8080, 4 workers × 5 ms fixed (800 requests/s), queue of 10 000,
+    /// tasks in memory, one runtime thread.
+    fn default() -> Self {
+        TargetOptions {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            workers: 4,
+            service_time: Duration::from_millis(5),
+            service_dist: ServiceDist::Fixed,
+            queue: 10_000,
+            postgres: None,
+            threads: 1,
+        }
+    }
+}
+
+impl TargetOptions {
+    /// Defaults listening on `127.0.0.1:0`: what tests and the demo want.
+    pub fn loopback() -> Self {
+        TargetOptions {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            ..TargetOptions::default()
+        }
+    }
+
+    /// The true ceiling of `/work` in requests per second: workers / mean service time.
+    /// Infinite when the service time is zero.
+    pub fn capacity(&self) -> f64 {
+        let secs = self.service_time.as_secs_f64();
+        if secs == 0.0 {
+            f64::INFINITY
+        } else {
+            self.workers as f64 / secs
+        }
+    }
+
+    /// Checks the options make a usable server: at least one worker and one thread.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.workers == 0 {
+            return Err("target workers must be at least 1".into());
+        }
+        if self.threads == 0 {
+            return Err("target threads must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_capacity_is_800_per_second() {
+        let o = TargetOptions::default();
+        assert_eq!(o.listen.port(), 8080);
+        assert!((o.capacity() - 800.0).abs() < 1e-9);
+        assert_eq!(TargetOptions::loopback().listen.port(), 0);
+    }
+
+    #[test]
+    fn capacity_scales_with_workers_and_time() {
+        let o = TargetOptions {
+            workers: 10,
+            service_time: Duration::from_millis(20),
+            ..TargetOptions::default()
+        };
+        assert!((o.capacity() - 500.0).abs() < 1e-9);
+        let zero = TargetOptions {
+            service_time: Duration::ZERO,
+            ..TargetOptions::default()
+        };
+        assert!(zero.capacity().is_infinite());
+    }
+
+    #[test]
+    fn parses_distributions() {
+        assert_eq!("fixed".parse(), Ok(ServiceDist::Fixed));
+        assert_eq!("EXP".parse(), Ok(ServiceDist::Exp));
+        assert_eq!("exponential".parse(), Ok(ServiceDist::Exp));
+        assert!("normal".parse::<ServiceDist>().is_err());
+    }
+
+    #[test]
+    fn validate_rejects_zero_workers_and_threads() {
+        let mut o = TargetOptions::default();
+        assert!(o.validate().is_ok());
+        o.workers = 0;
+        assert!(o.validate().is_err());
+        o.workers = 1;
+        o.threads = 0;
+        assert!(o.validate().is_err());
+    }
+}

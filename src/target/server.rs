@@ -1,0 +1,235 @@
+//! [`spawn`] and [`RunningTarget`]: the target's threads, runtime, accept loop and
+//! per-request bookkeeping.
+//!
+//! `spawn` binds in the caller's thread (so a busy port fails at once), then starts one
+//! OS thread that owns a tokio runtime (current-thread by default, multi-threaded when
+//! `threads > 1`) plus the [`PreciseTimer`] thread. Each accepted connection is served
+//! by hyper's HTTP/1.1 connection loop on its own task; every request goes through
+//! [`handle`], which counts it, runs the route, and applies a stall if one is on.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+
+use super::admin::Stall;
+use super::metrics::{Endpoint, Held, TargetMetrics};
+use super::options::TargetOptions;
+use super::postgres::PgTasks;
+use super::reply::{self, Reply};
+use super::routes;
+use super::tasks::{MemoryTasks, TaskStore};
+use super::timer::PreciseTimer;
+use super::work::WorkPool;
+
+/// Largest request body the target reads; larger ones get 413.
+const MAX_BODY: usize = 1 << 20;
+
+/// Everything the handlers share.
+pub(crate) struct State {
+    pub(crate) timer: PreciseTimer,
+    pub(crate) work: WorkPool,
+    pub(crate) tasks: TaskStore,
+    pub(crate) metrics: TargetMetrics,
+    pub(crate) stall: Stall,
+}
+
+impl State {
+    async fn new(opts: &TargetOptions) -> anyhow::Result<Self> {
+        let metrics = TargetMetrics::new(opts.workers);
+        let work = WorkPool::new(
+            opts,
+            metrics.queue_depth.clone(),
+            metrics.workers_busy.clone(),
+        );
+        let tasks = match &opts.postgres {
+            None => TaskStore::Memory(MemoryTasks::default()),
+            Some(url) => TaskStore::Postgres(
+                PgTasks::connect(url)
+                    .await
+                    .context("connecting the tasks store to PostgreSQL")?,
+            ),
+        };
+        Ok(State {
+            timer: PreciseTimer::start().context("starting the target's timer thread")?,
+            work,
+            tasks,
+            metrics,
+            stall: Stall::new(),
+        })
+    }
+}
+
+/// A target serving on its own threads. Stops when [`RunningTarget::shutdown`] is
+/// called or it is dropped; either way, open connections are closed and the threads
+/// joined before it returns.
+pub struct RunningTarget {
+    addr: SocketAddr,
+    capacity: f64,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl RunningTarget {
+    /// The address it listens on (the real port when the options asked for port 0).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Its base URL, e.g. `http://127.0.0.1:8080`, without a trailing slash.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The true ceiling of `/work` in requests per second (workers / mean service time).
+    pub fn capacity(&self) -> f64 {
+        self.capacity
+    }
+
+    /// Stops accepting, closes open connections and joins the server threads.
+    pub fn shutdown(mut self) {
+        self.stop_and_join();
+    }
+
+    fn stop_and_join(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for RunningTarget {
+    fn drop(&mut self) {
+        self.stop_and_join();
+    }
+}
+
+/// Starts a target as `opts` describe and returns once it is listening (and, with
+/// `postgres`, connected). Errors: invalid options, the address cannot be bound, the
+/// database cannot be reached, or threads cannot be started.
+pub fn spawn(opts: TargetOptions) -> anyhow::Result<RunningTarget> {
+    opts.validate().map_err(anyhow::Error::msg)?;
+    let listener = std::net::TcpListener::bind(opts.listen)
+        .with_context(|| format!("binding the target to {}", opts.listen))?;
+    listener.set_nonblocking(true)?;
+    let addr = listener.local_addr()?;
+    let runtime = if opts.threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(opts.threads);
+        b
+    }
+    .enable_all()
+    .thread_name("headroom-target")
+    .build()
+    .context("building the target's runtime")?;
+
+    let (ready_tx, ready_rx) = mpsc::channel::<anyhow::Result<()>>();
+    let (stop_tx, stop_rx) = oneshot::channel();
+    let capacity = opts.capacity();
+    let thread = std::thread::Builder::new()
+        .name("headroom-target".into())
+        .spawn(move || {
+            runtime.block_on(async move {
+                let started = async {
+                    let listener = TcpListener::from_std(listener)?;
+                    let state = Arc::new(State::new(&opts).await?);
+                    anyhow::Ok((listener, state))
+                };
+                match started.await {
+                    Ok((listener, state)) => {
+                        let _ = ready_tx.send(Ok(()));
+                        accept_loop(listener, state, stop_rx).await;
+                    }
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                    }
+                }
+            });
+            // Dropping the runtime here cancels every connection task.
+        })
+        .context("starting the target thread")?;
+
+    let mut running = RunningTarget {
+        addr,
+        capacity,
+        stop: Some(stop_tx),
+        thread: Some(thread),
+    };
+    match ready_rx.recv() {
+        Ok(Ok(())) => Ok(running),
+        Ok(Err(e)) => {
+            running.stop_and_join();
+            Err(e)
+        }
+        Err(_) => {
+            running.stop_and_join();
+            anyhow::bail!("the target thread stopped before it was ready")
+        }
+    }
+}
+
+async fn accept_loop(listener: TcpListener, state: Arc<State>, mut stop: oneshot::Receiver<()>) {
+    loop {
+        tokio::select! {
+            _ = &mut stop => return,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    tokio::spawn(serve_connection(stream, Arc::clone(&state)));
+                }
+                // Out of file descriptors or a connection reset before accept: back off
+                // briefly instead of spinning on the error.
+                Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+            },
+        }
+    }
+}
+
+async fn serve_connection(stream: TcpStream, state: Arc<State>) {
+    // Responses are small and written whole; Nagle would only add delay.
+    let _ = stream.set_nodelay(true);
+    let service = service_fn(move |req| handle(Arc::clone(&state), req));
+    let _ = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
+}
+
+/// One request: read its body, route it, wait out any stall, record it.
+async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Reply, Infallible> {
+    let received = Instant::now();
+    let _in_flight = Held::inc(&state.metrics.in_flight);
+    let endpoint = routes::endpoint_of(req.uri().path());
+    let (parts, body) = req.into_parts();
+    let reply = match Limited::new(body, MAX_BODY).collect().await {
+        Ok(body) => routes::route(&state, endpoint, &parts, body.to_bytes()).await,
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            reply::text(StatusCode::PAYLOAD_TOO_LARGE, "body too large\n")
+        }
+        Err(_) => reply::empty(StatusCode::BAD_REQUEST),
+    };
+    if !matches!(endpoint, Endpoint::Admin | Endpoint::Health) {
+        if let Some(until) = state.stall.until() {
+            state.timer.sleep_until(until).await;
+        }
+    }
+    state
+        .metrics
+        .observe(endpoint, reply.status().as_u16(), received.elapsed());
+    Ok(reply)
+}

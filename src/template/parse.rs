@@ -1,0 +1,205 @@
+//! Template compilation: splits the source into literal text and `{{ expr }}` parts and
+//! checks every expression (function name, argument count and types) up front.
+
+use super::render::json_escape;
+use super::{Escape, Part};
+
+const FUNCTIONS: &str = "rand_int, rand_choice, uuid, seq, now_unix, now_iso";
+
+/// Parses `source` into parts; adjacent literals are merged.
+pub(super) fn parse(source: &str, escape: Escape) -> Result<Vec<Part>, String> {
+    let mut parts = Vec::new();
+    let mut literal = String::new();
+    let mut rest = source;
+    while let Some(open) = rest.find("{{") {
+        literal.push_str(&rest[..open]);
+        let after = &rest[open + 2..];
+        let close = after
+            .find("}}")
+            .ok_or_else(|| format!("unclosed `{{{{` in {source:?}: expected `}}}}`"))?;
+        let expr = after[..close].trim();
+        match expression(expr, escape)? {
+            Part::Literal(text) => literal.push_str(&text),
+            part => {
+                if !literal.is_empty() {
+                    parts.push(Part::Literal(std::mem::take(&mut literal)));
+                }
+                parts.push(part);
+            }
+        }
+        rest = &after[close + 2..];
+    }
+    literal.push_str(rest);
+    if !literal.is_empty() {
+        parts.push(Part::Literal(literal));
+    }
+    Ok(parts)
+}
+
+/// Compiles one placeholder's expression.
+fn expression(expr: &str, escape: Escape) -> Result<Part, String> {
+    if expr.is_empty() {
+        return Err("empty placeholder `{{ }}`: expected an expression such as `uuid()`".into());
+    }
+    if let Some(name) = expr.strip_prefix("env.") {
+        if !is_identifier(name) {
+            return Err(format!(
+                "`{{{{ {expr} }}}}`: expected an environment variable name after `env.`"
+            ));
+        }
+        let value = std::env::var(name)
+            .map_err(|_| format!("`{{{{ {expr} }}}}`: environment variable {name} is not set"))?;
+        return Ok(Part::Literal(escaped(&value, escape)));
+    }
+    let Some(open) = expr.find('(') else {
+        if is_identifier(expr) {
+            return Ok(Part::Var(expr.to_string()));
+        }
+        return Err(format!(
+            "`{{{{ {expr} }}}}`: expected a variable name, `env.NAME` or a function call ({FUNCTIONS})"
+        ));
+    };
+    let name = expr[..open].trim();
+    let args_src = expr[open + 1..]
+        .strip_suffix(')')
+        .ok_or_else(|| format!("`{{{{ {expr} }}}}`: expected `)` at the end of the call"))?;
+    let args = arguments(args_src).map_err(|e| format!("`{{{{ {expr} }}}}`: {e}"))?;
+    call(name, &args, escape).map_err(|e| format!("`{{{{ {expr} }}}}`: {e}"))
+}
+
+/// A literal argument of a function call.
+#[derive(Debug, PartialEq)]
+enum Arg {
+    Int(i64),
+    Str(String),
+}
+
+fn call(name: &str, args: &[Arg], escape: Escape) -> Result<Part, String> {
+    let no_args = |part: Part| {
+        if args.is_empty() {
+            Ok(part)
+        } else {
+            Err(format!("{name}() takes no arguments, found {}", args.len()))
+        }
+    };
+    match name {
+        "rand_int" => match args {
+            [Arg::Int(lo), Arg::Int(hi)] if lo <= hi => Ok(Part::RandInt(*lo, *hi)),
+            [Arg::Int(lo), Arg::Int(hi)] => Err(format!(
+                "rand_int(lo, hi) needs lo <= hi, found {lo} > {hi}"
+            )),
+            _ => Err(format!(
+                "rand_int expects 2 integer arguments (lo, hi), found {}",
+                describe(args)
+            )),
+        },
+        "rand_choice" => {
+            let mut options = Vec::with_capacity(args.len());
+            for arg in args {
+                match arg {
+                    Arg::Str(s) => options.push(escaped(s, escape)),
+                    Arg::Int(_) => {
+                        return Err(format!(
+                            "rand_choice expects string arguments, found {}",
+                            describe(args)
+                        ))
+                    }
+                }
+            }
+            if options.is_empty() {
+                return Err("rand_choice expects at least one string argument".into());
+            }
+            Ok(Part::RandChoice(options))
+        }
+        "uuid" => no_args(Part::Uuid),
+        "seq" => no_args(Part::Seq),
+        "now_unix" => no_args(Part::NowUnix),
+        "now_iso" => match args {
+            [] => Ok(Part::NowIso(0)),
+            [Arg::Int(offset)] => Ok(Part::NowIso(*offset)),
+            _ => Err(format!(
+                "now_iso expects one integer argument (offset in seconds), found {}",
+                describe(args)
+            )),
+        },
+        _ => Err(format!("unknown function `{name}` (known: {FUNCTIONS})")),
+    }
+}
+
+fn describe(args: &[Arg]) -> String {
+    if args.is_empty() {
+        return "none".into();
+    }
+    let kinds: Vec<&str> = args
+        .iter()
+        .map(|a| match a {
+            Arg::Int(_) => "integer",
+            Arg::Str(_) => "string",
+        })
+        .collect();
+    format!("({})", kinds.join(", "))
+}
+
+/// Splits a comma-separated argument list of integers and quoted strings.
+fn arguments(src: &str) -> Result<Vec<Arg>, String> {
+    let mut args = Vec::new();
+    let mut chars = src.trim_start().chars().peekable();
+    if chars.peek().is_none() {
+        return Ok(args);
+    }
+    loop {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        match chars.peek() {
+            Some(&quote @ ('"' | '\'')) => {
+                chars.next();
+                let mut text = String::new();
+                loop {
+                    match chars.next() {
+                        Some('\\') => match chars.next() {
+                            Some(c) => text.push(c),
+                            None => return Err("unterminated string argument".into()),
+                        },
+                        Some(c) if c == quote => break,
+                        Some(c) => text.push(c),
+                        None => return Err("unterminated string argument".into()),
+                    }
+                }
+                args.push(Arg::Str(text));
+            }
+            Some(_) => {
+                let mut token = String::new();
+                while let Some(c) = chars.next_if(|c| *c != ',' && !c.is_whitespace()) {
+                    token.push(c);
+                }
+                let n = token.parse::<i64>().map_err(|_| {
+                    format!("expected an integer or a quoted string argument, found `{token}`")
+                })?;
+                args.push(Arg::Int(n));
+            }
+            None => return Err("expected an argument after `,`".into()),
+        }
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        match chars.next() {
+            None => return Ok(args),
+            Some(',') => continue,
+            Some(c) => return Err(format!("expected `,` between arguments, found `{c}`")),
+        }
+    }
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn escaped(value: &str, escape: Escape) -> String {
+    match escape {
+        Escape::None => value.to_string(),
+        Escape::Json => {
+            let mut out = Vec::with_capacity(value.len());
+            json_escape(value.as_bytes(), &mut out);
+            String::from_utf8(out).expect("JSON escaping keeps UTF-8 valid")
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! Rendering of compiled parts. This runs once per request on the hot path: every
+//! function writes straight into the output buffer, with no intermediate `String`.
+
+use std::io::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rand::{Rng, RngCore};
+
+use super::{Escape, Part, RenderContext};
+
+/// The process-wide `seq()` counter: every render anywhere takes the next value.
+static SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// Appends one part.
+pub(super) fn part(part: &Part, escape: Escape, ctx: &mut RenderContext<'_>, out: &mut Vec<u8>) {
+    match part {
+        Part::Literal(text) => out.extend_from_slice(text.as_bytes()),
+        Part::RandInt(lo, hi) => write_i64(ctx.rng.random_range(*lo..=*hi), out),
+        Part::RandChoice(options) => {
+            let i = ctx.rng.random_range(0..options.len());
+            out.extend_from_slice(options[i].as_bytes());
+        }
+        Part::Uuid => write_uuid(ctx.rng.next_u64(), ctx.rng.next_u64(), out),
+        Part::Seq => write_u64(SEQ.fetch_add(1, Ordering::Relaxed), out),
+        Part::NowUnix => write_u64(unix_seconds(SystemTime::now()), out),
+        Part::NowIso(offset) => write_iso(*offset, out),
+        Part::Var(name) => {
+            let value = ctx.vars.get(name).unwrap_or("");
+            match escape {
+                Escape::None => out.extend_from_slice(value.as_bytes()),
+                Escape::Json => json_escape(value.as_bytes(), out),
+            }
+        }
+    }
+}
+
+/// Writes the decimal digits of `n`.
+pub(super) fn write_u64(mut n: u64, out: &mut Vec<u8>) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+/// Writes the decimal digits of `n`, with a leading `-` when negative.
+pub(super) fn write_i64(n: i64, out: &mut Vec<u8>) {
+    if n < 0 {
+        out.push(b'-');
+    }
+    write_u64(n.unsigned_abs(), out);
+}
+
+/// Writes a version 4 (random) UUID made of two random words, in its hyphenated
+/// lower-case form.
+fn write_uuid(hi: u64, lo: u64, out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    // Version nibble 4 in byte 6; variant bits 10 in byte 8 (RFC 9562).
+    let hi = (hi & !0xf000) | 0x4000;
+    let lo = (lo & !(0b11 << 62)) | (0b10 << 62);
+    let bytes = ((hi as u128) << 64 | lo as u128).to_be_bytes();
+    for (i, b) in bytes.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push(b'-');
+        }
+        out.push(HEX[(b >> 4) as usize]);
+        out.push(HEX[(b & 0xf) as usize]);
+    }
+}
+
+fn unix_seconds(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// Writes now + `offset` seconds as RFC 3339 UTC with second precision.
+fn write_iso(offset: i64, out: &mut Vec<u8>) {
+    let now = SystemTime::now();
+    let shift = Duration::from_secs(offset.unsigned_abs());
+    let at = if offset >= 0 {
+        now.checked_add(shift)
+    } else {
+        now.checked_sub(shift)
+    };
+    let at = at.unwrap_or(now);
+    // Writing into a Vec cannot fail.
+    let _ = write!(out, "{}", humantime::format_rfc3339_seconds(at));
+}
+
+/// Appends `value` escaped for the inside of a JSON string (RFC 8259 section 7).
+pub(super) fn json_escape(value: &[u8], out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut start = 0;
+    for (i, &b) in value.iter().enumerate() {
+        let escape: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0..=0x1f => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&value[start..i]);
+        if escape.is_empty() {
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[(b >> 4) as usize]);
+            out.push(HEX[(b & 0xf) as usize]);
+        } else {
+            out.extend_from_slice(escape);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&value[start..]);
+}
