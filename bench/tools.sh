@@ -20,7 +20,7 @@ run_headroom() {
     conns) load=(--users "$MANY_CONNS") ;;
     esac
     measure "$2" "${BIN[headroom]}" run --url "$URL" "${load[@]}" --duration "$D" \
-        --threads 1 --out "$2.json"
+        --threads 1 --quiet --out "$2.json"
 }
 count_headroom() { echo "$(json_get "$1.json" requests) $(json_get "$1.json" dropped)"; }
 
