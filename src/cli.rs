@@ -32,6 +32,34 @@ pub struct Cli {
 pub enum Command {
     /// Drive load at a rate (open model) or a number of users (closed model).
     Run(RunArgs),
+    /// Serve the built-in target: a service with a known capacity to learn and test on.
+    Target(TargetArgs),
+}
+
+/// Flags of `headroom target`.
+#[derive(Debug, Args, Clone)]
+pub struct TargetArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: std::net::SocketAddr,
+    /// Workers serving `/work` at once.
+    #[arg(long, default_value_t = 4)]
+    pub workers: usize,
+    /// Mean time a `/work` request holds a worker.
+    #[arg(long, default_value = "5ms", value_parser = parse_duration)]
+    pub service_time: Duration,
+    /// Service-time distribution: `fixed` or `exp` (exponential with that mean).
+    #[arg(long, default_value = "fixed")]
+    pub service_dist: crate::target::ServiceDist,
+    /// Requests that may wait for a worker; beyond it `/work` answers 503.
+    #[arg(long, default_value_t = 10_000)]
+    pub queue: usize,
+    /// Keep `/tasks` in this PostgreSQL database instead of memory.
+    #[arg(long)]
+    pub postgres: Option<String>,
+    /// Runtime threads of the server.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
 }
 
 /// Flags of `headroom run`.
@@ -90,5 +118,6 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Run(args) => commands::run::run(&args),
+        Command::Target(args) => commands::target::run(&args),
     }
 }

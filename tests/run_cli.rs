@@ -14,7 +14,8 @@ use crate::support::{free_port, run_headroom, Nginx};
 const LIMIT: Duration = Duration::from_secs(60);
 
 fn read_summary(path: &Path) -> Summary {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("no summary at {}: {e}", path.display()));
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("no summary at {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("summary is not v1 JSON: {e}\n{text}"))
 }
 
@@ -34,16 +35,30 @@ fn open_model_holds_2000_per_second_within_2_percent() {
     let dir = tempfile::tempdir().unwrap();
     let out_file = dir.path().join("s.json");
     let out = run_headroom(
-        ["run", "--url", &nginx.url(), "--rate", "2000", "--duration", "5s", "--quiet", "--out"]
-            .into_iter()
-            .map(String::from)
-            .chain([out_file.display().to_string()]),
+        [
+            "run",
+            "--url",
+            &nginx.url(),
+            "--rate",
+            "2000",
+            "--duration",
+            "5s",
+            "--quiet",
+            "--out",
+        ]
+        .into_iter()
+        .map(String::from)
+        .chain([out_file.display().to_string()]),
         LIMIT,
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let s = read_summary(&out_file);
     assert_eq!(s.model, "arrival-rate");
-    assert!((s.rate.offered - 2000.0).abs() < 1.0, "offered {}", s.rate.offered);
+    assert!(
+        (s.rate.offered - 2000.0).abs() < 1.0,
+        "offered {}",
+        s.rate.offered
+    );
     let achieved = s.requests as f64 / 5.0;
     assert!((achieved - 2000.0).abs() <= 40.0, "achieved {achieved}/s");
     assert_eq!(s.dropped, 0);
@@ -66,7 +81,13 @@ fn weights_70_15_15_land_within_3_points() {
     );
     let out_file = dir.path().join("s.json");
     let out = run_headroom(
-        ["run".into(), scenario.display().to_string(), "--quiet".into(), "--out".into(), out_file.display().to_string()],
+        [
+            "run".into(),
+            scenario.display().to_string(),
+            "--quiet".into(),
+            "--out".into(),
+            out_file.display().to_string(),
+        ],
         LIMIT,
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -74,7 +95,11 @@ fn weights_70_15_15_land_within_3_points() {
     let share = |n: &str| 100.0 * s.by_name[n].requests as f64 / s.requests as f64;
     for (name, want) in [("a", 70.0), ("b", 15.0), ("c", 15.0)] {
         let got = share(name);
-        assert!((got - want).abs() <= 3.0, "{name}: {got:.1}% of {} (want {want}%)", s.requests);
+        assert!(
+            (got - want).abs() <= 3.0,
+            "{name}: {got:.1}% of {} (want {want}%)",
+            s.requests
+        );
     }
 }
 
@@ -92,7 +117,13 @@ fn closed_model_rate_is_users_over_think_plus_latency() {
     );
     let out_file = dir.path().join("s.json");
     let out = run_headroom(
-        ["run".into(), scenario.display().to_string(), "--quiet".into(), "--out".into(), out_file.display().to_string()],
+        [
+            "run".into(),
+            scenario.display().to_string(),
+            "--quiet".into(),
+            "--out".into(),
+            out_file.display().to_string(),
+        ],
         LIMIT,
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -101,7 +132,10 @@ fn closed_model_rate_is_users_over_think_plus_latency() {
     let latency_s = s.latency_ms.avg / 1000.0;
     let expected = 20.0 / (0.100 + latency_s);
     let achieved = s.requests as f64 / s.duration_s;
-    assert!((achieved - expected).abs() / expected < 0.05, "achieved {achieved:.1}/s, expected {expected:.1}/s");
+    assert!(
+        (achieved - expected).abs() / expected < 0.05,
+        "achieved {achieved:.1}/s, expected {expected:.1}/s"
+    );
 }
 
 #[test]
@@ -118,17 +152,37 @@ fn a_one_second_freeze_shows_in_corrected_latency_only() {
     let out_file = dir.path().join("s.json");
     let url = format!("{base}/status/200");
     let out = run_headroom(
-        ["run", "--url", &url, "--rate", "200", "--duration", "4s", "--connections", "4", "--quiet", "--out"]
-            .into_iter()
-            .map(String::from)
-            .chain([out_file.display().to_string()]),
+        [
+            "run",
+            "--url",
+            &url,
+            "--rate",
+            "200",
+            "--duration",
+            "4s",
+            "--connections",
+            "4",
+            "--quiet",
+            "--out",
+        ]
+        .into_iter()
+        .map(String::from)
+        .chain([out_file.display().to_string()]),
         LIMIT,
     );
     staller.join().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let s = read_summary(&out_file);
-    assert!(s.latency_ms.p99 >= 600.0, "corrected p99 {} ms", s.latency_ms.p99);
-    assert!(s.latency_uncorrected_ms.p99 < 100.0, "uncorrected p99 {} ms", s.latency_uncorrected_ms.p99);
+    assert!(
+        s.latency_ms.p99 >= 600.0,
+        "corrected p99 {} ms",
+        s.latency_ms.p99
+    );
+    assert!(
+        s.latency_uncorrected_ms.p99 < 100.0,
+        "uncorrected p99 {} ms",
+        s.latency_uncorrected_ms.p99
+    );
 }
 
 /// A minimal HTTP/1.1 POST with no body, for admin endpoints.
@@ -157,10 +211,20 @@ flows:
         capture: {id: "$.id"}
       - request: {name: read, path: "/tasks/{{ id }}", expect: {status: 200, json_path: "$.id"}}
 "#;
-    let scenario = write(dir.path(), "flow.yaml", &flow.replace("TARGET", &target.url()));
+    let scenario = write(
+        dir.path(),
+        "flow.yaml",
+        &flow.replace("TARGET", &target.url()),
+    );
     let out_file = dir.path().join("s.json");
     let out = run_headroom(
-        ["run".into(), scenario.display().to_string(), "--quiet".into(), "--out".into(), out_file.display().to_string()],
+        [
+            "run".into(),
+            scenario.display().to_string(),
+            "--quiet".into(),
+            "--out".into(),
+            out_file.display().to_string(),
+        ],
         LIMIT,
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -169,21 +233,47 @@ flows:
     let read = &s.by_name["read"];
     assert!(create.requests > 50, "{create:?}");
     assert_eq!(create.errors.count, 0, "{create:?}");
-    assert_eq!(read.errors.count, 0, "reads of captured ids failed: {read:?}");
-    assert!(read.requests + 4 >= create.requests, "create {} read {}", create.requests, read.requests);
+    assert_eq!(
+        read.errors.count, 0,
+        "reads of captured ids failed: {read:?}"
+    );
+    assert!(
+        read.requests + 4 >= create.requests,
+        "create {} read {}",
+        create.requests,
+        read.requests
+    );
 }
 
 #[test]
 fn a_failed_threshold_exits_99_and_says_so() {
     let nginx = Nginx::start();
     let out = run_headroom(
-        ["run", "--url", &nginx.url(), "--rate", "100", "--duration", "1s", "--threshold", "p99 < 1us", "--threshold", "errors < 1%"],
+        [
+            "run",
+            "--url",
+            &nginx.url(),
+            "--rate",
+            "100",
+            "--duration",
+            "1s",
+            "--threshold",
+            "p99 < 1us",
+            "--threshold",
+            "errors < 1%",
+        ],
         LIMIT,
     );
     assert_eq!(out.status.code(), Some(99), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("p99 < 1us") && text.contains("FAIL"), "{text}");
-    assert!(text.contains("errors < 1%") && text.contains("PASS"), "{text}");
+    assert!(
+        text.contains("p99 < 1us") && text.contains("FAIL"),
+        "{text}"
+    );
+    assert!(
+        text.contains("errors < 1%") && text.contains("PASS"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -200,7 +290,10 @@ fn a_broken_scenario_exits_2_naming_file_line_and_field() {
     assert!(err.contains("broken.yaml:5:"), "{err}");
     assert!(err.contains("weight"), "{err}");
 
-    let out = run_headroom(["run", "--url", "http://127.0.0.1:9/", "--rate", "ten"], LIMIT);
+    let out = run_headroom(
+        ["run", "--url", "http://127.0.0.1:9/", "--rate", "ten"],
+        LIMIT,
+    );
     assert_eq!(out.status.code(), Some(2), "bad flag: {}", stderr(&out));
 }
 
@@ -211,14 +304,32 @@ fn an_unreachable_target_counts_connect_errors_and_says_so() {
     let out_file = dir.path().join("s.json");
     let url = format!("http://127.0.0.1:{port}/");
     let out = run_headroom(
-        ["run".into(), "--url".into(), url, "--rate".into(), "50".into(), "--duration".into(), "1s".into(), "--out".into(), out_file.display().to_string()],
+        [
+            "run".into(),
+            "--url".into(),
+            url,
+            "--rate".into(),
+            "50".into(),
+            "--duration".into(),
+            "1s".into(),
+            "--out".into(),
+            out_file.display().to_string(),
+        ],
         LIMIT,
     );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains(&format!("127.0.0.1:{port}")), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("127.0.0.1:{port}")),
+        "{}",
+        stderr(&out)
+    );
     let s = read_summary(&out_file);
     let by_kind: &BTreeMap<String, u64> = &s.errors.by_kind;
-    assert_eq!(by_kind.get("connect").copied(), Some(s.requests), "{by_kind:?}");
+    assert_eq!(
+        by_kind.get("connect").copied(),
+        Some(s.requests),
+        "{by_kind:?}"
+    );
     assert!(s.requests >= 45, "{}", s.requests);
 }
 
@@ -228,7 +339,17 @@ fn ctrl_c_stops_the_run_and_still_writes_the_summary() {
     let dir = tempfile::tempdir().unwrap();
     let out_file = dir.path().join("s.json");
     let mut child = Command::new(crate::support::headroom_bin())
-        .args(["run", "--url", &nginx.url(), "--rate", "500", "--duration", "30s", "--quiet", "--out"])
+        .args([
+            "run",
+            "--url",
+            &nginx.url(),
+            "--rate",
+            "500",
+            "--duration",
+            "30s",
+            "--quiet",
+            "--out",
+        ])
         .arg(&out_file)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -236,7 +357,10 @@ fn ctrl_c_stops_the_run_and_still_writes_the_summary() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(2500));
     let started = Instant::now();
-    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(status.success());
     let code = loop {
         if let Some(code) = child.try_wait().unwrap() {
@@ -251,7 +375,11 @@ fn ctrl_c_stops_the_run_and_still_writes_the_summary() {
     assert_eq!(code.code(), Some(0));
     let s = read_summary(&out_file);
     assert!(s.interrupted);
-    assert!((1.5..4.0).contains(&s.duration_s), "duration {}", s.duration_s);
+    assert!(
+        (1.5..4.0).contains(&s.duration_s),
+        "duration {}",
+        s.duration_s
+    );
     assert!(s.requests > 500, "{}", s.requests);
 }
 
@@ -261,10 +389,22 @@ fn an_impossible_rate_on_one_thread_is_flagged_generator_bound() {
     let dir = tempfile::tempdir().unwrap();
     let out_file = dir.path().join("s.json");
     let out = run_headroom(
-        ["run", "--url", &nginx.url(), "--rate", "1000000", "--duration", "2s", "--threads", "1", "--quiet", "--out"]
-            .into_iter()
-            .map(String::from)
-            .chain([out_file.display().to_string()]),
+        [
+            "run",
+            "--url",
+            &nginx.url(),
+            "--rate",
+            "1000000",
+            "--duration",
+            "2s",
+            "--threads",
+            "1",
+            "--quiet",
+            "--out",
+        ]
+        .into_iter()
+        .map(String::from)
+        .chain([out_file.display().to_string()]),
         LIMIT,
     );
     let s = read_summary(&out_file);

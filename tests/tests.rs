@@ -1,4 +1,5 @@
 //! Integration tests: the built `headroom` binary and its helpers against real servers
 //! on 127.0.0.1.
 
+mod run_cli;
 mod support;

@@ -2,3 +2,4 @@
 //! (plan, engine, target), runs, prints, and returns an exit code.
 
 pub mod run;
+pub mod target;

@@ -125,7 +125,9 @@ pub(crate) fn build(
                     "--max-in-flight: expected a positive integer, found 0",
                 ));
             }
-            let connections = overrides.connections.or(file.as_ref().and_then(|f| f.connections));
+            let connections = overrides
+                .connections
+                .or(file.as_ref().and_then(|f| f.connections));
             if connections == Some(0) {
                 return Err(ScenarioError::command_line(
                     "--connections: expected a positive integer, found 0",
