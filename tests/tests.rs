@@ -2,4 +2,6 @@
 //! on 127.0.0.1.
 
 mod run_cli;
+mod run_errors;
+mod run_shapes;
 mod support;

@@ -259,10 +259,12 @@ async fn user(state: &Rc<ThreadState>, id: u64, active: &Cell<u64>, end: Instant
 /// Waits for in-flight work to finish: up to the request timeout (capped) after a
 /// normal end, a short grace after an interruption; unfinished work is abandoned.
 async fn drain(state: &ThreadState, finished: impl Fn() -> bool) {
+    // A request in flight ends by its timeout at the latest; the margin lets that
+    // timeout fire and be recorded before the thread gives up on it.
     let limit = if state.stopping() {
         INTERRUPT_GRACE
     } else {
-        state.plan.timeout.min(DRAIN_LIMIT)
+        (state.plan.timeout + INTERRUPT_GRACE).min(DRAIN_LIMIT)
     };
     let mut deadline = Instant::now() + limit;
     while !finished() && Instant::now() < deadline {
