@@ -51,13 +51,25 @@ fn hostile_run(nginx: &Nginx, dir: &Path) -> PathBuf {
         ],
         LIMIT,
     );
-    assert_eq!(out.status.code(), Some(99), "one threshold fails: {}", text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(99),
+        "one threshold fails: {}",
+        text(&out.stderr)
+    );
     store
 }
 
 fn report(store: &Path, format: &str) -> String {
     let out = run_headroom(
-        ["report", "latest", "--format", format, "--store", &store.display().to_string()],
+        [
+            "report",
+            "latest",
+            "--format",
+            format,
+            "--store",
+            &store.display().to_string(),
+        ],
         LIMIT,
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -89,10 +101,19 @@ fn the_html_report_renders_its_charts_in_chromium_without_scripts_or_fetches() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let html = std::fs::read_to_string(&file).unwrap();
-    assert!(!html.contains("<script"), "markup from the target was not escaped");
-    assert!(html.contains("&lt;script&gt;"), "the hostile name is shown, escaped");
+    assert!(
+        !html.contains("<script"),
+        "markup from the target was not escaped"
+    );
+    assert!(
+        html.contains("&lt;script&gt;"),
+        "the hostile name is shown, escaped"
+    );
     for fetch in ["http", "src=", "href=", "url(", "@import"] {
-        assert!(!html.contains(fetch), "the report could fetch something: {fetch}");
+        assert!(
+            !html.contains(fetch),
+            "the report could fetch something: {fetch}"
+        );
     }
 
     let profile = tempfile::tempdir().unwrap();
@@ -119,10 +140,16 @@ fn the_html_report_renders_its_charts_in_chromium_without_scripts_or_fetches() {
     let dom = text(&dumped.stdout);
     let log = text(&dumped.stderr);
     assert!(dumped.status.success(), "chromium failed: {log}");
-    assert!(dom.matches("<svg").count() >= 3, "charts in the DOM:\n{dom}");
+    assert!(
+        dom.matches("<svg").count() >= 3,
+        "charts in the DOM:\n{dom}"
+    );
     assert!(dom.matches("<polyline").count() >= 6, "lines in the charts");
     assert!(dom.contains("Latency by percentile"));
-    assert!(!dom.contains("pwned</title>") && !dom.contains("<script"), "{dom}");
+    assert!(
+        !dom.contains("pwned</title>") && !dom.contains("<script"),
+        "{dom}"
+    );
     for bad in ["CONSOLE", "Uncaught", "ERR_"] {
         assert!(!log.contains(bad), "chromium logged {bad}:\n{log}");
     }
@@ -149,7 +176,10 @@ fn junit_markdown_and_json_reports_hold_the_verdicts_escaped() {
 
     let xml = report(&store, "junit");
     let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
-    let cases: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("testcase")).collect();
+    let cases: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
     assert_eq!(cases.len(), 2, "{xml}");
     let failed: Vec<_> = cases
         .iter()
@@ -157,14 +187,20 @@ fn junit_markdown_and_json_reports_hold_the_verdicts_escaped() {
         .map(|c| c.attribute("name").unwrap())
         .collect();
     assert_eq!(failed, vec!["rate > 1000000/s"]);
-    let suite = doc.descendants().find(|n| n.has_tag_name("testsuite")).unwrap();
+    let suite = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testsuite"))
+        .unwrap();
     assert_eq!(suite.attribute("tests"), Some("2"));
     assert_eq!(suite.attribute("failures"), Some("1"));
 
     let md = report(&store, "md");
     assert!(!md.contains("<script"), "{md}");
     assert!(md.contains("&lt;script&gt;"), "{md}");
-    assert!(md.contains("**FAIL**") && md.contains("### Per name"), "{md}");
+    assert!(
+        md.contains("**FAIL**") && md.contains("### Per name"),
+        "{md}"
+    );
 
     let json = report(&store, "json");
     let summary: Summary = serde_json::from_str(&json).expect("the summary JSON");

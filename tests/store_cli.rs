@@ -70,7 +70,11 @@ fn labelled_runs_are_listed_and_compared_with_deltas() {
     let store = dir.path().join("history.db");
     for round in ["1", "2"] {
         let label = format!("round={round}");
-        let args = run_args(&nginx.url(), &store, &["--label", &label, "--label", "change=ETS cache"]);
+        let args = run_args(
+            &nginx.url(),
+            &store,
+            &["--label", &label, "--label", "change=ETS cache"],
+        );
         let out = run_headroom(&args, LIMIT);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     }
@@ -80,32 +84,71 @@ fn labelled_runs_are_listed_and_compared_with_deltas() {
     let listing = text(&runs.stdout);
     let lines: Vec<&str> = listing.lines().collect();
     assert_eq!(lines.len(), 3, "header and two runs:\n{listing}");
-    assert!(lines[1].contains("round=2") && lines[2].contains("round=1"), "newest first:\n{listing}");
-    assert!(lines[1].contains("change=ETS cache") && lines[1].contains("pass"), "{listing}");
+    assert!(
+        lines[1].contains("round=2") && lines[2].contains("round=1"),
+        "newest first:\n{listing}"
+    );
+    assert!(
+        lines[1].contains("change=ETS cache") && lines[1].contains("pass"),
+        "{listing}"
+    );
 
     let only = run_headroom(["runs", "--store", &store_arg, "--label", "round=1"], LIMIT);
-    assert_eq!(text(&only.stdout).lines().count(), 2, "{}", text(&only.stdout));
+    assert_eq!(
+        text(&only.stdout).lines().count(),
+        2,
+        "{}",
+        text(&only.stdout)
+    );
 
-    let compare = run_headroom(["compare", "latest~1", "latest", "--store", &store_arg], LIMIT);
+    let compare = run_headroom(
+        ["compare", "latest~1", "latest", "--store", &store_arg],
+        LIMIT,
+    );
     assert_eq!(compare.status.code(), Some(0), "{}", text(&compare.stderr));
     let table = text(&compare.stdout);
-    assert!(table.contains("round=1") && table.contains("round=2"), "{table}");
+    assert!(
+        table.contains("round=1") && table.contains("round=2"),
+        "{table}"
+    );
     let second_row = table.lines().nth(2).unwrap_or_default();
-    assert!(second_row.contains('%'), "the second row shows deltas:\n{table}");
+    assert!(
+        second_row.contains('%'),
+        "the second row shows deltas:\n{table}"
+    );
     assert!(table.contains("within noise"), "{table}");
 
     let json = run_headroom(
-        ["compare", "label:round=1", "label:round=2", "--format", "json", "--store", &store_arg],
+        [
+            "compare",
+            "label:round=1",
+            "label:round=2",
+            "--format",
+            "json",
+            "--store",
+            &store_arg,
+        ],
         LIMIT,
     );
     let value: serde_json::Value = serde_json::from_slice(&json.stdout).expect("compare JSON");
     let rounds = value["rounds"].as_array().unwrap();
     assert_eq!(rounds.len(), 2);
-    assert!(rounds[0]["delta_pct"].is_null() && rounds[1]["delta_pct"].is_array(), "{value}");
+    assert!(
+        rounds[0]["delta_pct"].is_null() && rounds[1]["delta_pct"].is_array(),
+        "{value}"
+    );
 
     // A run compared with itself has not regressed.
     let same = run_headroom(
-        ["compare", "latest", "latest", "--fail-on-regression", "1%", "--store", &store_arg],
+        [
+            "compare",
+            "latest",
+            "latest",
+            "--fail-on-regression",
+            "1%",
+            "--store",
+            &store_arg,
+        ],
         LIMIT,
     );
     assert_eq!(same.status.code(), Some(0), "{}", text(&same.stderr));
@@ -123,7 +166,10 @@ fn a_killed_run_leaves_its_seconds_and_shows_as_interrupted() {
     // Wait until at least two seconds are stored, then kill -9.
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        assert!(Instant::now() < deadline, "no seconds were stored within 20 s");
+        assert!(
+            Instant::now() < deadline,
+            "no seconds were stored within 20 s"
+        );
         if let Ok(store) = Store::open(&store_path) {
             if let Ok(rows) = store.runs(&RunFilter::default()) {
                 if let Some(row) = rows.first() {
@@ -144,16 +190,32 @@ fn a_killed_run_leaves_its_seconds_and_shows_as_interrupted() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].status, RunStatus::Interrupted);
     let run = store.load(rows[0].id).unwrap();
-    assert!(run.timeline.len() >= 2, "seconds so far: {}", run.timeline.len());
-    assert!(run.timeline.iter().all(|s| s.requests > 0), "{:?}", run.timeline);
+    assert!(
+        run.timeline.len() >= 2,
+        "seconds so far: {}",
+        run.timeline.len()
+    );
+    assert!(
+        run.timeline.iter().all(|s| s.requests > 0),
+        "{:?}",
+        run.timeline
+    );
     assert!(run.row.summary.is_none());
 
     let store_arg = store_path.display().to_string();
     let listing = run_headroom(["runs", "--store", &store_arg], LIMIT);
-    assert!(text(&listing.stdout).contains("interrupted"), "{}", text(&listing.stdout));
+    assert!(
+        text(&listing.stdout).contains("interrupted"),
+        "{}",
+        text(&listing.stdout)
+    );
     let report = run_headroom(["report", "latest", "--store", &store_arg], LIMIT);
     assert_eq!(report.status.code(), Some(0), "{}", text(&report.stderr));
-    assert!(text(&report.stdout).contains("No summary"), "{}", text(&report.stdout));
+    assert!(
+        text(&report.stdout).contains("No summary"),
+        "{}",
+        text(&report.stdout)
+    );
 }
 
 #[test]
@@ -163,7 +225,13 @@ fn two_runs_writing_one_store_at_once_both_land() {
     let store_path = dir.path().join("shared.db");
     let mut children: Vec<Child> = ["a", "b"]
         .iter()
-        .map(|who| spawn(&run_args(&nginx.url(), &store_path, &["--label", &format!("who={who}")])))
+        .map(|who| {
+            spawn(&run_args(
+                &nginx.url(),
+                &store_path,
+                &["--label", &format!("who={who}")],
+            ))
+        })
         .collect();
     for child in &mut children {
         let status = wait(child, LIMIT);

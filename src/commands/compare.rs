@@ -313,7 +313,7 @@ pub fn render_markdown(c: &Comparison) -> String {
         let row: Vec<String> = cells(round, c).iter().map(|s| md(s)).collect();
         out.push_str(&format!("| {} |\n", row.join(" | ")));
     }
-    format!("{out}\n{}", md(&legend(c)))
+    format!("{out}\n{}\n", md(legend(c).trim_end()))
 }
 
 #[cfg(test)]

@@ -125,7 +125,7 @@ impl LineChart {
         }
         // x ticks.
         let x_step = match self.x_axis {
-            XAxis::Linear => nice_step(x_max - x_min, 8.0),
+            XAxis::Linear => nice_step(x_max - x_min, 8.0).max(1.0),
             XAxis::Percentile => 1.0,
         };
         let mut x = (x_min / x_step).ceil() * x_step;
