@@ -287,6 +287,7 @@ mod tests {
             },
             timeline: vec![],
             interrupted: false,
+            watches: vec![],
         };
         let rules: Vec<Threshold> = ["p95 < 500ms", "get_task.p99 < 10ms", "nope.p95 < 1s"]
             .iter()
