@@ -1,8 +1,10 @@
 //! Human-readable output. [`text::render`] turns a finished run's summary into the
-//! end-of-run text printed on stdout; [`progress::Progress`] shows the run as it goes,
+//! end-of-run text printed on stdout, with [`profile::render`]'s resource profile
+//! when something was watched; [`progress::Progress`] shows the run as it goes,
 //! on stderr so stdout stays clean for the summary. Both format figures with
 //! [`units`] and lay out columns with [`table::Table`].
 
+pub mod profile;
 pub mod progress;
 pub mod table;
 pub mod text;
