@@ -3,3 +3,4 @@
 
 mod run_cli;
 mod support;
+mod watch_cli;
