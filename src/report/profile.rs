@@ -12,6 +12,8 @@ use crate::watch::{Detail, PostgresSummary, PrometheusSummary, WatchSummary};
 
 /// Widest a statement's text is shown, in characters.
 const QUERY_WIDTH: usize = 60;
+/// Widest a Prometheus series name (with its labels) is shown.
+const SERIES_WIDTH: usize = 90;
 
 /// The section's text, ending in a blank line; empty when the summary has no watches.
 pub fn render(s: &Summary) -> String {
@@ -100,7 +102,7 @@ fn postgres(out: &mut String, spec: &str, p: &PostgresSummary) {
         t.row(["top queries during the run", "calls", "mean", "total"]);
         for q in &p.top_queries {
             t.row([
-                one_line(&q.query),
+                one_line(&q.query, QUERY_WIDTH),
                 q.calls.to_string(),
                 crate::report::units::latency(q.mean_ms),
                 crate::report::units::latency(q.total_ms),
@@ -124,7 +126,7 @@ fn prometheus(out: &mut String, spec: &str, p: &PrometheusSummary) {
     t.row(["series", "first", "last", "max", "rate"]);
     for s in &p.series {
         t.row([
-            one_line(&s.series),
+            one_line(&s.series, SERIES_WIDTH),
             format!("{}", s.first),
             format!("{}", s.last),
             format!("{}", s.max),
@@ -134,13 +136,13 @@ fn prometheus(out: &mut String, spec: &str, p: &PrometheusSummary) {
     out.push_str(&t.render(2));
 }
 
-/// The statement on one line, whitespace collapsed, cut to [`QUERY_WIDTH`] characters.
-fn one_line(text: &str) -> String {
+/// `text` on one line, whitespace collapsed, cut to `width` characters.
+fn one_line(text: &str, width: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= QUERY_WIDTH {
+    if flat.chars().count() <= width {
         flat
     } else {
-        let cut: String = flat.chars().take(QUERY_WIDTH - 1).collect();
+        let cut: String = flat.chars().take(width - 1).collect();
         format!("{cut}…")
     }
 }

@@ -22,6 +22,10 @@ pub struct GeneratorSummary {
     pub bound: bool,
     /// Why, in words (empty when not bound).
     pub reason: String,
+    /// CPU seconds the watches themselves used (opening, sampling, closing): what
+    /// watching cost the generator.
+    #[serde(default)]
+    pub watch_cpu_s: f64,
     /// One entry per sample.
     pub samples: Vec<GeneratorSample>,
 }
@@ -91,6 +95,8 @@ impl Sampler for GeneratorSampler {
             max_lag_ms: round3(timeline_lag.max(g.max_lag_ms)),
             bound: g.bound,
             reason: g.reason.clone(),
+            // Filled in by `Watches::finish`, which alone sees every thread's share.
+            watch_cpu_s: 0.0,
             samples,
         };
         let warnings = if g.bound {

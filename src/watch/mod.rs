@@ -65,6 +65,8 @@ pub enum WatchError {
 /// Running watches. Drop without [`Watches::finish`] stops the thread and loses the samples.
 pub struct Watches {
     thread: SamplingThread,
+    /// CPU spent opening the samplers on the caller's thread.
+    start_cpu: Duration,
 }
 
 impl Watches {
@@ -76,6 +78,7 @@ impl Watches {
         if interval.is_zero() {
             return Err(WatchError::Interval);
         }
+        let cpu_before = thread::thread_cpu();
         let self_error = |reason: String| WatchError::Spec {
             spec: "self".into(),
             reason,
@@ -94,17 +97,26 @@ impl Watches {
         }
         let thread = SamplingThread::spawn(watched, interval, Instant::now())
             .map_err(|e| WatchError::Thread(e.to_string()))?;
-        Ok(Watches { thread })
+        Ok(Watches {
+            thread,
+            start_cpu: thread::thread_cpu().saturating_sub(cpu_before),
+        })
     }
 
     /// Stops sampling and returns one summary per watch, the generator's first. `run`
     /// (the run's summary, when there is one) gives the generator its lag and verdict.
     pub fn finish(self, run: Option<&Summary>) -> Vec<WatchSummary> {
-        let (watched, end_t) = self.thread.stop();
-        watched
+        let cpu_before = thread::thread_cpu();
+        let (watched, end_t, sampling_cpu) = self.thread.stop();
+        let mut out: Vec<WatchSummary> = watched
             .into_iter()
             .map(|w| w.finish(summary::round3(end_t), run))
-            .collect()
+            .collect();
+        let cost = self.start_cpu + sampling_cpu + thread::thread_cpu().saturating_sub(cpu_before);
+        if let Some(Detail::Generator(g)) = out.first_mut().map(|w| &mut w.detail) {
+            g.watch_cpu_s = cost.as_secs_f64();
+        }
+        out
     }
 }
 
@@ -133,7 +145,7 @@ mod tests {
     #[test]
     fn generator_comes_first_and_samples_every_interval() {
         let me = format!("pid:{}", std::process::id());
-        let w = Watches::start(&[me.clone()], Duration::from_millis(50)).unwrap();
+        let w = Watches::start(std::slice::from_ref(&me), Duration::from_millis(50)).unwrap();
         std::thread::sleep(Duration::from_millis(280));
         let out = w.finish(None);
         assert_eq!(out.len(), 2);
@@ -147,6 +159,14 @@ mod tests {
         };
         assert!((4..=6).contains(&p.samples.len()), "{}", p.samples.len());
         assert!(out[1].gaps.is_empty());
+        let Detail::Generator(g) = &out[0].detail else {
+            panic!("not a generator summary")
+        };
+        assert!(
+            g.watch_cpu_s > 0.0 && g.watch_cpu_s < 0.25,
+            "{}",
+            g.watch_cpu_s
+        );
     }
 
     #[test]

@@ -130,11 +130,17 @@ impl PrometheusSampler {
                 self.capped = true;
                 continue;
             }
+            // A counter that first appears after the first scrape was born during the
+            // run: it started from zero at the previous scrape.
+            let born = match (counter, self.samples.last()) {
+                (true, Some(prev)) => (prev.t, 0.0),
+                _ => (t, v),
+            };
             let track = self.series.entry(key.clone()).or_insert(Track {
                 counter,
-                first: (t, v),
-                last: (t, v),
-                max: v,
+                first: born,
+                last: born,
+                max: born.1,
                 increase: 0.0,
             });
             let before = track.last.1;
@@ -258,7 +264,10 @@ mod tests {
     #[test]
     fn named_metrics_only_and_a_cap_on_series() {
         let mut s = sampler(&["reqs"]);
-        s.record(0.0, &expo(1.0, 1.0)).unwrap();
+        s.record(0.0, "# TYPE other gauge\nother 1\n").unwrap();
+        s.record(1.0, &expo(40.0, 1.0)).unwrap();
+        let born = &s.series["reqs_total{code=\"200\"}"];
+        assert_eq!((born.first, born.increase), ((0.0, 0.0), 40.0));
         assert_eq!(
             s.series.keys().collect::<Vec<_>>(),
             ["reqs_total{code=\"200\"}"]

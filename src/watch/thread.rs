@@ -11,7 +11,7 @@ use super::sampler::Watched;
 /// A running sampling thread.
 pub(crate) struct SamplingThread {
     stop: Sender<()>,
-    handle: JoinHandle<(Vec<Watched>, f64)>,
+    handle: JoinHandle<(Vec<Watched>, f64, Duration)>,
 }
 
 impl SamplingThread {
@@ -44,14 +44,23 @@ impl SamplingThread {
                         next = now + interval;
                     }
                 }
-                (watched, start.elapsed().as_secs_f64())
+                (watched, start.elapsed().as_secs_f64(), thread_cpu())
             })?;
         Ok(SamplingThread { stop, handle })
     }
 
-    /// Stops the thread and returns the samplers with the time (s since start) it stopped.
-    pub(crate) fn stop(self) -> (Vec<Watched>, f64) {
+    /// Stops the thread and returns the samplers, the time (s since start) it stopped,
+    /// and the CPU time it used.
+    pub(crate) fn stop(self) -> (Vec<Watched>, f64, Duration) {
         let _ = self.stop.send(());
-        self.handle.join().unwrap_or_else(|_| (Vec::new(), 0.0))
+        self.handle
+            .join()
+            .unwrap_or_else(|_| (Vec::new(), 0.0, Duration::ZERO))
     }
+}
+
+/// CPU time the calling thread has used so far (zero if the clock is unreadable).
+pub(crate) fn thread_cpu() -> Duration {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map_or(Duration::ZERO, Duration::from)
 }
