@@ -120,7 +120,7 @@ if [ -n "$PG_BIN" ] && [ -x "$PG_BIN/initdb" ]; then
     "${PG_AS[@]}" "$PG_BIN/initdb" -A trust -U postgres -D "$WORK/pg/data" >/dev/null
     "${PG_AS[@]}" taskset -c "$TARGET_CPU" "$PG_BIN/pg_ctl" -D "$WORK/pg/data" -l "$WORK/pg/log" -w \
         -o "-p $PG_PORT -c listen_addresses=127.0.0.1 -k $WORK/pg -c fsync=off -c shared_preload_libraries=pg_stat_statements" \
-        start >/dev/null
+        start >/dev/null || die "PostgreSQL did not start: $(cat "$WORK/pg/log")"
     PG_URL="postgresql://postgres@127.0.0.1:$PG_PORT/postgres"
     "$PG_BIN/psql" -q "$PG_URL" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null 2>&1 ||
         say "(no pg_stat_statements: the postgres watch runs without top queries)"
