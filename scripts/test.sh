@@ -49,14 +49,16 @@ as_root() {
 have_nginx() { command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]; }
 have_postgres() { compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null; }
 have_time() { [ -x /usr/bin/time ]; }
+have_chromium() { [ -x /usr/bin/chromium ]; }
 
 install_system_packages() {
     local missing=()
     have_nginx || missing+=(nginx)
     have_postgres || missing+=(postgresql)
     have_time || missing+=(time)
+    have_chromium || missing+=(chromium)
     if [ "${#missing[@]}" -eq 0 ]; then
-        echo "nginx, PostgreSQL server and /usr/bin/time are present"
+        echo "nginx, PostgreSQL server, /usr/bin/time and chromium are present"
         return 0
     fi
     echo "installing: ${missing[*]}"
@@ -80,6 +82,7 @@ install_system_packages() {
     have_nginx || die "nginx still missing after install"
     have_postgres || die "PostgreSQL server binaries still missing after install"
     have_time || die "/usr/bin/time still missing after install"
+    have_chromium || die "chromium (for the HTML report test) still missing after install"
 }
 
 # ------------------------------------------------------------------ Rust toolchain
@@ -105,7 +108,7 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 export RUST_TEST_THREADS="${RUST_TEST_THREADS:-1}"
 export RUST_BACKTRACE="${RUST_BACKTRACE:-1}"
 
-run_step "system packages (nginx, postgresql, time)" install_system_packages
+run_step "system packages (nginx, postgresql, time, chromium)" install_system_packages
 run_step "Rust toolchain (rustfmt, clippy)" ensure_rust
 run_step "format" cargo fmt --all -- --check
 run_step "lint" cargo clippy --all-targets -- -D warnings

@@ -34,6 +34,12 @@ pub enum Command {
     Run(RunArgs),
     /// Serve the built-in target: a service with a known capacity to learn and test on.
     Target(TargetArgs),
+    /// List past runs from the store, newest first.
+    Runs(commands::runs::RunsArgs),
+    /// Compare runs round by round: rate, latency, errors and the change between rows.
+    Compare(commands::compare::CompareArgs),
+    /// Write one run's report: Markdown, self-contained HTML, JUnit XML or JSON.
+    Report(commands::report::ReportArgs),
 }
 
 /// Flags of `headroom target`.
@@ -108,6 +114,12 @@ pub struct RunArgs {
     /// Print no progress lines.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Run history database (default `.headroom/history.db`).
+    #[arg(long, env = crate::store::STORE_ENV)]
+    pub store: Option<PathBuf>,
+    /// Label stored with the run, `key=value` (repeatable), e.g. `round=6`.
+    #[arg(long = "label", value_parser = commands::runs::parse_label)]
+    pub labels: Vec<(String, String)>,
 }
 
 /// Parses the process arguments, runs the command, and returns the exit code.
@@ -127,5 +139,8 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Run(args) => commands::run::run(&args),
         Command::Target(args) => commands::target::run(&args),
+        Command::Runs(args) => commands::runs::run(&args),
+        Command::Compare(args) => commands::compare::run(&args),
+        Command::Report(args) => commands::report::run(&args),
     }
 }

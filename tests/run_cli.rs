@@ -339,6 +339,7 @@ fn ctrl_c_stops_the_run_and_still_writes_the_summary() {
     let dir = tempfile::tempdir().unwrap();
     let out_file = dir.path().join("s.json");
     let mut child = Command::new(crate::support::headroom_bin())
+        .env("HEADROOM_STORE", crate::support::test_store())
         .args([
             "run",
             "--url",

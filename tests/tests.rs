@@ -1,6 +1,10 @@
 //! Integration tests: the built `headroom` binary and its helpers against real servers
 //! on 127.0.0.1.
 
+mod report_cli;
 mod run_cli;
+mod run_errors;
+mod run_shapes;
+mod store_cli;
 mod support;
 mod watch_cli;

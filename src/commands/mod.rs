@@ -1,5 +1,8 @@
 //! The commands behind the CLI: each takes validated flags, builds what it needs
 //! (plan, engine, target), runs, prints, and returns an exit code.
 
+pub mod compare;
+pub mod report;
 pub mod run;
+pub mod runs;
 pub mod target;

@@ -1,6 +1,6 @@
 //! `headroom run`: load the plan, start the watches, drive the load, print progress and
-//! the summary (with the resource profile), write the JSON, and turn the verdict into an
-//! exit code.
+//! the summary (with the resource profile), write the JSON, record the run in the store
+//! as it goes, and turn the verdict into an exit code.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -8,8 +8,10 @@ use std::sync::Arc;
 use crate::cli::{RunArgs, EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, EXIT_THRESHOLD};
 use crate::engine::{self, Control, Live};
 use crate::metrics::summary::Summary;
+use crate::plan::Plan;
 use crate::report::progress::{Progress, Snapshot};
 use crate::scenario::{self, Overrides};
+use crate::store::{self, RunKind, RunMeta, RunWriter, Store};
 use crate::watch::Watches;
 
 /// Runs `headroom run` and returns the exit code.
@@ -37,10 +39,18 @@ pub fn run(args: &RunArgs) -> i32 {
     if let Err(e) = ctrlc::set_handler(move || handler_control.stop()) {
         eprintln!("warning: cannot catch Ctrl-C ({e}); an interrupted run will leave no summary");
     }
+    let store = open_store(args);
+    let mut writer = store.as_ref().and_then(|s| begin_record(s, args, &plan));
     let mut progress = (!args.quiet).then(|| Progress::new(&plan.name));
+    let mut store_warned = false;
     let mut on_second = |live: &Live| {
         if let Some(p) = progress.as_mut() {
             p.update(&snapshot(live));
+        }
+        if let Some(Err(e)) = writer.as_mut().map(|w| w.second(&live.last)) {
+            if !std::mem::replace(&mut store_warned, true) {
+                eprintln!("warning: {e}");
+            }
         }
     };
     let result = engine::run(plan.clone(), &control, &mut on_second);
@@ -52,11 +62,22 @@ pub fn run(args: &RunArgs) -> i32 {
         Err(e) => {
             watches.finish(None);
             eprintln!("error: {e}");
+            if let Some(Err(e)) = writer.map(|w| w.fail(&e.to_string())) {
+                eprintln!("warning: {e}");
+            }
             return EXIT_FAILURE;
         }
     };
     outcome.summary.watches = watches.finish(Some(&outcome.summary));
     let summary = &outcome.summary;
+    if let Some(w) = writer {
+        let id = w.id();
+        match w.finish(summary, &outcome.recorder, &plan.names) {
+            Ok(()) if !args.quiet => eprintln!("saved as run {id}"),
+            Ok(()) => {}
+            Err(e) => eprintln!("warning: {e}"),
+        }
+    }
     println!("{}", crate::report::text::render(summary));
     if let Some(failure) = &outcome.connect_failure {
         eprintln!("warning: could not connect to {failure}");
@@ -68,6 +89,33 @@ pub fn run(args: &RunArgs) -> i32 {
         }
     }
     verdict(summary, outcome.connect_failure.is_some())
+}
+
+/// Opens the run history; a store that cannot be opened costs a warning, not the run.
+fn open_store(args: &RunArgs) -> Option<Store> {
+    let path = store::resolve_path(args.store.as_deref());
+    Store::open(&path)
+        .map_err(|e| eprintln!("warning: {e}; this run will not be kept"))
+        .ok()
+}
+
+/// Records the start of the run in `store` (status `running`).
+fn begin_record<'s>(store: &'s Store, args: &RunArgs, plan: &Plan) -> Option<RunWriter<'s>> {
+    let meta = RunMeta {
+        kind: RunKind::Run,
+        args: std::env::args().collect(),
+        scenario_name: plan.name.clone(),
+        scenario_hash: args
+            .scenario
+            .as_deref()
+            .and_then(store::origin::scenario_hash),
+        git_commit: store::origin::git_commit(),
+        labels: args.labels.clone(),
+    };
+    store
+        .begin_run(&meta)
+        .map_err(|e| eprintln!("warning: {e}; this run will not be kept"))
+        .ok()
 }
 
 /// The progress line's view of the engine's live figures.

@@ -12,7 +12,7 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio::task::LocalSet;
 
 use crate::client::http1::Conn;
-use crate::engine::cpu::thread_cpu_time;
+use crate::engine::cpu::{thread_cpu_time, thread_times, ThreadTimes};
 use crate::engine::iteration::{run_iteration, think_for, Scratch, ThreadState};
 use crate::engine::pacer::Pacer;
 use crate::engine::timer::PreciseTimer;
@@ -35,8 +35,8 @@ const CONNECT_BACKOFF: Duration = Duration::from_millis(50);
 pub(crate) enum Report {
     /// A finished second of this thread.
     Second(SecondBucket),
-    /// The thread is done: its whole record, the final partial second, and its CPU time.
-    Done(Box<Recorder>, SecondBucket, Duration),
+    /// The thread is done: its whole record, the final partial second, and its CPU use.
+    Done(Box<Recorder>, SecondBucket, ThreadTimes),
 }
 
 /// This thread's identity within the run.
@@ -63,7 +63,7 @@ pub(crate) fn run_thread(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let cpu_before = thread_cpu_time();
+    let times_before = thread_times();
     let state = Rc::new(state);
     let gauges = Rc::new(Gauges::default());
     let local = LocalSet::new();
@@ -93,12 +93,12 @@ pub(crate) fn run_thread(
         }
     });
     drop(local);
-    let cpu = thread_cpu_time() - cpu_before;
+    let times = thread_times() - times_before;
     let mut recorder = state.recorder.borrow_mut();
     let t = recorder.second.t;
     let last = recorder.take_second(t + 1);
     let whole = Box::new(recorder.clone());
-    let _ = tx.send(Report::Done(whole, last, cpu));
+    let _ = tx.send(Report::Done(whole, last, times));
     result
 }
 
@@ -259,10 +259,12 @@ async fn user(state: &Rc<ThreadState>, id: u64, active: &Cell<u64>, end: Instant
 /// Waits for in-flight work to finish: up to the request timeout (capped) after a
 /// normal end, a short grace after an interruption; unfinished work is abandoned.
 async fn drain(state: &ThreadState, finished: impl Fn() -> bool) {
+    // A request in flight ends by its timeout at the latest; the margin lets that
+    // timeout fire and be recorded before the thread gives up on it.
     let limit = if state.stopping() {
         INTERRUPT_GRACE
     } else {
-        state.plan.timeout.min(DRAIN_LIMIT)
+        (state.plan.timeout + INTERRUPT_GRACE).min(DRAIN_LIMIT)
     };
     let mut deadline = Instant::now() + limit;
     while !finished() && Instant::now() < deadline {

@@ -3,7 +3,15 @@
 //! when something was watched; [`progress::Progress`] shows the run as it goes,
 //! on stderr so stdout stays clean for the summary. Both format figures with
 //! [`units`] and lay out columns with [`table::Table`].
+//!
+//! Reports of stored runs: [`markdown`], [`html`] (with [`charts`] as inline SVG),
+//! [`junit`] and [`json`], each rendering a [`crate::store::StoredRun`].
 
+pub mod charts;
+pub mod html;
+pub mod json;
+pub mod junit;
+pub mod markdown;
 pub mod profile;
 pub mod progress;
 pub mod table;

@@ -26,6 +26,7 @@ where
     let args: Vec<_> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
     let mut child = Command::new(headroom_bin())
         .args(&args)
+        .env("HEADROOM_STORE", test_store())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -78,4 +79,12 @@ fn wait_with_deadline(child: &mut Child, timeout: Duration) -> Option<std::proce
         }
         thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// The run store tests use unless they pass `--store`: one per test process, under
+/// the system temp dir, so test runs never write into the working tree.
+pub(crate) fn test_store() -> PathBuf {
+    std::env::temp_dir()
+        .join(format!("headroom-tests-{}", std::process::id()))
+        .join("history.db")
 }

@@ -20,7 +20,7 @@ mod ports;
 #[cfg(test)]
 mod self_test;
 
-pub(crate) use headroom::{headroom_bin, run_headroom};
+pub(crate) use headroom::{headroom_bin, run_headroom, test_store};
 pub(crate) use nginx::{Nginx, JSON_BODY};
 pub(crate) use pg_cluster::Cluster;
 pub(crate) use ports::free_port;

@@ -1,0 +1,92 @@
+//! `headroom report RUN`: one stored run's report as Markdown, self-contained HTML,
+//! JUnit XML or JSON, on stdout or into a file (`-o`).
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use crate::cli::{EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK};
+use crate::report::{html, json, junit, markdown};
+use crate::store::{self, RunRef, StoredRun};
+
+/// Report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ReportFormat {
+    /// Markdown, for a pull request.
+    #[default]
+    Md,
+    /// One self-contained HTML file with charts.
+    Html,
+    /// JUnit XML, one test case per threshold.
+    Junit,
+    /// The summary JSON.
+    Json,
+}
+
+/// Flags of `headroom report`.
+#[derive(Debug, Args, Clone)]
+pub struct ReportArgs {
+    /// The run: an id, `latest`, `latest~N` or `label:key=value`.
+    pub run: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
+    pub format: ReportFormat,
+    /// Write the report here instead of on stdout.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+    /// Run history database (default `.headroom/history.db`).
+    #[arg(long, env = store::STORE_ENV)]
+    pub store: Option<PathBuf>,
+}
+
+/// Renders `run` in `format`; `None` when the format needs a summary the run lacks.
+pub fn render(run: &StoredRun, format: ReportFormat) -> Option<String> {
+    match format {
+        ReportFormat::Md => Some(markdown::render(run)),
+        ReportFormat::Html => Some(html::render(run)),
+        ReportFormat::Junit => Some(junit::render(run)),
+        ReportFormat::Json => json::render(run),
+    }
+}
+
+/// Runs `headroom report` and returns the exit code.
+pub fn run(args: &ReportArgs) -> i32 {
+    let reference: RunRef = match args.run.parse() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let loaded = super::runs::open(args.store.as_deref()).and_then(|store| {
+        store
+            .resolve(&reference)
+            .and_then(|id| store.load(id))
+            .map_err(|e| e.to_string())
+    });
+    let run = match loaded {
+        Ok(run) => run,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_FAILURE;
+        }
+    };
+    let Some(text) = render(&run, args.format) else {
+        eprintln!(
+            "error: run {} has no summary ({}); try --format md or html",
+            run.row.id,
+            run.row.status.as_str()
+        );
+        return EXIT_FAILURE;
+    };
+    match &args.output {
+        Some(path) => {
+            if let Err(e) = std::fs::write(path, text) {
+                eprintln!("error: cannot write {}: {e}", path.display());
+                return EXIT_FAILURE;
+            }
+        }
+        None => print!("{text}"),
+    }
+    EXIT_OK
+}

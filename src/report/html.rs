@@ -1,0 +1,286 @@
+//! The HTML report of one stored run: one self-contained file (inline CSS and SVG, no
+//! script, no fetch of any kind) with the figures of the Markdown report and charts
+//! drawn by [`super::charts`]: offered vs achieved rate over time, p50/p95/p99 over
+//! time, the latency percentile distribution from the stored histogram, and CPU and
+//! memory over time for each watch the summary carries.
+//!
+//! Every text that came from the target or the user goes through [`escape`].
+
+use std::fmt::Write;
+
+use serde_json::Value;
+
+use super::charts::{percentile_points, LineChart, Series, XAxis};
+use super::markdown;
+use crate::store::StoredRun;
+
+const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#222}\
+table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}\
+td:first-child,th:first-child{text-align:left}.chart{width:100%;height:auto;margin:.5em 0 1.5em}\
+.grid{stroke:#eee}.axis{stroke:#555}.tick,.legend{font-size:11px;fill:#444}.label{font-size:12px;fill:#333}\
+.title{font-size:14px;font-weight:600;fill:#222}";
+
+/// Text made safe for HTML and XML content and attribute values; control characters
+/// that XML forbids are dropped.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The whole report as one HTML document.
+pub fn render(run: &StoredRun) -> String {
+    let mut out = String::new();
+    let title = format!("headroom run {}: {}", run.row.id, run.row.scenario_name);
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n",
+        escape(&title)
+    );
+    out.push_str(&tables(run));
+    out.push_str("<h3>Charts</h3>\n");
+    for chart in charts(run) {
+        out.push_str(&chart.to_svg());
+        out.push('\n');
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+/// The figures as HTML tables, converted from the Markdown report (whose cells are
+/// already escaped) so both say the same.
+fn tables(run: &StoredRun) -> String {
+    let mut out = String::new();
+    let mut in_table = false;
+    for line in markdown::render(run).lines() {
+        if let Some(cells) = line.strip_prefix('|') {
+            let cells: Vec<&str> = split_cells(cells);
+            if cells
+                .iter()
+                .all(|c| c.trim().chars().all(|ch| "-:".contains(ch)))
+            {
+                continue;
+            }
+            let tag = if in_table { "td" } else { "th" };
+            if !in_table {
+                out.push_str("<table>");
+                in_table = true;
+            }
+            out.push_str("<tr>");
+            for cell in cells {
+                let _ = write!(out, "<{tag}>{}</{tag}>", inline(cell.trim()));
+            }
+            out.push_str("</tr>\n");
+            continue;
+        }
+        if in_table {
+            out.push_str("</table>\n");
+            in_table = false;
+        }
+        if let Some(h) = line.strip_prefix("### ") {
+            let _ = writeln!(out, "<h3>{}</h3>", inline(h));
+        } else if let Some(h) = line.strip_prefix("## ") {
+            let _ = writeln!(out, "<h2>{}</h2>", inline(h));
+        } else if !line.is_empty() {
+            let _ = writeln!(out, "<p>{}</p>", inline(line));
+        }
+    }
+    if in_table {
+        out.push_str("</table>\n");
+    }
+    out
+}
+
+/// Splits a Markdown table row (without its leading `|`) on unescaped `|`.
+fn split_cells(row: &str) -> Vec<&str> {
+    let mut cells = Vec::new();
+    let mut start = 0;
+    let bytes = row.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'|' && (i == 0 || bytes[i - 1] != b'\\') {
+            cells.push(&row[start..i]);
+            start = i + 1;
+        }
+    }
+    cells
+}
+
+/// Markdown-escaped text to HTML: entities stay, `\|` and `` \` `` lose their
+/// backslash, `**bold**` becomes `<strong>`.
+fn inline(text: &str) -> String {
+    let text = text.replace("\\|", "|").replace("\\`", "`");
+    let mut out = String::new();
+    for (i, part) in text.split("**").enumerate() {
+        if i % 2 == 1 {
+            let _ = write!(out, "<strong>{part}</strong>");
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
+fn series(name: &str, points: Vec<(f64, f64)>) -> Series {
+    Series {
+        name: name.to_string(),
+        points,
+    }
+}
+
+fn charts(run: &StoredRun) -> Vec<LineChart> {
+    let t = &run.timeline;
+    let at = |f: fn(&crate::metrics::summary::Second) -> f64| -> Vec<(f64, f64)> {
+        t.iter().map(|s| (s.t as f64, f(s))).collect()
+    };
+    let closed = run.row.summary.as_ref().is_some_and(|s| s.model == "users");
+    let offered = if closed { "users" } else { "offered /s" };
+    let mut charts = vec![
+        LineChart {
+            title: "Offered vs achieved rate".into(),
+            x_label: "seconds".into(),
+            y_label: "requests per second".into(),
+            x_axis: XAxis::Linear,
+            series: vec![
+                series(offered, at(|s| s.offered)),
+                series("achieved /s", at(|s| s.requests as f64)),
+            ],
+        },
+        LineChart {
+            title: "Latency over time".into(),
+            x_label: "seconds".into(),
+            y_label: "latency (ms)".into(),
+            x_axis: XAxis::Linear,
+            series: vec![
+                series("p50", at(|s| s.p50_ms)),
+                series("p95", at(|s| s.p95_ms)),
+                series("p99", at(|s| s.p99_ms)),
+            ],
+        },
+    ];
+    if let Some(h) = &run.histograms.overall {
+        let mut lines = vec![series("corrected", percentile_points(h))];
+        if let Some(u) = &run.histograms.overall_uncorrected {
+            lines.push(series("uncorrected", percentile_points(u)));
+        }
+        charts.push(LineChart {
+            title: "Latency by percentile".into(),
+            x_label: "percentile (log scale)".into(),
+            y_label: "latency (ms)".into(),
+            x_axis: XAxis::Percentile,
+            series: lines,
+        });
+    }
+    if let Some(watches) = run.summary_json.as_ref().and_then(|s| s.get("watches")) {
+        charts.extend(watch_charts(watches));
+    }
+    charts
+}
+
+/// CPU and memory charts for each watch. Accepts `watches` as a list of
+/// `{name, samples: [{t, cpu_percent, memory_bytes | rss_bytes}]}` or as a map from
+/// name to such an object or to its list of samples.
+fn watch_charts(watches: &Value) -> Vec<LineChart> {
+    let entries: Vec<(String, &Value)> = match watches {
+        Value::Array(list) => list
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let name = w.get("name").and_then(Value::as_str);
+                (name.map_or_else(|| format!("watch {i}"), str::to_string), w)
+            })
+            .collect(),
+        Value::Object(map) => map.iter().map(|(k, v)| (k.clone(), v)).collect(),
+        _ => Vec::new(),
+    };
+    let mut cpu = Vec::new();
+    let mut memory = Vec::new();
+    for (name, watch) in entries {
+        let samples = watch.get("samples").unwrap_or(watch);
+        let Some(samples) = samples.as_array() else {
+            continue;
+        };
+        let field = |keys: &[&str], scale: f64| -> Vec<(f64, f64)> {
+            samples
+                .iter()
+                .filter_map(|s| {
+                    let t = s.get("t").and_then(Value::as_f64)?;
+                    let v = keys
+                        .iter()
+                        .find_map(|k| s.get(*k).and_then(Value::as_f64))?;
+                    Some((t, v * scale))
+                })
+                .collect()
+        };
+        let c = field(&["cpu_percent"], 1.0);
+        if !c.is_empty() {
+            cpu.push(series(&name, c));
+        }
+        let m = field(&["memory_bytes", "rss_bytes"], 1.0 / 1_048_576.0);
+        if !m.is_empty() {
+            memory.push(series(&name, m));
+        }
+    }
+    let mut charts = Vec::new();
+    for (title, y_label, lines) in [
+        ("CPU by watch", "CPU (% of one core)", cpu),
+        ("Memory by watch", "memory (MiB)", memory),
+    ] {
+        if !lines.is_empty() {
+            charts.push(LineChart {
+                title: title.into(),
+                x_label: "seconds".into(),
+                y_label: y_label.into(),
+                x_axis: XAxis::Linear,
+                series: lines,
+            });
+        }
+    }
+    charts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_covers_markup_quotes_and_forbidden_controls() {
+        assert_eq!(
+            escape("<a href=\"x\">'&'</a>\u{1}"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
+    }
+
+    #[test]
+    fn watches_in_either_shape_give_cpu_and_memory_charts() {
+        let list = serde_json::json!([{"name": "db", "samples": [
+            {"t": 0, "cpu_percent": 10.0, "rss_bytes": 1048576},
+            {"t": 1, "cpu_percent": 30.0, "rss_bytes": 2097152}]}]);
+        let charts = watch_charts(&list);
+        assert_eq!(charts.len(), 2);
+        assert_eq!(charts[1].series[0].points, vec![(0.0, 1.0), (1.0, 2.0)]);
+        let map = serde_json::json!({"app": [{"t": 0, "cpu_percent": 5.0}]});
+        let charts = watch_charts(&map);
+        assert_eq!(charts.len(), 1);
+        assert_eq!(charts[0].series[0].name, "app");
+    }
+
+    #[test]
+    fn markdown_rows_become_table_cells() {
+        assert_eq!(
+            split_cells(" a | b\\|c | d |"),
+            vec![" a ", " b\\|c ", " d "]
+        );
+        assert_eq!(inline("**FAIL** a\\|b"), "<strong>FAIL</strong> a|b");
+    }
+}

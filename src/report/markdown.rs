@@ -1,0 +1,185 @@
+//! The Markdown report of one stored run, pasteable into a pull request: header,
+//! load, latency, per-name table, thresholds, errors by kind and the generator's
+//! verdict. [`render`] is pure; [`escape`] keeps target- or user-supplied text from
+//! breaking the tables or injecting HTML.
+
+use std::fmt::Write;
+
+use crate::metrics::summary::{Latency, Summary};
+use crate::report::units::{latency, per_second, percent, seconds, share};
+use crate::store::StoredRun as Run;
+
+/// Text made safe for a Markdown table cell: HTML special characters as entities,
+/// `|` escaped, line breaks as spaces.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '|' => out.push_str("\\|"),
+            '`' => out.push_str("\\`"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The run's report in Markdown, ending in a newline. A run without a summary (killed
+/// or failed) gets its header and what its recorded seconds show.
+pub fn render(run: &Run) -> String {
+    let mut out = String::new();
+    header(&mut out, run);
+    match &run.row.summary {
+        Some(s) => body(&mut out, s),
+        None => partial(&mut out, run),
+    }
+    out
+}
+
+fn header(out: &mut String, run: &Run) {
+    let row = &run.row;
+    let _ = writeln!(
+        out,
+        "## headroom run {}: {}\n",
+        row.id,
+        escape(&row.scenario_name)
+    );
+    let mut facts = vec![
+        format!("**{}**", row.status.as_str()),
+        format!("started {}", escape(&row.started_at)),
+    ];
+    if let Some(s) = &row.summary {
+        facts.push(format!(
+            "{} model, {}",
+            escape(&s.model),
+            seconds(s.duration_s)
+        ));
+    }
+    if !row.labels.is_empty() {
+        let labels: Vec<String> = row
+            .labels
+            .iter()
+            .map(|(k, v)| format!("{}={}", escape(k), escape(v)))
+            .collect();
+        facts.push(format!("labels: {}", labels.join(", ")));
+    }
+    if let Some(commit) = &row.git_commit {
+        facts.push(format!(
+            "commit {}",
+            escape(commit.get(..12).unwrap_or(commit))
+        ));
+    }
+    let _ = writeln!(out, "{}\n", facts.join(" · "));
+}
+
+fn body(out: &mut String, s: &Summary) {
+    out.push_str("### Load\n\n| offered | achieved | requests | dropped | errors |\n|---:|---:|---:|---:|---:|\n");
+    let _ = writeln!(
+        out,
+        "| {} | {} | {} | {} | {} ({}) |\n",
+        per_second(s.rate.offered),
+        per_second(s.rate.achieved),
+        s.requests,
+        s.dropped,
+        s.errors.count,
+        percent(share(s.errors.count, s.requests)),
+    );
+    out.push_str("### Latency\n\n| | min | p50 | p90 | p95 | p99 | p99.9 | max |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    latency_row(out, "corrected (from schedule)", &s.latency_ms);
+    latency_row(out, "uncorrected (from send)", &s.latency_uncorrected_ms);
+    out.push('\n');
+    if !s.by_name.is_empty() {
+        out.push_str("### Per name\n\n| name | requests | p50 | p95 | p99 | errors |\n|---|---:|---:|---:|---:|---:|\n");
+        for (name, n) in &s.by_name {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                escape(name),
+                n.requests,
+                latency(n.latency_ms.p50),
+                latency(n.latency_ms.p95),
+                latency(n.latency_ms.p99),
+                n.errors.count
+            );
+        }
+        out.push('\n');
+    }
+    if !s.thresholds.is_empty() {
+        out.push_str("### Thresholds\n\n| rule | measured | verdict |\n|---|---:|---|\n");
+        for t in &s.thresholds {
+            let verdict = if t.ok { "pass" } else { "**FAIL**" };
+            let _ = writeln!(out, "| {} | {:.2} | {verdict} |", escape(&t.expr), t.value);
+        }
+        out.push('\n');
+    }
+    let kinds: Vec<_> = s.errors.by_kind.iter().filter(|(_, &n)| n > 0).collect();
+    if !kinds.is_empty() {
+        out.push_str("### Errors by kind\n\n| kind | count |\n|---|---:|\n");
+        for (kind, n) in kinds {
+            let _ = writeln!(out, "| {} | {n} |", escape(kind));
+        }
+        out.push('\n');
+    }
+    let g = &s.generator;
+    out.push_str("### Generator\n\n");
+    let _ = writeln!(
+        out,
+        "{} thread(s), {:.0}% CPU, schedule lag p99 {} / max {}.",
+        g.threads,
+        g.cpu_percent,
+        latency(g.p99_lag_ms),
+        latency(g.max_lag_ms)
+    );
+    if g.bound {
+        let _ = writeln!(
+            out,
+            "\n**The generator, not the target, limited this result**: {}. Do not read these figures as the target's capacity.",
+            escape(&g.reason)
+        );
+    } else {
+        out.push_str("\nThe generator kept up: these figures are the target's.\n");
+    }
+}
+
+fn latency_row(out: &mut String, label: &str, l: &Latency) {
+    let _ = writeln!(
+        out,
+        "| {label} | {} | {} | {} | {} | {} | {} | {} |",
+        latency(l.min),
+        latency(l.p50),
+        latency(l.p90),
+        latency(l.p95),
+        latency(l.p99),
+        latency(l.p999),
+        latency(l.max)
+    );
+}
+
+fn partial(out: &mut String, run: &Run) {
+    let requests: u64 = run.timeline.iter().map(|s| s.requests).sum();
+    let errors: u64 = run.timeline.iter().map(|s| s.errors).sum();
+    let _ = writeln!(
+        out,
+        "No summary: the run ended before it could write one. Its {} recorded second(s) hold {requests} requests and {errors} errors.",
+        run.timeline.len()
+    );
+    if let Some(message) = &run.row.message {
+        let _ = writeln!(out, "\nIt failed: {}", escape(message));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markup_and_table_breakers_are_escaped() {
+        assert_eq!(
+            escape("<script>a|b</script>\n"),
+            "&lt;script&gt;a\\|b&lt;/script&gt; "
+        );
+    }
+}

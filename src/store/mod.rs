@@ -1,0 +1,135 @@
+//! Run history: every run (and every step of a search) kept in an embedded SQLite
+//! database, by default `.headroom/history.db` under the working directory.
+//!
+//! [`Store::open`] creates or migrates the database ([`schema`]); [`Store::begin_run`]
+//! inserts a row with status `running` and returns a [`RunWriter`] that appends each
+//! timeline second as it completes and the summary and histograms at the end, so a run
+//! that is killed keeps what it had. [`query`] lists and loads runs back
+//! ([`RunRow`], [`StoredRun`]); [`reference`] resolves `latest~1` or `label:round=6`
+//! to an id; [`redact`] keeps secrets out of everything stored; [`origin`] finds the
+//! scenario hash and git commit a run records.
+//!
+//! The database runs in WAL mode with a busy timeout, so several processes may write
+//! one store at once. A `Store` is one connection: use it from one thread.
+
+mod histograms;
+pub mod origin;
+pub mod query;
+pub mod redact;
+pub mod reference;
+mod schema;
+mod writer;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+pub use histograms::StoredHistograms;
+pub use query::{RunFilter, RunRow, RunStatus, StoredRun, StoredStep};
+pub use reference::RunRef;
+pub use writer::{verdict, RunKind, RunMeta, RunWriter};
+
+/// Where the store lives when neither `--store` nor `HEADROOM_STORE` says otherwise,
+/// relative to the working directory.
+pub const DEFAULT_PATH: &str = ".headroom/history.db";
+
+/// Environment variable naming the store file.
+pub const STORE_ENV: &str = "HEADROOM_STORE";
+
+/// How long a writer waits for another process's lock before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Why the store could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database (or its directory) could not be opened or created.
+    #[error("cannot open store {path}: {reason}")]
+    Open {
+        /// The store file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The file was written by a newer headroom.
+    #[error("store schema version {found} is newer than this headroom understands ({known})")]
+    TooNew {
+        /// Version found in the file.
+        found: i64,
+        /// Newest version this build knows.
+        known: i64,
+    },
+    /// An SQL statement failed.
+    #[error("store: {0}")]
+    Sql(#[from] rusqlite::Error),
+    /// A stored value could not be decoded.
+    #[error("store: run {id} has unreadable {what}: {reason}")]
+    Corrupt {
+        /// The run.
+        id: i64,
+        /// Which part.
+        what: &'static str,
+        /// Decoder's message.
+        reason: String,
+    },
+    /// A run reference matched no run.
+    #[error("no run matches {0:?}")]
+    NotFound(String),
+    /// A run reference could not be parsed.
+    #[error("bad run reference {0:?}: expected an id, `latest`, `latest~N` or `label:key=value`")]
+    BadReference(String),
+}
+
+/// An open run history. One SQLite connection; not shared between threads.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens the store at `path`, creating the file (and its directory) and bringing
+    /// its schema up to date. Safe while other processes have it open.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let open_err = |reason: String| StoreError::Open {
+            path: path.to_path_buf(),
+            reason,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| open_err(e.to_string()))?;
+        }
+        let conn = Connection::open(path).map_err(|e| open_err(e.to_string()))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| open_err(e.to_string()))?;
+        // WAL lets readers and one writer proceed together; NORMAL sync is durable
+        // across a process kill (the case that matters here), if not a power cut.
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(|e| open_err(e.to_string()))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(open_err(format!("journal mode is {mode}, not wal")));
+        }
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+            .map_err(|e| open_err(e.to_string()))?;
+        schema::migrate(&conn)?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The file this store was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+/// The store path to use: the flag's when given (clap also fills it from
+/// [`STORE_ENV`]), else [`DEFAULT_PATH`].
+pub fn resolve_path(flag: Option<&Path>) -> PathBuf {
+    flag.map_or_else(|| PathBuf::from(DEFAULT_PATH), Path::to_path_buf)
+}

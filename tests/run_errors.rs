@@ -1,0 +1,160 @@
+//! Error kinds against misbehaving servers on loopback: timeouts, resets, malformed
+//! responses, failed expectations, unexpected statuses (DESIGN.md rule 4).
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::time::Duration;
+
+use headroom::metrics::summary::Summary;
+use headroom::target::{self, TargetOptions};
+
+use crate::support::{run_headroom, Nginx};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// Runs `headroom run` with `args` plus `--quiet --out`, returns the summary.
+fn run_summary(args: &[&str], dir: &Path) -> Summary {
+    let out_file = dir.join("s.json");
+    let mut all: Vec<String> = vec!["run".into()];
+    all.extend(args.iter().map(|s| s.to_string()));
+    all.extend([
+        "--quiet".into(),
+        "--out".into(),
+        out_file.display().to_string(),
+    ]);
+    let out = run_headroom(all, LIMIT);
+    assert!(
+        matches!(out.status.code(), Some(0 | 99)),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap()
+}
+
+/// A server that answers every connection with `reply` after reading the request,
+/// then closes; serves until the test process ends (bounded by the run's length).
+fn misbehaving_server(reply: &'static [u8]) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(5_000) {
+            let Ok(mut stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                let _ = stream.read(&mut buf);
+                let _ = stream.write_all(reply);
+            });
+        }
+    });
+    format!("http://{addr}/")
+}
+
+fn kind(s: &Summary, k: &str) -> u64 {
+    s.errors.by_kind.get(k).copied().unwrap_or(0)
+}
+
+#[test]
+fn slow_responses_past_the_timeout_are_timeouts() {
+    let target = target::spawn(TargetOptions::loopback()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("{}/slow?ms=1000", target.url());
+    let s = run_summary(
+        &[
+            "--url",
+            &url,
+            "--rate",
+            "20",
+            "--duration",
+            "1s",
+            "--timeout",
+            "200ms",
+        ],
+        dir.path(),
+    );
+    assert_eq!(s.requests, 20);
+    assert_eq!(kind(&s, "timeout"), 20, "{:?}", s.errors);
+    assert!(
+        s.latency_uncorrected_ms.max < 400.0,
+        "timed out requests end at the timeout: {:?}",
+        s.latency_uncorrected_ms
+    );
+}
+
+#[test]
+fn a_connection_closed_mid_response_is_a_reset() {
+    let url = misbehaving_server(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort");
+    let dir = tempfile::tempdir().unwrap();
+    let s = run_summary(
+        &["--url", &url, "--rate", "20", "--duration", "1s"],
+        dir.path(),
+    );
+    assert_eq!(kind(&s, "reset"), s.requests, "{:?}", s.errors);
+    assert_eq!(s.requests, 20);
+}
+
+#[test]
+fn a_malformed_response_is_a_protocol_error() {
+    let url = misbehaving_server(b"HTTP/1.1 OK-ish\r\n\r\n");
+    let dir = tempfile::tempdir().unwrap();
+    let s = run_summary(
+        &["--url", &url, "--rate", "20", "--duration", "1s"],
+        dir.path(),
+    );
+    assert_eq!(kind(&s, "protocol"), s.requests, "{:?}", s.errors);
+}
+
+#[test]
+fn unexpected_statuses_and_failed_checks_are_counted_by_kind() {
+    let nginx = Nginx::start();
+    let target = target::spawn(TargetOptions::loopback()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("checks.yaml");
+    std::fs::write(
+        &scenario,
+        format!(
+            r#"name: checks
+target: {}
+load: {{model: arrival-rate, rate: 400, duration: 1s}}
+requests:
+  - {{name: wrong_status, path: /, expect: {{status: 201}}}}
+  - {{name: wrong_body, path: /, expect: {{body_contains: "nope"}}}}
+  - {{name: missing_json, path: /json, expect: {{json_path: "$.missing"}}}}
+  - {{name: right_json, path: /json, expect: {{json: {{"$.id": 42}}}}}}
+  - {{name: server_error, path: "/../status/503"}}
+"#,
+            nginx.url()
+        ),
+    )
+    .unwrap();
+    let s = run_summary(&[&scenario.display().to_string()], dir.path());
+    let errors = |n: &str| s.by_name[n].errors.count;
+    let requests = |n: &str| s.by_name[n].requests;
+    assert!(requests("wrong_status") > 0 && errors("wrong_status") == requests("wrong_status"));
+    assert!(requests("wrong_body") > 0 && errors("wrong_body") == requests("wrong_body"));
+    assert!(requests("missing_json") > 0 && errors("missing_json") == requests("missing_json"));
+    assert!(
+        requests("right_json") > 0 && errors("right_json") == 0,
+        "{:?}",
+        s.by_name["right_json"]
+    );
+    assert_eq!(
+        kind(&s, "check"),
+        errors("wrong_status") + errors("wrong_body") + errors("missing_json")
+    );
+    // nginx answers a path escaping its root with 400: an unexpected 4xx.
+    assert_eq!(
+        kind(&s, "status_4xx"),
+        requests("server_error"),
+        "{:?}",
+        s.errors
+    );
+
+    let url = format!("{}/status/503", target.url());
+    let s = run_summary(
+        &["--url", &url, "--rate", "50", "--duration", "1s"],
+        dir.path(),
+    );
+    assert_eq!(kind(&s, "status_5xx"), 50, "{:?}", s.errors);
+}
