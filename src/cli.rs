@@ -103,6 +103,14 @@ pub struct RunArgs {
     /// Write the summary JSON here.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Watch something during the run (repeatable; added to the scenario's `watch`):
+    /// `pid:N`, `process:NAME`, `cgroup:PATH`, `docker:NAME`, `postgres:URL`,
+    /// `prometheus:URL[#metric,...]`. The generator itself is always watched.
+    #[arg(long = "watch", value_name = "SPEC")]
+    pub watches: Vec<String>,
+    /// How often watches take a sample.
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub watch_interval: Duration,
     /// Print no progress lines.
     #[arg(long, short)]
     pub quiet: bool,

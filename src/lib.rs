@@ -20,3 +20,4 @@ pub mod scenario;
 pub mod store;
 pub mod target;
 pub mod template;
+pub mod watch;

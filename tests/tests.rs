@@ -7,3 +7,4 @@ mod run_errors;
 mod run_shapes;
 mod store_cli;
 mod support;
+mod watch_cli;

@@ -1,5 +1,6 @@
-//! `headroom run`: load the plan, drive it, print progress and the summary, write the
-//! JSON, record the run in the store as it goes, and turn the verdict into an exit code.
+//! `headroom run`: load the plan, start the watches, drive the load, print progress and
+//! the summary (with the resource profile), write the JSON, record the run in the store
+//! as it goes, and turn the verdict into an exit code.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,12 +12,23 @@ use crate::plan::Plan;
 use crate::report::progress::{Progress, Snapshot};
 use crate::scenario::{self, Overrides};
 use crate::store::{self, RunKind, RunMeta, RunWriter, Store};
+use crate::watch::Watches;
 
 /// Runs `headroom run` and returns the exit code.
 pub fn run(args: &RunArgs) -> i32 {
     let overrides = overrides(args);
     let plan = match scenario::load(args.scenario.as_deref(), &overrides) {
         Ok(plan) => Arc::new(plan),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let specs: Vec<String> = plan.watches.iter().chain(&args.watches).cloned().collect();
+    // Watches start before any load is sent, so one that cannot start is bad input
+    // with nothing sent yet.
+    let watches = match Watches::start(&specs, args.watch_interval) {
+        Ok(watches) => watches,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_BAD_INPUT;
@@ -45,9 +57,10 @@ pub fn run(args: &RunArgs) -> i32 {
     if let Some(p) = progress.as_mut() {
         p.finish();
     }
-    let outcome = match result {
+    let mut outcome = match result {
         Ok(outcome) => outcome,
         Err(e) => {
+            watches.finish(None);
             eprintln!("error: {e}");
             if let Some(Err(e)) = writer.map(|w| w.fail(&e.to_string())) {
                 eprintln!("warning: {e}");
@@ -55,6 +68,7 @@ pub fn run(args: &RunArgs) -> i32 {
             return EXIT_FAILURE;
         }
     };
+    outcome.summary.watches = watches.finish(Some(&outcome.summary));
     let summary = &outcome.summary;
     if let Some(w) = writer {
         let id = w.id();

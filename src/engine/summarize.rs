@@ -127,6 +127,7 @@ pub(crate) fn summarize(
         generator,
         timeline,
         interrupted,
+        watches: Vec::new(),
     };
     summary.thresholds = evaluate_all(&plan.thresholds, &summary);
     summary

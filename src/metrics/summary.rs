@@ -40,6 +40,10 @@ pub struct Summary {
     pub timeline: Vec<Second>,
     /// True when the run was stopped early (Ctrl-C); the figures cover what ran.
     pub interrupted: bool,
+    /// What was watched during the run (`--watch`), the generator first; absent when
+    /// nothing was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub watches: Vec<crate::watch::WatchSummary>,
 }
 
 /// Offered versus achieved rate, requests per second.

@@ -250,6 +250,7 @@ mod tests {
             generator: Default::default(),
             timeline: vec![],
             interrupted: false,
+            watches: vec![],
         }
     }
 

@@ -36,6 +36,9 @@ pub struct Plan {
     pub thresholds: Vec<Threshold>,
     /// Engine threads (one single-threaded runtime each).
     pub threads: usize,
+    /// Watch specs from the scenario's `watch` list (see [`crate::watch::Spec`]); empty
+    /// by default. The engine ignores them; the command that runs the plan starts them.
+    pub watches: Vec<String>,
 }
 
 impl Plan {

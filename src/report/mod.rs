@@ -1,5 +1,6 @@
 //! Human-readable output. [`text::render`] turns a finished run's summary into the
-//! end-of-run text printed on stdout; [`progress::Progress`] shows the run as it goes,
+//! end-of-run text printed on stdout, with [`profile::render`]'s resource profile
+//! when something was watched; [`progress::Progress`] shows the run as it goes,
 //! on stderr so stdout stays clean for the summary. Both format figures with
 //! [`units`] and lay out columns with [`table::Table`].
 //!
@@ -11,6 +12,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod profile;
 pub mod progress;
 pub mod table;
 pub mod text;

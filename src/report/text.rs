@@ -4,7 +4,7 @@
 //!
 //! Sections, each present only when it has something to say: header, volume (requests,
 //! rate, dropped), latency (corrected and, for the open model, uncorrected), errors,
-//! per-name table, thresholds, generator, and a warning when the generator was the bound.
+//! per-name table, thresholds, the resource profile of the watches, generator, and a warning when the generator was the bound.
 
 use std::fmt::Write;
 
@@ -28,6 +28,7 @@ pub fn render(summary: &Summary) -> String {
     if !summary.thresholds.is_empty() {
         thresholds(&mut out, summary);
     }
+    out.push_str(&crate::report::profile::render(summary));
     generator(&mut out, summary);
     out
 }
@@ -287,6 +288,7 @@ mod tests {
             },
             timeline: vec![],
             interrupted: false,
+            watches: vec![],
         };
         let rules: Vec<Threshold> = ["p95 < 500ms", "get_task.p99 < 10ms", "nope.p95 < 1s"]
             .iter()

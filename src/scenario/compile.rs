@@ -130,6 +130,13 @@ pub(crate) fn from_text(
         );
     }
 
+    let mut watches = Vec::new();
+    for (i, node) in doc.watch.iter().enumerate() {
+        crate::watch::Spec::parse(&node.value)
+            .map_err(|e| src.of(node, &format!("watch[{i}]"), e))?;
+        watches.push(node.value.clone());
+    }
+
     let load = load_model::build(Some(src), doc.load.as_ref(), overrides)?;
     let name = doc.name.clone().unwrap_or_else(|| {
         Path::new(file)
@@ -146,6 +153,7 @@ pub(crate) fn from_text(
         timeout,
         thresholds,
         threads: threads(overrides)?,
+        watches,
     })
 }
 
@@ -190,6 +198,7 @@ pub(crate) fn quick(overrides: &Overrides) -> Result<Plan, ScenarioError> {
         timeout: overrides.timeout.unwrap_or(DEFAULT_TIMEOUT),
         thresholds,
         threads: threads(overrides)?,
+        watches: Vec::new(),
     })
 }
 

@@ -1,7 +1,7 @@
 //! The scenario file as written: serde types deserialized from YAML.
 //!
 //! Every struct rejects unknown keys, so a typo (`wieght`) or a section that is not
-//! supported yet (`hooks`, `watch`) is an error listing the known keys. Values whose
+//! supported yet (`hooks`) is an error listing the known keys. Values whose
 //! meaning is checked after parsing (numbers, durations, URLs, templates) are kept as
 //! [`Spanned`] so the check can point at their line and column.
 
@@ -28,6 +28,9 @@ pub(crate) struct ScenarioFile {
     pub(crate) requests: Vec<Spanned<RequestSpec>>,
     #[serde(default)]
     pub(crate) flows: Vec<Spanned<FlowSpec>>,
+    /// Watch specs (`pid:N`, `postgres:URL`...), checked when compiled.
+    #[serde(default)]
+    pub(crate) watch: Vec<Spanned<String>>,
 }
 
 /// Settings every request inherits.

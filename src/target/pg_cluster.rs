@@ -1,12 +1,13 @@
-//! A throwaway PostgreSQL cluster for the `--postgres` tests: `initdb` in a temp dir,
-//! `pg_ctl start` on a free loopback port, stopped and removed on drop. Runs the server
-//! binaries as the `postgres` user when the tests run as root (initdb refuses root).
+//! A throwaway PostgreSQL cluster for the `--postgres` tests (and, included by path,
+//! the integration tests' `support`): `initdb` in a temp dir, `pg_ctl start` on a free
+//! loopback port, stopped and removed on drop. Runs the server binaries as the
+//! `postgres` user when the tests run as root (initdb refuses root).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// A running cluster; dropping it stops the server and deletes its files.
-pub(super) struct Cluster {
+pub(crate) struct Cluster {
     bin: PathBuf,
     dir: tempfile::TempDir,
     port: u16,
@@ -15,7 +16,13 @@ pub(super) struct Cluster {
 
 impl Cluster {
     /// Starts a cluster, or returns why it cannot (no server binaries found).
-    pub(super) fn start() -> Result<Cluster, String> {
+    pub(crate) fn start() -> Result<Cluster, String> {
+        Cluster::start_with(&[])
+    }
+
+    /// Starts a cluster with extra server settings (`name=value`, passed as `-c`),
+    /// e.g. `shared_preload_libraries=pg_stat_statements`.
+    pub(crate) fn start_with(settings: &[&str]) -> Result<Cluster, String> {
         let bin =
             find_bin().ok_or("no PostgreSQL server binaries under /usr/lib/postgresql/*/bin")?;
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
@@ -43,10 +50,13 @@ impl Cluster {
         };
         let data = cluster.data();
         cluster.run("initdb", &["-A", "trust", "-U", "postgres", "-D", &data])?;
-        let opts = format!(
+        let mut opts = format!(
             "-p {port} -c listen_addresses=127.0.0.1 -k {} -c fsync=off",
             cluster.dir.path().display()
         );
+        for setting in settings {
+            opts.push_str(&format!(" -c {setting}"));
+        }
         let log = format!("{}/log", cluster.dir.path().display());
         cluster.run(
             "pg_ctl",
@@ -58,7 +68,7 @@ impl Cluster {
     }
 
     /// A URL for the `postgres` database as the `postgres` superuser.
-    pub(super) fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("postgresql://postgres@127.0.0.1:{}/postgres", self.port)
     }
 

@@ -4,6 +4,7 @@
 //! - [`headroom_bin`] and [`run_headroom`]: the built `headroom` binary, run with a
 //!   time limit.
 //! - [`free_port`]: a loopback port that was free a moment ago.
+//! - [`Cluster`]: a throwaway PostgreSQL cluster on a free loopback port.
 //!
 //! Every address used here is on 127.0.0.1; no helper opens a fixed port.
 
@@ -12,10 +13,14 @@
 
 mod headroom;
 mod nginx;
+// The library's throwaway PostgreSQL cluster, shared rather than copied.
+#[path = "../../src/target/pg_cluster.rs"]
+mod pg_cluster;
 mod ports;
 #[cfg(test)]
 mod self_test;
 
 pub(crate) use headroom::{headroom_bin, run_headroom, test_store};
 pub(crate) use nginx::{Nginx, JSON_BODY};
+pub(crate) use pg_cluster::Cluster;
 pub(crate) use ports::free_port;

@@ -1,0 +1,189 @@
+//! `cgroup:PATH` (and `docker:NAME`, resolved to a path by `docker`): what `docker
+//! stats` reads, from cgroup v2 files — `cpu.stat` `usage_usec` deltas as cores,
+//! `memory.current` — with the caps beside them: `cpu.max` (quota / period, in cores)
+//! and `memory.max`. Files a hierarchy does not offer (memory on a host whose memory
+//! controller is on cgroup v1) leave their figures out rather than failing the watch.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::sampler::{Finished, Sampler};
+use super::summary::{mib, round3, AvgMax, Detail, Max};
+use crate::metrics::summary::Summary;
+
+/// Figures of a `cgroup` watch.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct CgroupSummary {
+    /// The cgroup directory read.
+    pub path: String,
+    /// CPU in cores, per sample.
+    pub cpu_cores: AvgMax,
+    /// CPU cap in cores from `cpu.max` (`None`: no cap).
+    pub cpu_cap_cores: Option<f64>,
+    /// `memory.current`, MiB (`None`: not offered by this hierarchy).
+    pub memory_mb: Option<Max>,
+    /// `memory.max`, MiB (`None`: no cap, or not offered).
+    pub memory_cap_mb: Option<f64>,
+    /// One entry per successful sample.
+    pub samples: Vec<CgroupSample>,
+}
+
+/// One sample of a `cgroup` watch.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CgroupSample {
+    /// Seconds since the watches started.
+    pub t: f64,
+    /// CPU over the last interval, cores.
+    pub cpu_cores: f64,
+    /// `memory.current`, MiB.
+    pub memory_mb: Option<f64>,
+}
+
+/// Samples one cgroup v2 directory.
+pub(crate) struct CgroupSampler {
+    dir: PathBuf,
+    prev_usec: u64,
+    prev_t: f64,
+    cpu_cap: Option<f64>,
+    memory_cap: Option<u64>,
+    samples: Vec<CgroupSample>,
+}
+
+/// The cgroup v2 mount point, from `/proc/self/mountinfo` (`/sys/fs/cgroup` on a
+/// unified host, `/sys/fs/cgroup/unified` on a hybrid one).
+pub(crate) fn cgroup2_mount() -> Option<PathBuf> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    info.lines().find_map(|line| {
+        let (before, after) = line.split_once(" - ")?;
+        let fstype = after.split_whitespace().next()?;
+        let mount_point = before.split_whitespace().nth(4)?;
+        (fstype == "cgroup2").then(|| PathBuf::from(mount_point))
+    })
+}
+
+/// The cgroup v2 path of a process, from `/proc/PID/cgroup` (`0::/path`).
+pub(crate) fn cgroup_of(pid: u32) -> Option<String> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("0::"))
+        .map(String::from)
+}
+
+impl CgroupSampler {
+    /// Finds `path` under the cgroup2 mount (or takes it as is when it already lies
+    /// under it), reads the caps and the CPU baseline.
+    pub(crate) fn start(path: &str) -> Result<CgroupSampler, String> {
+        let mount = cgroup2_mount().ok_or("cgroup v2 is not mounted on this machine")?;
+        let given = Path::new(path);
+        let dir = if given.starts_with(&mount) {
+            given.to_path_buf()
+        } else {
+            mount.join(path.trim_start_matches('/'))
+        };
+        let prev_usec = usage_usec(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        Ok(CgroupSampler {
+            cpu_cap: cpu_max(&dir),
+            memory_cap: read_u64(&dir.join("memory.max")),
+            dir,
+            prev_usec,
+            prev_t: 0.0,
+            samples: Vec::new(),
+        })
+    }
+}
+
+fn usage_usec(dir: &Path) -> Result<u64, String> {
+    let text = std::fs::read_to_string(dir.join("cpu.stat"))
+        .map_err(|e| format!("cannot read cpu.stat: {e}"))?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("usage_usec "))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| "cpu.stat has no usage_usec".to_string())
+}
+
+/// A file holding one number; `None` when missing or `max`.
+fn read_u64(path: &Path) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// `cpu.max` is `QUOTA PERIOD` in µs, or `max PERIOD` for no cap.
+fn cpu_max(dir: &Path) -> Option<f64> {
+    parse_cpu_max(&std::fs::read_to_string(dir.join("cpu.max")).ok()?)
+}
+
+fn parse_cpu_max(text: &str) -> Option<f64> {
+    let mut parts = text.split_whitespace();
+    let quota: f64 = parts.next()?.parse().ok()?;
+    let period: f64 = parts.next()?.parse().ok()?;
+    (period > 0.0).then(|| round3(quota / period))
+}
+
+impl Sampler for CgroupSampler {
+    fn sample(&mut self, t: f64) -> Result<(), String> {
+        let usec = usage_usec(&self.dir)?;
+        let dt = (t - self.prev_t).max(1e-3);
+        let cores = usec.saturating_sub(self.prev_usec) as f64 / 1e6 / dt;
+        self.prev_usec = usec;
+        self.prev_t = t;
+        self.samples.push(CgroupSample {
+            t: round3(t),
+            cpu_cores: round3(cores),
+            memory_mb: read_u64(&self.dir.join("memory.current")).map(mib),
+        });
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>, _run: Option<&Summary>) -> Finished {
+        let s = &self.samples;
+        let memory: Vec<f64> = s.iter().filter_map(|x| x.memory_mb).collect();
+        let summary = CgroupSummary {
+            path: self.dir.display().to_string(),
+            cpu_cores: AvgMax::of(s.iter().map(|x| x.cpu_cores)),
+            cpu_cap_cores: self.cpu_cap,
+            memory_mb: (!memory.is_empty()).then(|| Max::of(memory)),
+            memory_cap_mb: self.memory_cap.map(mib),
+            samples: self.samples,
+        };
+        let mut notices = Vec::new();
+        if summary.memory_mb.is_none() {
+            notices.push(format!(
+                "no memory.current under {}: the memory controller is not enabled on this \
+                 cgroup v2 hierarchy",
+                summary.path
+            ));
+        }
+        Finished {
+            detail: Detail::Cgroup(summary),
+            warnings: Vec::new(),
+            notices,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_max_is_quota_over_period() {
+        assert_eq!(parse_cpu_max("200000 100000\n"), Some(2.0));
+        assert_eq!(parse_cpu_max("150000 100000"), Some(1.5));
+        assert_eq!(parse_cpu_max("max 100000\n"), None);
+    }
+
+    #[test]
+    fn own_cgroup_is_read_when_cgroup_v2_is_mounted() {
+        let (Some(_), Some(path)) = (cgroup2_mount(), cgroup_of(std::process::id())) else {
+            println!("skipping: cgroup v2 is not mounted");
+            return;
+        };
+        let mut s = CgroupSampler::start(&path).unwrap();
+        s.sample(0.2).unwrap();
+        assert_eq!(s.samples.len(), 1);
+        assert!(CgroupSampler::start("/no/such/cgroup-xyz")
+            .err()
+            .unwrap()
+            .contains("cpu.stat"));
+    }
+}

@@ -1,0 +1,68 @@
+//! `docker:NAME`: a container's cgroup, found through the Docker Engine API on its unix
+//! socket (`GET /containers/NAME/json` → `State.Pid` → `/proc/PID/cgroup`), then
+//! watched as a cgroup. Without a reachable engine the watch cannot start.
+
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+use super::cgroup::cgroup_of;
+use super::http;
+
+/// Where the engine listens unless `DOCKER_HOST` names another `unix://` socket.
+const DEFAULT_SOCKET: &str = "/var/run/docker.sock";
+
+/// The engine's socket path: `DOCKER_HOST=unix:///path` or the default.
+fn socket_path() -> String {
+    std::env::var("DOCKER_HOST")
+        .ok()
+        .and_then(|h| h.strip_prefix("unix://").map(String::from))
+        .unwrap_or_else(|| DEFAULT_SOCKET.to_string())
+}
+
+/// The cgroup v2 path of container `name`, or why it cannot be found.
+pub(crate) fn container_cgroup(name: &str) -> Result<String, String> {
+    let socket = socket_path();
+    let stream = UnixStream::connect(&socket).map_err(|e| {
+        format!("no Docker engine is reachable at {socket} ({e}); start one or watch the container's cgroup:PATH instead")
+    })?;
+    let timeout = Some(Duration::from_secs(5));
+    stream
+        .set_read_timeout(timeout)
+        .map_err(|e| e.to_string())?;
+    stream
+        .set_write_timeout(timeout)
+        .map_err(|e| e.to_string())?;
+    let (status, body) = http::get(stream, "docker", &format!("/containers/{name}/json"))?;
+    match status {
+        200 => {}
+        404 => return Err(format!("the Docker engine knows no container {name:?}")),
+        other => {
+            return Err(format!(
+                "the Docker engine answered {other} for container {name:?}"
+            ))
+        }
+    }
+    let info: serde_json::Value =
+        serde_json::from_slice(&body).map_err(|e| format!("Docker engine reply: {e}"))?;
+    let pid = info["State"]["Pid"]
+        .as_u64()
+        .filter(|&p| p > 0)
+        .ok_or_else(|| format!("container {name:?} is not running"))?;
+    cgroup_of(pid as u32)
+        .ok_or_else(|| format!("no cgroup v2 entry for container {name:?} (pid {pid})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_an_engine_the_error_says_so() {
+        if std::path::Path::new(&socket_path()).exists() {
+            println!("skipping: a Docker engine socket exists here");
+            return;
+        }
+        let err = container_cgroup("db").unwrap_err();
+        assert!(err.contains("no Docker engine is reachable at"), "{err}");
+    }
+}

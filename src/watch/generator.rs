@@ -1,0 +1,173 @@
+//! The generator watching itself (always the first watch): the headroom process's CPU
+//! (cores) and RSS per sample, the engine's per-second schedule lag beside them, and
+//! the engine's verdict on whether the generator, not the target, was the bound.
+
+use serde::{Deserialize, Serialize};
+
+use super::process::{ProcessSampler, Which};
+use super::sampler::{Finished, Sampler};
+use super::summary::{round3, AvgMax, Detail, Max};
+use crate::metrics::summary::Summary;
+
+/// Figures of the `generator` watch.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct GeneratorSummary {
+    /// CPU of the whole headroom process, cores.
+    pub cpu_cores: AvgMax,
+    /// Resident memory, MiB.
+    pub rss_mb: Max,
+    /// Largest per-second schedule lag, ms (from the engine's timeline).
+    pub max_lag_ms: f64,
+    /// The engine's verdict: the generator limited the result (`summary.generator.bound`).
+    pub bound: bool,
+    /// Why, in words (empty when not bound).
+    pub reason: String,
+    /// CPU seconds the watches themselves used (opening, sampling, closing): what
+    /// watching cost the generator.
+    #[serde(default)]
+    pub watch_cpu_s: f64,
+    /// One entry per sample.
+    pub samples: Vec<GeneratorSample>,
+}
+
+/// One sample of the generator.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GeneratorSample {
+    /// Seconds since the watches started.
+    pub t: f64,
+    /// CPU over the last interval, cores.
+    pub cpu_cores: f64,
+    /// Resident memory, MiB.
+    pub rss_mb: f64,
+    /// Largest schedule lag in the engine second that ended nearest this sample, ms.
+    pub max_lag_ms: f64,
+}
+
+/// Samples the headroom process.
+pub(crate) struct GeneratorSampler {
+    inner: ProcessSampler,
+    samples: Vec<(f64, f64, f64)>,
+}
+
+impl GeneratorSampler {
+    /// Starts on this process (which always exists).
+    pub(crate) fn start() -> Result<GeneratorSampler, String> {
+        Ok(GeneratorSampler {
+            inner: ProcessSampler::start(Which::Pid(std::process::id()))?,
+            samples: Vec::new(),
+        })
+    }
+}
+
+impl Sampler for GeneratorSampler {
+    fn sample(&mut self, t: f64) -> Result<(), String> {
+        let s = self.inner.sample_one(t)?;
+        self.samples
+            .push((s.t, s.cpu_cores.unwrap_or(0.0), s.rss_mb));
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>, run: Option<&Summary>) -> Finished {
+        // The engine starts a few ms after the watches, so the sample at t closes
+        // (about) engine second t - 1.
+        let lag_at = |t: f64| -> f64 {
+            let second = (t.round() as u64).saturating_sub(1);
+            run.and_then(|r| r.timeline.iter().find(|s| s.t == second))
+                .map_or(0.0, |s| s.max_lag_ms)
+        };
+        let samples: Vec<GeneratorSample> = self
+            .samples
+            .iter()
+            .map(|&(t, cpu_cores, rss_mb)| GeneratorSample {
+                t,
+                cpu_cores,
+                rss_mb,
+                max_lag_ms: round3(lag_at(t)),
+            })
+            .collect();
+        let g = run.map(|r| r.generator.clone()).unwrap_or_default();
+        let timeline_lag = run
+            .map(|r| r.timeline.iter().map(|s| s.max_lag_ms).fold(0.0, f64::max))
+            .unwrap_or(0.0);
+        let summary = GeneratorSummary {
+            cpu_cores: AvgMax::of(samples.iter().map(|s| s.cpu_cores)),
+            rss_mb: Max::of(samples.iter().map(|s| s.rss_mb)),
+            max_lag_ms: round3(timeline_lag.max(g.max_lag_ms)),
+            bound: g.bound,
+            reason: g.reason.clone(),
+            // Filled in by `Watches::finish`, which alone sees every thread's share.
+            watch_cpu_s: 0.0,
+            samples,
+        };
+        let warnings = if g.bound {
+            vec![format!(
+                "the generator, not the target, limited this run: {}",
+                g.reason
+            )]
+        } else {
+            Vec::new()
+        };
+        Finished {
+            detail: Detail::Generator(summary),
+            warnings,
+            notices: Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::summary::{Generator, Second};
+
+    #[test]
+    fn repeats_the_engine_verdict_and_lines_up_the_lag() {
+        let mut s = GeneratorSampler::start().unwrap();
+        s.sample(1.0).unwrap();
+        s.sample(2.0).unwrap();
+        let run = Summary {
+            version: 1,
+            name: "x".into(),
+            model: "arrival-rate".into(),
+            requests: 0,
+            duration_s: 2.0,
+            rate: Default::default(),
+            dropped: 0,
+            latency_ms: Default::default(),
+            latency_uncorrected_ms: Default::default(),
+            errors: Default::default(),
+            by_name: Default::default(),
+            thresholds: vec![],
+            generator: Generator {
+                bound: true,
+                reason: "an engine thread was busy 99% of the run".into(),
+                max_lag_ms: 40.0,
+                ..Generator::default()
+            },
+            timeline: vec![
+                Second {
+                    t: 0,
+                    max_lag_ms: 3.0,
+                    ..Second::default()
+                },
+                Second {
+                    t: 1,
+                    max_lag_ms: 40.0,
+                    ..Second::default()
+                },
+            ],
+            interrupted: false,
+            watches: vec![],
+        };
+        let f = Box::new(s).finish(Some(&run));
+        let Detail::Generator(g) = f.detail else {
+            panic!("not a generator summary")
+        };
+        assert!(g.bound);
+        assert_eq!(g.max_lag_ms, 40.0);
+        let lags: Vec<f64> = g.samples.iter().map(|s| s.max_lag_ms).collect();
+        assert_eq!(lags, [3.0, 40.0]);
+        assert!(g.rss_mb.max > 0.0);
+        assert!(f.warnings[0].contains("busy 99%"), "{:?}", f.warnings);
+    }
+}

@@ -1,0 +1,186 @@
+//! Watches: what the system under test and the generator were doing while the load
+//! ran — processes, cgroups (and Docker containers), a PostgreSQL database, a
+//! Prometheus endpoint, and always the generator itself.
+//!
+//! [`Watches::start`] parses every spec ([`Spec`]) and opens every sampler on the
+//! caller's thread, so a spec that cannot start is an error before any load is sent;
+//! then one sampling thread (`thread`) takes a sample from each every interval, off the
+//! engine's threads. [`Watches::finish`] stops it and returns a [`WatchSummary`] per
+//! watch, the generator's first. A sample that fails mid-run is a gap, never an abort.
+//!
+//! One file per kind: `process`, `cgroup` (+ `docker` to find a container's cgroup),
+//! `postgres` (+ `pg_statements`), `prometheus` (+ `http`), `generator`; `sampler`
+//! holds the contract and gap bookkeeping, `summary` the JSON types.
+
+mod cgroup;
+mod docker;
+mod generator;
+mod http;
+mod pg_statements;
+mod postgres;
+mod process;
+mod prometheus;
+mod sampler;
+mod spec;
+mod summary;
+mod thread;
+
+use std::time::{Duration, Instant};
+
+pub use cgroup::{CgroupSample, CgroupSummary};
+pub use generator::{GeneratorSample, GeneratorSummary};
+pub use pg_statements::TopQuery;
+pub use postgres::{Connections, PostgresSample, PostgresSummary, TableTuples};
+pub use process::{FdUse, ProcessSample, ProcessSummary, FD_WARN_SHARE};
+pub use prometheus::{PrometheusSample, PrometheusSummary, SeriesSummary, MAX_SERIES};
+pub use spec::Spec;
+pub use summary::{AvgMax, Detail, Gap, Max, ProfileRow, WatchSummary};
+
+use crate::metrics::summary::Summary;
+use sampler::{Sampler, Watched};
+use thread::SamplingThread;
+
+/// Sampling interval when none is given.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// A watch that could not start: bad input, reported before any load is sent.
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    /// The spec is malformed or names something that cannot be watched now.
+    #[error("--watch {spec:?}: {reason}")]
+    Spec {
+        /// The spec as given.
+        spec: String,
+        /// What is wrong, in words.
+        reason: String,
+    },
+    /// The interval is zero.
+    #[error("--watch-interval must be above zero")]
+    Interval,
+    /// The sampling thread could not be started.
+    #[error("cannot start the watch thread: {0}")]
+    Thread(String),
+}
+
+/// Running watches. Drop without [`Watches::finish`] stops the thread and loses the samples.
+pub struct Watches {
+    thread: SamplingThread,
+    /// CPU spent opening the samplers on the caller's thread.
+    start_cpu: Duration,
+}
+
+impl Watches {
+    /// Starts the generator's self-watch and one watch per spec, sampled every `interval`
+    /// on a thread of their own. Fails, with nothing left running, if any spec is bad or
+    /// its target is unreachable now (no such process, cgroup, database, endpoint, or
+    /// Docker engine).
+    pub fn start(specs: &[String], interval: Duration) -> Result<Watches, WatchError> {
+        if interval.is_zero() {
+            return Err(WatchError::Interval);
+        }
+        let cpu_before = thread::thread_cpu();
+        let self_error = |reason: String| WatchError::Spec {
+            spec: "self".into(),
+            reason,
+        };
+        let mut watched = vec![Watched::new(
+            "self".into(),
+            Box::new(generator::GeneratorSampler::start().map_err(self_error)?),
+        )];
+        for text in specs {
+            let fail = |reason: String| WatchError::Spec {
+                spec: text.clone(),
+                reason,
+            };
+            let spec = Spec::parse(text).map_err(fail)?;
+            watched.push(Watched::new(text.clone(), open(&spec).map_err(fail)?));
+        }
+        let thread = SamplingThread::spawn(watched, interval, Instant::now())
+            .map_err(|e| WatchError::Thread(e.to_string()))?;
+        Ok(Watches {
+            thread,
+            start_cpu: thread::thread_cpu().saturating_sub(cpu_before),
+        })
+    }
+
+    /// Stops sampling and returns one summary per watch, the generator's first. `run`
+    /// (the run's summary, when there is one) gives the generator its lag and verdict.
+    pub fn finish(self, run: Option<&Summary>) -> Vec<WatchSummary> {
+        let cpu_before = thread::thread_cpu();
+        let (watched, end_t, sampling_cpu) = self.thread.stop();
+        let mut out: Vec<WatchSummary> = watched
+            .into_iter()
+            .map(|w| w.finish(summary::round3(end_t), run))
+            .collect();
+        let cost = self.start_cpu + sampling_cpu + thread::thread_cpu().saturating_sub(cpu_before);
+        if let Some(Detail::Generator(g)) = out.first_mut().map(|w| &mut w.detail) {
+            g.watch_cpu_s = cost.as_secs_f64();
+        }
+        out
+    }
+}
+
+/// Opens the sampler for `spec`.
+fn open(spec: &Spec) -> Result<Box<dyn Sampler>, String> {
+    Ok(match spec {
+        Spec::Pid(pid) => Box::new(process::ProcessSampler::start(process::Which::Pid(*pid))?),
+        Spec::Process(name) => Box::new(process::ProcessSampler::start(process::Which::Name(
+            name.clone(),
+        ))?),
+        Spec::Cgroup(path) => Box::new(cgroup::CgroupSampler::start(path)?),
+        Spec::Docker(name) => Box::new(cgroup::CgroupSampler::start(&docker::container_cgroup(
+            name,
+        )?)?),
+        Spec::Postgres(url) => Box::new(postgres::PostgresSampler::start(url)?),
+        Spec::Prometheus { url, metrics } => {
+            Box::new(prometheus::PrometheusSampler::start(url, metrics.clone())?)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generator_comes_first_and_samples_every_interval() {
+        let me = format!("pid:{}", std::process::id());
+        let w = Watches::start(std::slice::from_ref(&me), Duration::from_millis(50)).unwrap();
+        std::thread::sleep(Duration::from_millis(280));
+        let out = w.finish(None);
+        assert_eq!(out.len(), 2);
+        assert_eq!((out[0].kind(), out[0].spec.as_str()), ("generator", "self"));
+        assert_eq!(
+            (out[1].kind(), out[1].spec.as_str()),
+            ("process", me.as_str())
+        );
+        let Detail::Process(p) = &out[1].detail else {
+            panic!("not a process summary")
+        };
+        assert!((4..=6).contains(&p.samples.len()), "{}", p.samples.len());
+        assert!(out[1].gaps.is_empty());
+        let Detail::Generator(g) = &out[0].detail else {
+            panic!("not a generator summary")
+        };
+        assert!(
+            g.watch_cpu_s > 0.0 && g.watch_cpu_s < 0.25,
+            "{}",
+            g.watch_cpu_s
+        );
+    }
+
+    #[test]
+    fn a_bad_spec_names_itself() {
+        let err = Watches::start(&["pid:nope".into()], DEFAULT_INTERVAL)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.starts_with("--watch \"pid:nope\": "), "{err}");
+        let err = Watches::start(&["docker:db".into()], DEFAULT_INTERVAL)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("docker:db"), "{err}");
+        assert!(Watches::start(&[], Duration::ZERO).is_err());
+    }
+}

@@ -1,0 +1,311 @@
+//! `postgres:URL`: a PostgreSQL database under load — connections by state against
+//! `max_connections`, transactions per second, cache hit ratio, deadlocks, waiting
+//! locks, live and dead tuples of the busiest tables, and the top statements of the
+//! run (`pg_stat_statements`, see `pg_statements`).
+//!
+//! The sampler owns a small current-thread tokio runtime and one connection; it lives
+//! on the watch thread, never on an engine thread. A lost connection is a gap, and the
+//! next sample connects again (the database may have restarted).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::runtime::Runtime;
+use tokio_postgres::{Client, NoTls};
+
+use super::pg_statements::{self, Snapshot, TopQuery, MARK};
+use super::sampler::{Finished, Sampler};
+use super::summary::{round3, AvgMax, Detail, Max};
+use crate::metrics::summary::Summary;
+
+/// Connect and query limit.
+const TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Figures of a `postgres` watch.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct PostgresSummary {
+    /// Client connections at most, and `max_connections`.
+    pub connections: Connections,
+    /// Transactions (commits + rollbacks) per second, the watch's own left out.
+    pub tps: AvgMax,
+    /// Share of block reads served from shared buffers during the run (`None`: no reads).
+    pub cache_hit_ratio: Option<f64>,
+    /// Deadlocks detected during the run.
+    pub deadlocks: i64,
+    /// Lock requests waiting, per sample.
+    pub waiting_locks: Max,
+    /// Live and dead tuples of the busiest tables at the end.
+    pub tables: Vec<TableTuples>,
+    /// The statements with the most execution time during the run.
+    pub top_queries: Vec<TopQuery>,
+    /// One entry per successful sample.
+    pub samples: Vec<PostgresSample>,
+}
+
+/// Connections against their limit.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+pub struct Connections {
+    /// Most client connections seen (the watch's own left out).
+    pub max: u64,
+    /// `max_connections`.
+    pub limit: u64,
+}
+
+/// One table's tuples.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TableTuples {
+    /// `schema.table`.
+    pub name: String,
+    /// `n_live_tup`.
+    pub live: i64,
+    /// `n_dead_tup`: rows deleted or updated and not yet vacuumed.
+    pub dead: i64,
+}
+
+/// One sample of a `postgres` watch.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PostgresSample {
+    /// Seconds since the watches started.
+    pub t: f64,
+    /// Client connections.
+    pub connections: u64,
+    /// Of which running a statement.
+    pub active: u64,
+    /// Of which idle.
+    pub idle: u64,
+    /// Of which idle inside a transaction.
+    pub idle_in_transaction: u64,
+    /// Transactions per second over the last interval.
+    pub tps: Option<f64>,
+    /// Lock requests waiting.
+    pub waiting_locks: u64,
+}
+
+/// Cumulative counters of `pg_stat_database`.
+#[derive(Debug, Clone, Copy)]
+struct Counters {
+    xacts: i64,
+    hit: i64,
+    read: i64,
+    deadlocks: i64,
+}
+
+const SAMPLE_SQL: &str = "SELECT d.xact_commit + d.xact_rollback, d.blks_hit, d.blks_read, d.deadlocks, \
+    (SELECT count(*) FROM pg_locks WHERE NOT granted), \
+    (SELECT count(*) FROM pg_stat_activity a WHERE a.backend_type = 'client backend' AND a.pid <> pg_backend_pid()), \
+    (SELECT count(*) FROM pg_stat_activity a WHERE a.backend_type = 'client backend' AND a.pid <> pg_backend_pid() AND a.state = 'active'), \
+    (SELECT count(*) FROM pg_stat_activity a WHERE a.backend_type = 'client backend' AND a.pid <> pg_backend_pid() AND a.state = 'idle'), \
+    (SELECT count(*) FROM pg_stat_activity a WHERE a.backend_type = 'client backend' AND a.pid <> pg_backend_pid() AND a.state LIKE 'idle in transaction%') \
+    FROM pg_stat_database d WHERE d.datname = current_database()";
+
+const TABLES_SQL: &str = "SELECT schemaname || '.' || relname, n_live_tup, n_dead_tup \
+    FROM pg_stat_user_tables ORDER BY n_tup_ins + n_tup_upd + n_tup_del DESC, relname LIMIT 10";
+
+/// Watches one database.
+pub(crate) struct PostgresSampler {
+    rt: Runtime,
+    url: String,
+    client: Option<Client>,
+    version: i32,
+    limit: u64,
+    statements: Option<Snapshot>,
+    first: Option<Counters>,
+    prev: Option<(f64, Counters)>,
+    samples: Vec<PostgresSample>,
+    notices: Vec<String>,
+}
+
+async fn connect(url: &str) -> Result<Client, String> {
+    let (client, connection) = tokio::time::timeout(TIMEOUT, tokio_postgres::connect(url, NoTls))
+        .await
+        .map_err(|_| format!("no answer within {TIMEOUT:?}"))?
+        .map_err(|e| e.to_string())?;
+    // Driven whenever this runtime runs a query; ends when the client is dropped.
+    tokio::spawn(connection);
+    Ok(client)
+}
+
+impl PostgresSampler {
+    /// Connects, reads `max_connections` and the server version, and takes the
+    /// `pg_stat_statements` baseline (a notice, not a failure, when it is missing).
+    pub(crate) fn start(url: &str) -> Result<PostgresSampler, String> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        let (client, version, limit) = rt.block_on(async {
+            let client = connect(url).await?;
+            let row = client
+                .query_one(
+                    &format!("{MARK} SELECT current_setting('server_version_num')::int, current_setting('max_connections')::bigint"),
+                    &[],
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok::<_, String>((client, row.get::<_, i32>(0), row.get::<_, i64>(1)))
+        })?;
+        let mut s = PostgresSampler {
+            rt,
+            url: url.to_string(),
+            client: Some(client),
+            version,
+            limit: u64::try_from(limit).unwrap_or(0),
+            statements: None,
+            first: None,
+            prev: None,
+            samples: Vec::new(),
+            notices: Vec::new(),
+        };
+        match s.statements_now() {
+            Ok(snap) => s.statements = Some(snap),
+            Err(e) => s.notices.push(format!(
+                "no top queries: pg_stat_statements is not usable in this database ({e}); \
+                 add it to shared_preload_libraries and run CREATE EXTENSION pg_stat_statements"
+            )),
+        }
+        Ok(s)
+    }
+
+    fn statements_now(&mut self) -> Result<Snapshot, String> {
+        let client = self.client.as_ref().ok_or("not connected")?;
+        let version = self.version;
+        self.rt
+            .block_on(async { pg_statements::snapshot(client, version).await })
+    }
+
+    /// The client, connecting again if the last one was lost.
+    fn ensure_client(&mut self) -> Result<(), String> {
+        if self.client.as_ref().is_some_and(|c| !c.is_closed()) {
+            return Ok(());
+        }
+        self.client = None;
+        let url = self.url.clone();
+        let client = self.rt.block_on(async { connect(&url).await })?;
+        self.client = Some(client);
+        Ok(())
+    }
+
+    fn tables(&mut self) -> Result<Vec<TableTuples>, String> {
+        self.ensure_client()?;
+        let client = self.client.as_ref().ok_or("not connected")?;
+        let rows = self.rt.block_on(async {
+            tokio::time::timeout(TIMEOUT, client.query(&format!("{MARK} {TABLES_SQL}"), &[]))
+                .await
+                .map_err(|_| "query timed out".to_string())?
+                .map_err(|e| e.to_string())
+        })?;
+        Ok(rows
+            .iter()
+            .map(|r| TableTuples {
+                name: r.get(0),
+                live: r.get(1),
+                dead: r.get(2),
+            })
+            .collect())
+    }
+}
+
+impl Sampler for PostgresSampler {
+    fn sample(&mut self, t: f64) -> Result<(), String> {
+        self.ensure_client()?;
+        let client = self.client.as_ref().ok_or("not connected")?;
+        let row = self.rt.block_on(async {
+            tokio::time::timeout(
+                TIMEOUT,
+                client.query_one(&format!("{MARK} {SAMPLE_SQL}"), &[]),
+            )
+            .await
+            .map_err(|_| "query timed out".to_string())?
+            .map_err(|e| e.to_string())
+        });
+        let row = match row {
+            Ok(row) => row,
+            Err(e) => {
+                // Drop a broken connection so that the next sample opens a new one.
+                self.client = None;
+                return Err(e);
+            }
+        };
+        let now = Counters {
+            xacts: row.get(0),
+            hit: row.get(1),
+            read: row.get(2),
+            deadlocks: row.get(3),
+        };
+        let count = |i: usize| u64::try_from(row.get::<_, i64>(i)).unwrap_or(0);
+        let tps = self.prev.and_then(|(t0, before)| {
+            let dt = t - t0;
+            // Leave out the watch's own transaction of each sample. A restart resets the
+            // counters; that interval has no figure.
+            let done = now.xacts - before.xacts - 1;
+            (dt > 0.0 && now.xacts >= before.xacts).then(|| round3(done.max(0) as f64 / dt))
+        });
+        self.first.get_or_insert(now);
+        self.prev = Some((t, now));
+        self.samples.push(PostgresSample {
+            t: round3(t),
+            connections: count(5),
+            active: count(6),
+            idle: count(7),
+            idle_in_transaction: count(8),
+            tps,
+            waiting_locks: count(4),
+        });
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>, _run: Option<&Summary>) -> Finished {
+        let mut notices = std::mem::take(&mut self.notices);
+        let top_queries = match self.statements.take() {
+            Some(start) => match self.ensure_client().and_then(|()| self.statements_now()) {
+                Ok(end) => pg_statements::top(&start, &end),
+                Err(e) => {
+                    notices.push(format!("no top queries: the closing snapshot failed ({e})"));
+                    Vec::new()
+                }
+            },
+            None => Vec::new(),
+        };
+        let tables = self.tables().unwrap_or_else(|e| {
+            notices.push(format!("no table figures: {e}"));
+            Vec::new()
+        });
+        let (first, last) = (self.first, self.prev.map(|(_, c)| c));
+        let (cache_hit_ratio, deadlocks) = match (first, last) {
+            (Some(a), Some(b)) => {
+                let (hit, read) = (b.hit - a.hit, b.read - a.read);
+                let ratio = (hit + read > 0).then(|| round3(hit as f64 / (hit + read) as f64));
+                (ratio, (b.deadlocks - a.deadlocks).max(0))
+            }
+            _ => (None, 0),
+        };
+        let s = &self.samples;
+        let summary = PostgresSummary {
+            connections: Connections {
+                max: s.iter().map(|x| x.connections).max().unwrap_or(0),
+                limit: self.limit,
+            },
+            tps: AvgMax::of(s.iter().filter_map(|x| x.tps)),
+            cache_hit_ratio,
+            deadlocks,
+            waiting_locks: Max::of(s.iter().map(|x| x.waiting_locks as f64)),
+            tables,
+            top_queries,
+            samples: std::mem::take(&mut self.samples),
+        };
+        let mut warnings = Vec::new();
+        if summary.connections.limit > 0
+            && summary.connections.max as f64 >= 0.9 * summary.connections.limit as f64
+        {
+            warnings.push(format!(
+                "connections reached {} of max_connections {}",
+                summary.connections.max, summary.connections.limit
+            ));
+        }
+        Finished {
+            detail: Detail::Postgres(summary),
+            warnings,
+            notices,
+        }
+    }
+}

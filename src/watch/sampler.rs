@@ -1,0 +1,129 @@
+//! The [`Sampler`] contract every watch kind implements, and [`Watched`]: a sampler
+//! with its spec and the gap bookkeeping that turns failed samples into [`Gap`]s.
+
+use super::summary::{Detail, Gap, WatchSummary};
+use crate::metrics::summary::Summary;
+
+/// What a finished sampler hands back.
+#[derive(Debug)]
+pub(crate) struct Finished {
+    /// The kind's figures and samples.
+    pub(crate) detail: Detail,
+    /// Findings that deserve attention.
+    pub(crate) warnings: Vec<String>,
+    /// What could not be measured and why.
+    pub(crate) notices: Vec<String>,
+}
+
+/// One kind of watch. Built (and checked) by `Watches::start` on the caller's thread,
+/// then moved to the sampling thread, which calls [`Sampler::sample`] once per interval.
+pub(crate) trait Sampler: Send {
+    /// Takes one sample at `t` seconds since the watches started. An error is a missed
+    /// sample (the thing is gone or did not answer): it becomes a gap, and sampling goes on.
+    fn sample(&mut self, t: f64) -> Result<(), String>;
+
+    /// Ends the watch and builds its figures; `run` is the run's summary (the generator
+    /// repeats its verdict and lag from it).
+    fn finish(self: Box<Self>, run: Option<&Summary>) -> Finished;
+}
+
+/// A sampler, its spec, and the gaps so far.
+pub(crate) struct Watched {
+    spec: String,
+    sampler: Box<dyn Sampler>,
+    gaps: Vec<Gap>,
+    open: Option<(f64, String)>,
+}
+
+impl Watched {
+    /// Wraps `sampler`, started from `spec`.
+    pub(crate) fn new(spec: String, sampler: Box<dyn Sampler>) -> Watched {
+        Watched {
+            spec,
+            sampler,
+            gaps: Vec::new(),
+            open: None,
+        }
+    }
+
+    /// Samples at `t`, opening a gap on the first failure and closing it on the next success.
+    pub(crate) fn sample(&mut self, t: f64) {
+        match self.sampler.sample(t) {
+            Ok(()) => {
+                if let Some((from_t, reason)) = self.open.take() {
+                    self.gaps.push(Gap {
+                        from_t,
+                        to_t: t,
+                        reason,
+                    });
+                }
+            }
+            Err(reason) => {
+                if self.open.is_none() {
+                    self.open = Some((t, reason));
+                }
+            }
+        }
+    }
+
+    /// Closes any open gap at `end_t` and builds the summary.
+    pub(crate) fn finish(mut self, end_t: f64, run: Option<&Summary>) -> WatchSummary {
+        if let Some((from_t, reason)) = self.open.take() {
+            self.gaps.push(Gap {
+                from_t,
+                to_t: end_t.max(from_t),
+                reason,
+            });
+        }
+        let finished = self.sampler.finish(run);
+        WatchSummary {
+            spec: self.spec,
+            detail: finished.detail,
+            gaps: self.gaps,
+            warnings: finished.warnings,
+            notices: finished.notices,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::watch::process::ProcessSummary;
+
+    /// Fails at the times listed, succeeds otherwise.
+    struct Flaky(Vec<f64>);
+
+    impl Sampler for Flaky {
+        fn sample(&mut self, t: f64) -> Result<(), String> {
+            if self.0.contains(&t) {
+                Err(format!("down at {t}"))
+            } else {
+                Ok(())
+            }
+        }
+        fn finish(self: Box<Self>, _: Option<&Summary>) -> Finished {
+            Finished {
+                detail: Detail::Process(ProcessSummary::default()),
+                warnings: Vec::new(),
+                notices: Vec::new(),
+            }
+        }
+    }
+
+    #[test]
+    fn failures_become_gaps_from_the_first_failure_to_the_next_success() {
+        let mut w = Watched::new("pid:1".into(), Box::new(Flaky(vec![2.0, 3.0, 6.0])));
+        for t in 1..=6 {
+            w.sample(t as f64);
+        }
+        let s = w.finish(6.5, None);
+        let gaps: Vec<(f64, f64, &str)> = s
+            .gaps
+            .iter()
+            .map(|g| (g.from_t, g.to_t, g.reason.as_str()))
+            .collect();
+        assert_eq!(gaps, [(2.0, 4.0, "down at 2"), (6.0, 6.5, "down at 6")]);
+        assert_eq!(s.kind(), "process");
+    }
+}

@@ -1,0 +1,185 @@
+//! What a watch reports in the summary JSON (`"watches": [...]`): a [`WatchSummary`]
+//! per spec, whose `kind` selects the fields of its [`Detail`], with the samples taken
+//! every interval and the gaps where a sample could not be taken.
+
+use serde::{Deserialize, Serialize};
+
+use super::cgroup::CgroupSummary;
+use super::generator::GeneratorSummary;
+use super::postgres::PostgresSummary;
+use super::process::ProcessSummary;
+use super::prometheus::PrometheusSummary;
+
+/// One watch over a run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct WatchSummary {
+    /// The spec as given (`pid:123`, `postgres:postgresql://...`), or `self` for the generator.
+    pub spec: String,
+    /// The kind's figures and samples, tagged by `"kind"`.
+    #[serde(flatten)]
+    pub detail: Detail,
+    /// Stretches with no sample: the watched thing was gone or did not answer.
+    #[serde(default)]
+    pub gaps: Vec<Gap>,
+    /// Findings that deserve attention (fds near their limit, generator bound).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// What could not be measured and why (a missing extension, a capped series list).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
+}
+
+/// The per-kind part of a [`WatchSummary`], serialized with its kind as `"kind"`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Detail {
+    /// The headroom process itself.
+    Generator(GeneratorSummary),
+    /// `pid:N` or `process:NAME`.
+    Process(ProcessSummary),
+    /// `cgroup:PATH` or `docker:NAME`.
+    Cgroup(CgroupSummary),
+    /// `postgres:URL`.
+    Postgres(PostgresSummary),
+    /// `prometheus:URL`.
+    Prometheus(PrometheusSummary),
+}
+
+/// A stretch of the run with no sample, in seconds since the watch started.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Gap {
+    /// Time of the first sample that failed.
+    pub from_t: f64,
+    /// Time of the next sample that succeeded, or the end of the watch.
+    pub to_t: f64,
+    /// Why the sample failed (the first failure's message).
+    pub reason: String,
+}
+
+/// Average and largest of a per-sample figure.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+pub struct AvgMax {
+    /// Mean over the samples (0 with no samples).
+    pub avg: f64,
+    /// Largest sample (0 with no samples).
+    pub max: f64,
+}
+
+impl AvgMax {
+    /// The mean and maximum of `values`.
+    pub fn of(values: impl IntoIterator<Item = f64>) -> AvgMax {
+        let (mut sum, mut n, mut max) = (0.0, 0usize, 0.0f64);
+        for v in values {
+            sum += v;
+            n += 1;
+            max = max.max(v);
+        }
+        AvgMax {
+            avg: if n == 0 { 0.0 } else { round3(sum / n as f64) },
+            max: round3(max),
+        }
+    }
+}
+
+/// The largest of a per-sample figure.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+pub struct Max {
+    /// Largest sample (0 with no samples).
+    pub max: f64,
+}
+
+impl Max {
+    /// The maximum of `values`.
+    pub fn of(values: impl IntoIterator<Item = f64>) -> Max {
+        Max {
+            max: round3(values.into_iter().fold(0.0, f64::max)),
+        }
+    }
+}
+
+/// One line of the resource profile: use beside its cap, as `docker stats` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileRow {
+    /// What was watched.
+    pub what: String,
+    /// CPU in cores: mean and largest sample.
+    pub cpu: AvgMax,
+    /// CPU cap in cores, when one is set.
+    pub cpu_cap: Option<f64>,
+    /// Largest memory use in MiB, when measured.
+    pub mem_max_mb: Option<f64>,
+    /// Memory cap in MiB, when one is set.
+    pub mem_cap_mb: Option<f64>,
+}
+
+impl WatchSummary {
+    /// The kind, as written in the JSON.
+    pub fn kind(&self) -> &'static str {
+        match self.detail {
+            Detail::Generator(_) => "generator",
+            Detail::Process(_) => "process",
+            Detail::Cgroup(_) => "cgroup",
+            Detail::Postgres(_) => "postgres",
+            Detail::Prometheus(_) => "prometheus",
+        }
+    }
+
+    /// The resource-profile line of a watch that measures CPU and memory (generator,
+    /// process, cgroup); `None` for the others.
+    pub fn profile(&self) -> Option<ProfileRow> {
+        let row = |what: String, cpu, cpu_cap, mem_max_mb, mem_cap_mb| ProfileRow {
+            what,
+            cpu,
+            cpu_cap,
+            mem_max_mb,
+            mem_cap_mb,
+        };
+        match &self.detail {
+            Detail::Generator(g) => Some(row(
+                "generator (headroom)".into(),
+                g.cpu_cores,
+                None,
+                Some(g.rss_mb.max),
+                None,
+            )),
+            Detail::Process(p) => Some(row(
+                self.spec.clone(),
+                p.cpu_cores,
+                None,
+                Some(p.rss_mb.max),
+                None,
+            )),
+            Detail::Cgroup(c) => Some(row(
+                self.spec.clone(),
+                c.cpu_cores,
+                c.cpu_cap_cores,
+                c.memory_mb.map(|m| m.max),
+                c.memory_cap_mb,
+            )),
+            Detail::Postgres(_) | Detail::Prometheus(_) => None,
+        }
+    }
+}
+
+/// Rounds to three decimals, so the JSON carries figures rather than float noise.
+pub(crate) fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+/// Bytes to MiB, rounded.
+pub(crate) fn mib(bytes: u64) -> f64 {
+    round3(bytes as f64 / (1024.0 * 1024.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn avg_and_max_of_samples() {
+        assert_eq!(AvgMax::of([1.0, 2.0, 4.5]), AvgMax { avg: 2.5, max: 4.5 });
+        assert_eq!(AvgMax::of([]), AvgMax::default());
+        assert_eq!(Max::of([3.0, 7.25, 1.0]).max, 7.25);
+        assert_eq!(mib(3 * 1024 * 1024 + 512 * 1024), 3.5);
+    }
+}
