@@ -187,27 +187,26 @@ fn charts(run: &StoredRun) -> Vec<LineChart> {
     charts
 }
 
-/// CPU and memory charts for each watch. Accepts `watches` as a list of
-/// `{name, samples: [{t, cpu_percent, memory_bytes | rss_bytes}]}` or as a map from
-/// name to such an object or to its list of samples.
+/// CPU and memory charts over the run's watches (`summary.watches`: a list of
+/// `{spec, kind, samples: [{t, cpu_cores, rss_mb | memory_mb, ...}]}`, see
+/// `crate::watch`), one line per watch.
 fn watch_charts(watches: &Value) -> Vec<LineChart> {
-    let entries: Vec<(String, &Value)> = match watches {
-        Value::Array(list) => list
-            .iter()
-            .enumerate()
-            .map(|(i, w)| {
-                let name = w.get("name").and_then(Value::as_str);
-                (name.map_or_else(|| format!("watch {i}"), str::to_string), w)
-            })
-            .collect(),
-        Value::Object(map) => map.iter().map(|(k, v)| (k.clone(), v)).collect(),
-        _ => Vec::new(),
-    };
+    let entries: Vec<(String, &Value)> = watches
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .enumerate()
+                .map(|(i, w)| {
+                    let name = w.get("spec").and_then(Value::as_str);
+                    (name.map_or_else(|| format!("watch {i}"), str::to_string), w)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     let mut cpu = Vec::new();
     let mut memory = Vec::new();
     for (name, watch) in entries {
-        let samples = watch.get("samples").unwrap_or(watch);
-        let Some(samples) = samples.as_array() else {
+        let Some(samples) = watch.get("samples").and_then(Value::as_array) else {
             continue;
         };
         let field = |keys: &[&str], scale: f64| -> Vec<(f64, f64)> {
@@ -222,18 +221,18 @@ fn watch_charts(watches: &Value) -> Vec<LineChart> {
                 })
                 .collect()
         };
-        let c = field(&["cpu_percent"], 1.0);
+        let c = field(&["cpu_cores"], 1.0);
         if !c.is_empty() {
             cpu.push(series(&name, c));
         }
-        let m = field(&["memory_bytes", "rss_bytes"], 1.0 / 1_048_576.0);
+        let m = field(&["rss_mb", "memory_mb"], 1.0);
         if !m.is_empty() {
             memory.push(series(&name, m));
         }
     }
     let mut charts = Vec::new();
     for (title, y_label, lines) in [
-        ("CPU by watch", "CPU (% of one core)", cpu),
+        ("CPU by watch", "CPU (cores)", cpu),
         ("Memory by watch", "memory (MiB)", memory),
     ] {
         if !lines.is_empty() {
@@ -262,17 +261,18 @@ mod tests {
     }
 
     #[test]
-    fn watches_in_either_shape_give_cpu_and_memory_charts() {
-        let list = serde_json::json!([{"name": "db", "samples": [
-            {"t": 0, "cpu_percent": 10.0, "rss_bytes": 1048576},
-            {"t": 1, "cpu_percent": 30.0, "rss_bytes": 2097152}]}]);
+    fn watch_samples_give_cpu_and_memory_charts() {
+        let list = serde_json::json!([
+            {"spec": "pid:7", "kind": "process", "samples": [
+                {"t": 1.0, "cpu_cores": 0.5, "rss_mb": 10.0},
+                {"t": 2.0, "cpu_cores": 1.5, "rss_mb": 12.0}]},
+            {"spec": "postgres:x", "kind": "postgres", "samples": [{"t": 1.0, "tps": 3.0}]}]);
         let charts = watch_charts(&list);
         assert_eq!(charts.len(), 2);
-        assert_eq!(charts[1].series[0].points, vec![(0.0, 1.0), (1.0, 2.0)]);
-        let map = serde_json::json!({"app": [{"t": 0, "cpu_percent": 5.0}]});
-        let charts = watch_charts(&map);
-        assert_eq!(charts.len(), 1);
-        assert_eq!(charts[0].series[0].name, "app");
+        assert_eq!(charts[0].series[0].name, "pid:7");
+        assert_eq!(charts[0].series[0].points, vec![(1.0, 0.5), (2.0, 1.5)]);
+        assert_eq!(charts[1].series[0].points, vec![(1.0, 10.0), (2.0, 12.0)]);
+        assert!(watch_charts(&serde_json::json!({"not": "a list"})).is_empty());
     }
 
     #[test]
