@@ -19,3 +19,4 @@ pub mod report;
 pub mod scenario;
 pub mod target;
 pub mod template;
+pub mod search;

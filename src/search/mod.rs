@@ -1,0 +1,2 @@
+//! Ceiling search (`headroom find`).
+pub mod strategy;
