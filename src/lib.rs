@@ -17,6 +17,6 @@ pub mod metrics;
 pub mod plan;
 pub mod report;
 pub mod scenario;
+pub mod search;
 pub mod target;
 pub mod template;
-pub mod search;

@@ -239,16 +239,17 @@ fn threads(overrides: &Overrides) -> Result<usize, ScenarioError> {
 
 /// Checks the `hooks` section: commands must not be blank; durations default to a 60 s
 /// timeout (per command and for `wait_until`) and a 1 s polling interval.
-fn hooks(
-    src: Source<'_>,
-    spec: Option<&super::format::HooksSpec>,
-) -> Result<Hooks, ScenarioError> {
+fn hooks(src: Source<'_>, spec: Option<&super::format::HooksSpec>) -> Result<Hooks, ScenarioError> {
     let Some(spec) = spec else {
         return Ok(Hooks::default());
     };
     let command = |node: &Spanned<String>, path: String| {
         if node.value.trim().is_empty() {
-            Err(src.of(node, &path, "expected a shell command, found an empty string"))
+            Err(src.of(
+                node,
+                &path,
+                "expected a shell command, found an empty string",
+            ))
         } else {
             Ok(node.value.clone())
         }
@@ -281,6 +282,10 @@ fn hooks(
         before_step: commands(&spec.before_step, "before_step")?,
         after_step: commands(&spec.after_step, "after_step")?,
         wait_until,
-        timeout: optional(spec.timeout.as_ref(), "hooks.timeout", Hooks::DEFAULT_TIMEOUT)?,
+        timeout: optional(
+            spec.timeout.as_ref(),
+            "hooks.timeout",
+            Hooks::DEFAULT_TIMEOUT,
+        )?,
     })
 }

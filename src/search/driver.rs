@@ -87,7 +87,10 @@ pub fn search(
         let index = steps.len() + 1;
         let mut env = vec![
             ("HEADROOM_STEP".to_string(), index.to_string()),
-            ("HEADROOM_STEP_VALUE".to_string(), super::result::value(value)),
+            (
+                "HEADROOM_STEP_VALUE".to_string(),
+                super::result::value(value),
+            ),
             ("HEADROOM_STEP_UNIT".to_string(), unit.as_str().to_string()),
         ];
         if let Err(e) = before(base, &env, control) {
@@ -105,7 +108,10 @@ pub fn search(
         };
         step.confirmation = confirm;
         step.isolation = isolation;
-        env.push(("HEADROOM_STEP_PASSED".into(), u8::from(step.passed).to_string()));
+        env.push((
+            "HEADROOM_STEP_PASSED".into(),
+            u8::from(step.passed).to_string(),
+        ));
         let after = after(base, &env, control);
         let (passed, bound, interrupted) = (
             step.passed,

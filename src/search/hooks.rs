@@ -241,7 +241,11 @@ mod tests {
         )
         .unwrap_err();
         // The reader threads only finish once the `sleep` child is gone too.
-        assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
         assert!(e.reason.contains("did not finish within 0.3s"), "{e}");
     }
 

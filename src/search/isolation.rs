@@ -113,10 +113,12 @@ mod tests {
    3: 0100007F:A003 0100007F:0050 06 00000000:00000000 03:00001770 00000000     0        0 0 3 0000000000000000\n\
    4: 0100007F:1F90 0100007F:A004 06 00000000:00000000 03:00001770 00000000     0        0 0 3 0000000000000000\n";
         use procfs::FromBufReadSI;
-        let entries =
-            procfs::net::TcpNetEntries::from_buf_read(text.as_bytes(), procfs::current_system_info())
-                .unwrap()
-                .0;
+        let entries = procfs::net::TcpNetEntries::from_buf_read(
+            text.as_bytes(),
+            procfs::current_system_info(),
+        )
+        .unwrap()
+        .0;
         assert_eq!(entries.len(), 5);
         assert_eq!(time_wait_toward(&entries, 8080), 2);
         assert_eq!(time_wait_toward(&entries, 80), 1);

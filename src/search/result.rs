@@ -68,7 +68,8 @@ impl SearchResult {
     /// Whether the search answered its question: a confirmed ceiling below `--to`, or
     /// the whole range passing. `headroom find` exits 0 exactly then.
     pub fn found(&self) -> bool {
-        self.ceiling.is_some() && matches!(self.limited_by, LimitedBy::Thresholds | LimitedBy::Range)
+        self.ceiling.is_some()
+            && matches!(self.limited_by, LimitedBy::Thresholds | LimitedBy::Range)
     }
 }
 

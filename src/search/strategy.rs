@@ -25,7 +25,10 @@ impl Range {
     /// Checks the bounds: `1 <= from <= to`, both finite, `0 < precision < 1`.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.from.is_finite() && self.from >= 1.0) {
-            return Err(format!("--from: expected a number >= 1, found {}", self.from));
+            return Err(format!(
+                "--from: expected a number >= 1, found {}",
+                self.from
+            ));
         }
         if !(self.to.is_finite() && self.to >= self.from) {
             return Err(format!(
@@ -228,7 +231,10 @@ mod tests {
             let Conclusion::Ceiling { ceiling, failed } = c else {
                 panic!("capacity {capacity}: {c:?}")
             };
-            assert!(ceiling <= capacity && failed > capacity, "{capacity}: {c:?}");
+            assert!(
+                ceiling <= capacity && failed > capacity,
+                "{capacity}: {c:?}"
+            );
             assert!(
                 failed - ceiling <= (ceiling * 0.05).max(1.0),
                 "{capacity}: {c:?}"
@@ -239,10 +245,7 @@ mod tests {
     #[test]
     fn user_counts_bisect_to_one() {
         let (tried, c) = drive(range(1.0, 100_000.0), |v, _| v <= 13.0);
-        assert_eq!(
-            tried,
-            [1.0, 2.0, 4.0, 8.0, 16.0, 12.0, 14.0, 13.0, -13.0]
-        );
+        assert_eq!(tried, [1.0, 2.0, 4.0, 8.0, 16.0, 12.0, 14.0, 13.0, -13.0]);
         assert_eq!(
             c,
             Conclusion::Ceiling {

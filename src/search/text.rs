@@ -15,7 +15,10 @@ pub fn step_line(index: usize, step: &StepRecord, unit: Unit) -> String {
     let s = &step.summary;
     format!(
         "step {index:>2}  {:>9}  achieved {:>10}  p50 {:>7}  p95 {:>7}  p99 {:>7}  errors {:>6}  dropped {:>5}  {}",
-        format!("{} {}", value(step.rate), short(unit)),
+        match unit {
+            Unit::Rate => format!("{}/s", value(step.rate)),
+            Unit::Users => format!("{} users", value(step.rate)),
+        },
         per_second(s.rate.achieved),
         latency(s.latency_ms.p50),
         latency(s.latency_ms.p95),
@@ -42,7 +45,9 @@ pub fn table(result: &SearchResult) -> String {
         Unit::Rate => "Rate",
         Unit::Users => "Users",
     };
-    t.row([first, "Achieved", "Success", "p50", "p95", "p99", "Dropped", "Verdict"]);
+    t.row([
+        first, "Achieved", "Success", "p50", "p95", "p99", "Dropped", "Verdict",
+    ]);
     for step in &result.steps {
         t.row(row(step, result.unit));
     }
@@ -127,11 +132,15 @@ pub fn render(result: &SearchResult) -> String {
         (None, _) => "not found".into(),
     };
     out.push_str(&format!("Ceiling:    {ceiling}\n"));
-    let knee = result
-        .knee
-        .map_or("none seen (p95 never grew faster than the load)".into(), |k| {
-            format!("{} {unit} (p95 grows faster than the load beyond it)", value(k))
-        });
+    let knee = result.knee.map_or(
+        "none seen (p95 never grew faster than the load)".into(),
+        |k| {
+            format!(
+                "{} {unit} (p95 grows faster than the load beyond it)",
+                value(k)
+            )
+        },
+    );
     out.push_str(&format!("Knee:       {knee}\n"));
     out.push_str(&format!("Limited by: {}\n", result.limited_by.as_str()));
     out.push_str(&format!(
@@ -142,12 +151,4 @@ pub fn render(result: &SearchResult) -> String {
     out.push('\n');
     out.push_str(&result.conclusion);
     out
-}
-
-/// `req/s` shortened for the live line (`users` as is).
-fn short(unit: Unit) -> &'static str {
-    match unit {
-        Unit::Rate => "/s",
-        Unit::Users => "users",
-    }
 }
