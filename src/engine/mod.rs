@@ -32,6 +32,7 @@ use crate::metrics::recorder::{Recorder, SecondBucket};
 use crate::metrics::summary::{Generator, Second, Summary};
 use crate::plan::{Load, Plan};
 use attack::{Report, Slot};
+use cpu::ThreadTimes;
 use iteration::ThreadState;
 
 /// Lets another thread (a Ctrl-C handler) stop a run early. Cheap to clone.
@@ -202,19 +203,22 @@ fn resolve(plan: &Plan) -> Result<SocketAddr, EngineError> {
     addrs.next().ok_or_else(|| err("no address".into()))
 }
 
-fn self_check(plan: &Plan, rec: &Recorder, cpu: &[Duration], duration: Duration) -> Generator {
+fn self_check(plan: &Plan, rec: &Recorder, times: &[ThreadTimes], duration: Duration) -> Generator {
     let wall = duration.as_secs_f64().max(1e-9);
     let us = |v: u64| Duration::from_micros(v);
     let evidence = Evidence {
         open_model: matches!(plan.load, Load::ArrivalRate { .. }),
         p99_lag: us(rec.lag.value_at_quantile(0.99)),
         max_lag: us(rec.lag.max()),
-        thread_busy: cpu.iter().map(|c| c.as_secs_f64() / wall).collect(),
+        thread_busy: times
+            .iter()
+            .map(|t| (t.cpu + t.waited).as_secs_f64() / wall)
+            .collect(),
     };
     let reason = generator_bound(&evidence);
     Generator {
-        cpu_percent: cpu.iter().map(Duration::as_secs_f64).sum::<f64>() / wall * 100.0,
-        threads: cpu.len(),
+        cpu_percent: times.iter().map(|t| t.cpu.as_secs_f64()).sum::<f64>() / wall * 100.0,
+        threads: times.len(),
         max_lag_ms: evidence.max_lag.as_secs_f64() * 1000.0,
         p99_lag_ms: evidence.p99_lag.as_secs_f64() * 1000.0,
         bound: reason.is_some(),

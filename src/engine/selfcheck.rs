@@ -17,7 +17,8 @@ pub struct Evidence {
     pub p99_lag: Duration,
     /// Largest such delay.
     pub max_lag: Duration,
-    /// CPU time of each engine thread divided by the run's wall time.
+    /// CPU each engine thread wanted (time running plus time runnable but waiting for
+    /// a core) divided by the run's wall time.
     pub thread_busy: Vec<f64>,
 }
 
@@ -35,7 +36,7 @@ pub fn generator_bound(e: &Evidence) -> Option<String> {
     let busiest = e.thread_busy.iter().copied().fold(0.0, f64::max);
     if busiest >= BUSY_BOUND {
         reasons.push(format!(
-            "an engine thread was busy {:.0}% of the run (bound {:.0}%)",
+            "an engine thread wanted the CPU {:.0}% of the run (bound {:.0}%)",
             busiest * 100.0,
             BUSY_BOUND * 100.0
         ));
@@ -75,7 +76,7 @@ mod tests {
         }
         let reason = generator_bound(&evidence(true, 50, &[0.99])).unwrap();
         assert!(
-            reason.contains("behind schedule") && reason.contains("busy 99%"),
+            reason.contains("behind schedule") && reason.contains("CPU 99%"),
             "{reason}"
         );
     }

@@ -74,6 +74,8 @@ pub(crate) fn second(bucket: &SecondBucket, plan: &Plan) -> Second {
         p50_ms: q(0.50),
         p95_ms: q(0.95),
         p99_ms: q(0.99),
+        max_lag_ms: bucket.max_lag_us as f64 / 1000.0,
+        generator_cpu_percent: bucket.cpu_us as f64 / 10_000.0,
     }
 }
 

@@ -119,6 +119,10 @@ pub struct SecondBucket {
     pub in_flight: u64,
     /// Users running when the second ended (closed model).
     pub users: u64,
+    /// Largest schedule lag of an arrival started in this second, microseconds.
+    pub max_lag_us: u64,
+    /// CPU time the engine thread(s) used in this second, microseconds.
+    pub cpu_us: u64,
 }
 
 impl SecondBucket {
@@ -131,6 +135,8 @@ impl SecondBucket {
             dropped: 0,
             in_flight: 0,
             users: 0,
+            max_lag_us: 0,
+            cpu_us: 0,
         }
     }
 
@@ -143,6 +149,8 @@ impl SecondBucket {
         self.dropped += other.dropped;
         self.in_flight += other.in_flight;
         self.users += other.users;
+        self.max_lag_us = self.max_lag_us.max(other.max_lag_us);
+        self.cpu_us += other.cpu_us;
     }
 }
 
@@ -192,6 +200,7 @@ impl Recorder {
     /// Records how late an iteration started against its schedule.
     pub fn record_lag(&mut self, lag: Duration) {
         put(&mut self.lag, lag);
+        self.second.max_lag_us = self.second.max_lag_us.max(micros(lag));
     }
 
     /// Ends the current second and starts second `next`; returns the finished bucket.

@@ -142,4 +142,11 @@ pub struct Second {
     pub p95_ms: f64,
     /// 99th percentile, ms.
     pub p99_ms: f64,
+    /// Largest delay between a scheduled and an actual start in this second, ms
+    /// (open model; 0 in the closed model).
+    #[serde(default)]
+    pub max_lag_ms: f64,
+    /// CPU the engine threads used in this second, percent of one core.
+    #[serde(default)]
+    pub generator_cpu_percent: f64,
 }

@@ -85,13 +85,12 @@ pub(crate) fn from_text(
             let path = format!("defaults.headers.{name}");
             headers.push((
                 name.clone(),
-                requests::template(src, value, &path, &value.value, Escape::None, None)?,
+                requests::header(src, name, value, &path, None)?,
             ));
         }
     }
     let mut cx = Context {
         src,
-        base_path: &target.base_path,
         headers,
         timeout,
         names: Vec::new(),
@@ -216,15 +215,19 @@ fn weight(
 /// Parses a threshold and checks that its scope names a request.
 fn threshold(expr: &str, names: &[String]) -> Result<Threshold, String> {
     let t = Threshold::parse(expr)?;
-    if let Some(scope) = &t.scope {
-        if !names.iter().any(|n| n == scope) {
-            return Err(format!(
-                "`{scope}` is not a request name (known: {})",
-                names.join(", ")
-            ));
-        }
-    }
+    check_scope(t.scope.as_deref(), names)?;
     Ok(t)
+}
+
+/// A threshold's scope must be one of the request names.
+pub(crate) fn check_scope(scope: Option<&str>, names: &[String]) -> Result<(), String> {
+    match scope {
+        Some(scope) if !names.iter().any(|n| n == scope) => Err(format!(
+            "`{scope}` is not a request name (known: {})",
+            names.join(", ")
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn threads(overrides: &Overrides) -> Result<usize, ScenarioError> {

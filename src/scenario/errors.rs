@@ -79,6 +79,9 @@ impl Source<'_> {
             text.truncate(at);
         }
         let path = path.map(field_path).unwrap_or_default();
+        if path.is_empty() && text.starts_with("expected mapping") {
+            text.push_str(": a scenario is a mapping of name, target, defaults, load, thresholds, requests, flows");
+        }
         self.at(location, &path, text)
     }
 }

@@ -56,7 +56,7 @@ pub struct Overrides {
 /// an error for a staged one. Defaults: timeout 30 s, max in flight 10 000, threads =
 /// available parallelism.
 ///
-/// Request paths in the plan already include the target's base path.
+/// Request paths in the plan are as written; the client adds the target's base path.
 pub fn load(path: Option<&Path>, overrides: &Overrides) -> Result<Plan, ScenarioError> {
     let Some(path) = path else {
         return compile::quick(overrides);
@@ -77,3 +77,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_errors;
+#[cfg(test)]
+mod tests_flows;
+#[cfg(test)]
+mod tests_overrides;

@@ -1,5 +1,5 @@
 //! Compiling one request (top-level or a flow step) into a [`RequestTemplate`]:
-//! method, path joined to the target's base path, headers merged with the defaults,
+//! method, path (the client adds the target's base path), headers merged with the defaults,
 //! a JSON or raw body, and expectations. Templates compile here, so their errors and
 //! the variables they use are checked at load time.
 
@@ -18,8 +18,6 @@ use crate::template::{Escape, Template};
 /// What every request compiles against.
 pub(crate) struct Context<'a> {
     pub(crate) src: Source<'a>,
-    /// The target's base path, prefixed to every request path.
-    pub(crate) base_path: &'a str,
     /// `defaults.headers`, compiled.
     pub(crate) headers: Vec<(String, Template)>,
     /// The run's request timeout.
@@ -71,6 +69,37 @@ pub(crate) fn template<T>(
     Ok(t)
 }
 
+/// Compiles a header value after checking its name (an HTTP token) and that its
+/// value cannot break the request head (no line breaks).
+pub(crate) fn header(
+    src: Source<'_>,
+    name: &str,
+    value: &Spanned<String>,
+    path: &str,
+    vars: Option<&[String]>,
+) -> Result<Template, ScenarioError> {
+    const SEPARATORS: &str = "\"(),/:;<=>?@[\\]{}";
+    let token = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_graphic() && !SEPARATORS.contains(c));
+    if !token {
+        return Err(src.of(
+            value,
+            path,
+            format!("expected a header name made of letters, digits and -, found {name:?}"),
+        ));
+    }
+    if value.value.contains(['\r', '\n']) {
+        return Err(src.of(
+            value,
+            path,
+            "expected a header value on one line, found a line break",
+        ));
+    }
+    template(src, value, path, &value.value, Escape::None, vars)
+}
+
 /// Compiles a request. `name` is its default name when it has none of its own.
 pub(crate) fn compile(
     cx: &mut Context<'_>,
@@ -104,26 +133,19 @@ pub(crate) fn compile(
         );
         return Err(src.of(&req.path, &format!("{path}.path"), msg));
     }
-    let full_path = format!("{}{}", cx.base_path, req.path.value);
+    // As written: the client puts the target's base path in front when it sends.
     let path_t = template(
         src,
         &req.path,
         &format!("{path}.path"),
-        &full_path,
+        &req.path.value,
         Escape::None,
         vars,
     )?;
 
     let mut headers = cx.headers.clone();
     for (name, value) in &req.headers {
-        let t = template(
-            src,
-            value,
-            &format!("{path}.headers.{name}"),
-            &value.value,
-            Escape::None,
-            vars,
-        )?;
+        let t = header(src, name, value, &format!("{path}.headers.{name}"), vars)?;
         headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
         headers.push((name.clone(), t));
     }

@@ -6,12 +6,12 @@
 //! Ctrl-C. Its `/work` endpoint is a queue of `workers` servers with a fixed or
 //! exponential service time, so its ceiling is exactly [`TargetOptions::capacity`] —
 //! what a load test against it should find. It also serves a tasks API (memory or
-//! PostgreSQL), `/metrics`, and fault helpers; [`routes`] lists every endpoint.
+//! PostgreSQL), `/metrics`, and fault helpers; `routes` lists every endpoint.
 //!
-//! Parts: [`options`] (configuration), [`server`] (threads, accept loop, per-request
-//! bookkeeping), [`routes`] (router and handlers), [`work`] (the worker pool),
-//! [`timer`] (sub-millisecond sleeps), [`tasks`] and [`postgres`] (task stores),
-//! [`metrics`] (Prometheus exposition), [`admin`] (stall, echo, status).
+//! Parts: `options` (configuration), `server` (threads, accept loop, per-request
+//! bookkeeping), `routes` (router and handlers), `work` (the worker pool),
+//! `timer` (sub-millisecond sleeps), `tasks` and `postgres` (task stores),
+//! `metrics` (Prometheus exposition), `admin` (stall, echo, status).
 
 mod admin;
 mod metrics;
@@ -25,9 +25,13 @@ mod timer;
 mod work;
 
 #[cfg(test)]
+mod pg_cluster;
+#[cfg(test)]
 mod test_client;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_postgres;
 
 pub use options::{ServiceDist, TargetOptions};
 pub use server::{spawn, RunningTarget};

@@ -20,7 +20,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::oneshot;
 
 use super::admin::Stall;
@@ -32,6 +32,9 @@ use super::routes;
 use super::tasks::{MemoryTasks, TaskStore};
 use super::timer::PreciseTimer;
 use super::work::WorkPool;
+
+/// Accept backlog; the kernel caps it at `net.core.somaxconn`.
+const BACKLOG: u32 = 4096;
 
 /// Largest request body the target reads; larger ones get 413.
 const MAX_BODY: usize = 1 << 20;
@@ -123,10 +126,6 @@ impl Drop for RunningTarget {
 /// database cannot be reached, or threads cannot be started.
 pub fn spawn(opts: TargetOptions) -> anyhow::Result<RunningTarget> {
     opts.validate().map_err(anyhow::Error::msg)?;
-    let listener = std::net::TcpListener::bind(opts.listen)
-        .with_context(|| format!("binding the target to {}", opts.listen))?;
-    listener.set_nonblocking(true)?;
-    let addr = listener.local_addr()?;
     let runtime = if opts.threads == 1 {
         tokio::runtime::Builder::new_current_thread()
     } else {
@@ -138,6 +137,13 @@ pub fn spawn(opts: TargetOptions) -> anyhow::Result<RunningTarget> {
     .thread_name("headroom-target")
     .build()
     .context("building the target's runtime")?;
+    // Bind here, in the caller's thread, so a taken port is reported by `spawn`; the
+    // listener is registered with the runtime that will move to the server thread.
+    let listener = {
+        let _entered = runtime.enter();
+        bind(opts.listen).with_context(|| format!("binding the target to {}", opts.listen))?
+    };
+    let addr = listener.local_addr()?;
 
     let (ready_tx, ready_rx) = mpsc::channel::<anyhow::Result<()>>();
     let (stop_tx, stop_rx) = oneshot::channel();
@@ -146,13 +152,9 @@ pub fn spawn(opts: TargetOptions) -> anyhow::Result<RunningTarget> {
         .name("headroom-target".into())
         .spawn(move || {
             runtime.block_on(async move {
-                let started = async {
-                    let listener = TcpListener::from_std(listener)?;
-                    let state = Arc::new(State::new(&opts).await?);
-                    anyhow::Ok((listener, state))
-                };
-                match started.await {
-                    Ok((listener, state)) => {
+                match State::new(&opts).await {
+                    Ok(state) => {
+                        let state = Arc::new(state);
                         let _ = ready_tx.send(Ok(()));
                         accept_loop(listener, state, stop_rx).await;
                     }
@@ -182,6 +184,20 @@ pub fn spawn(opts: TargetOptions) -> anyhow::Result<RunningTarget> {
             anyhow::bail!("the target thread stopped before it was ready")
         }
     }
+}
+
+/// Listens on `addr` with a deep accept backlog. The standard library's 128 is too
+/// short for a load test's opening burst: connections past it have their SYN dropped
+/// and retried a whole second later, which would read as target latency.
+fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(BACKLOG)
 }
 
 async fn accept_loop(listener: TcpListener, state: Arc<State>, mut stop: oneshot::Receiver<()>) {

@@ -7,10 +7,13 @@
 //! workers / mean service time. Holding a worker is an async sleep on the
 //! [`PreciseTimer`], so a waiting or served request costs no CPU.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use prometheus_client::metrics::gauge::Gauge;
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 use super::metrics::Held;
 use super::options::{ServiceDist, TargetOptions};
@@ -37,6 +40,8 @@ pub(crate) struct WorkPool {
     queue: i64,
     service_time: Duration,
     dist: ServiceDist,
+    /// When each free worker fell free (its last request's deadline), earliest first.
+    free_at: Mutex<BinaryHeap<Reverse<Instant>>>,
     waiting: Gauge,
     busy: Gauge,
 }
@@ -47,6 +52,7 @@ impl WorkPool {
     pub(crate) fn new(opts: &TargetOptions, waiting: Gauge, busy: Gauge) -> Self {
         WorkPool {
             permits: Semaphore::new(opts.workers),
+            free_at: Mutex::new(vec![Reverse(Instant::now()); opts.workers].into()),
             queue: i64::try_from(opts.queue).unwrap_or(i64::MAX),
             service_time: opts.service_time,
             dist: opts.service_dist,
@@ -60,7 +66,7 @@ impl WorkPool {
     /// service time when `None`).
     pub(crate) async fn serve(&self, timer: &PreciseTimer, mean: Option<Duration>) -> WorkOutcome {
         let arrived = Instant::now();
-        let _permit = match self.permits.try_acquire() {
+        let permit = match self.permits.try_acquire() {
             Ok(permit) => permit,
             Err(_) => {
                 // The gauge doubles as the waiter count: increment first, then check,
@@ -76,16 +82,62 @@ impl WorkPool {
                 }
             }
         };
-        let started = Instant::now();
         let service = sample(self.dist, mean.unwrap_or(self.service_time));
-        let _busy = Held::inc(&self.busy);
-        // The deadline is fixed when service starts, so time spent waking up late from
-        // one sleep is not added to the next request's service.
-        timer.sleep_until(started + service).await;
+        let worker = Worker::take(self, permit, arrived, service);
+        timer.sleep_until(worker.until).await;
         WorkOutcome::Served {
-            queued: started - arrived,
-            service: started.elapsed(),
+            queued: worker.start - arrived,
+            service: worker.until - worker.start,
         }
+    }
+
+    fn free_at(&self) -> MutexGuard<'_, BinaryHeap<Reverse<Instant>>> {
+        self.free_at.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// One worker held by one request, from `start` until `until`. Dropping it (served or
+/// abandoned) records when the worker falls free and then returns the permit.
+struct Worker<'a> {
+    pool: &'a WorkPool,
+    start: Instant,
+    until: Instant,
+    _permit: SemaphorePermit<'a>,
+    _busy: Held<'a>,
+}
+
+impl<'a> Worker<'a> {
+    /// Service starts when the worker fell free, or at arrival if it was idle then.
+    ///
+    /// Why not `Instant::now()`: a queued request learns it has a worker only when its
+    /// task is next polled, which on a loaded runtime is some microseconds to a
+    /// millisecond after the previous request's deadline. Starting the clock then would
+    /// add that scheduling delay to every service time and serve below capacity; starting
+    /// it at the previous deadline gives the delay back, so the worker's timeline stays
+    /// exactly `service_time` per request.
+    fn take(
+        pool: &'a WorkPool,
+        permit: SemaphorePermit<'a>,
+        arrived: Instant,
+        service: Duration,
+    ) -> Self {
+        // Holding a permit guarantees an entry: the heap has one per free permit.
+        let fell_free = pool.free_at().pop().map_or(arrived, |Reverse(at)| at);
+        let start = fell_free.max(arrived);
+        Worker {
+            pool,
+            start,
+            until: start + service,
+            _permit: permit,
+            _busy: Held::inc(&pool.busy),
+        }
+    }
+}
+
+impl Drop for Worker<'_> {
+    fn drop(&mut self) {
+        // Runs before the fields drop, so the entry is back before the permit is.
+        self.pool.free_at().push(Reverse(self.until));
     }
 }
 
@@ -149,7 +201,7 @@ mod tests {
                 let (pool, timer) = (Arc::clone(&pool), Arc::clone(&timer));
                 set.spawn(async move { pool.serve(&timer, None).await });
             }
-            tokio::task::yield_now().await;
+            tokio::time::sleep(Duration::from_millis(2)).await;
             assert_eq!(busy.get(), 4);
             assert_eq!(waiting.get(), 100);
             let outcomes = set.join_all().await;

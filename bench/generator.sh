@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# Generator benchmark: how much CPU and memory headroom spends per request, side by
+# side with wrk, oha, hey, vegeta, k6 and Locust, against one nginx on loopback.
+#
+#   bash bench/generator.sh                         # 3 rounds of 10 s per tool and case
+#   BENCH_SECONDS=2 BENCH_ROUNDS=1 bash bench/generator.sh
+#
+# nginx (one worker) runs on CPU 1, every generator on CPU 0; tools alternate within
+# each round so drift hits them all alike. Each run is measured with /usr/bin/time
+# (user + system CPU seconds, peak RSS) and divided by the requests it completed.
+# A tool that is not installed is skipped with a message; so is headroom until its
+# `run` command exists. See bench/README.md.
+set -euo pipefail
+
+BENCH_SECONDS=${BENCH_SECONDS:-10}
+BENCH_ROUNDS=${BENCH_ROUNDS:-3}
+BENCH_CASES=${BENCH_CASES:-"closed open conns"}
+BENCH_TOOLS=${BENCH_TOOLS:-"headroom wrk oha hey vegeta k6 locust"}
+BENCH_OUT=${BENCH_OUT:-$(mktemp -d -t headroom-bench-XXXXXX)}
+mkdir -p "$BENCH_OUT"
+GEN_CPU=${GEN_CPU:-0}
+TARGET_CPU=${TARGET_CPU:-1}
+OPEN_RATE=5000
+CLOSED_CONNS=50
+MANY_CONNS=1000
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+WORK=$(mktemp -d -t headroom-bench-work-XXXXXX)
+chmod 755 "$WORK"
+NGINX_PID=""
+
+say() { printf '%s\n' "$*" >&2; }
+die() {
+    say "bench/generator.sh: $*"
+    exit 1
+}
+
+cleanup() {
+    if [ -n "$NGINX_PID" ]; then
+        kill -TERM "$NGINX_PID" 2>/dev/null || true
+        wait "$NGINX_PID" 2>/dev/null || true
+    fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+for tool in taskset /usr/bin/time timeout python3; do
+    command -v "$tool" >/dev/null 2>&1 || die "needs $tool (apt-get install -y time util-linux python3)"
+done
+[ "$(nproc)" -ge 2 ] || say "warning: fewer than 2 CPUs; nginx and the generators will share one"
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+
+# ------------------------------------------------------------------------ finding tools
+# Prints the path of a tool, looking on PATH and where the install commands put them.
+find_tool() {
+    local name=$1 dir
+    if command -v "$name" >/dev/null 2>&1; then
+        command -v "$name"
+        return 0
+    fi
+    for dir in "$HOME/go/bin" "$HOME/.cargo/bin" /opt/locust-venv/bin; do
+        if [ -x "$dir/$name" ]; then
+            echo "$dir/$name"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# The headroom binary, built in release mode if it is missing; empty if `run` lacks
+# the flags this benchmark uses.
+find_headroom() {
+    local bin="${CARGO_TARGET_DIR:-$REPO/target}/release/headroom"
+    if [ ! -x "$bin" ] && command -v cargo >/dev/null 2>&1; then
+        say "building headroom (cargo build --release)..."
+        (cd "$REPO" && cargo build --release -q) >&2 || true
+    fi
+    [ -x "$bin" ] || return 1
+    "$bin" run --help 2>/dev/null | grep -q -- '--users' || return 1
+    echo "$bin"
+}
+
+declare -A BIN
+for tool in $BENCH_TOOLS; do
+    case $tool in
+    headroom) path=$(find_headroom) || path="" ;;
+    locust) path=$(find_tool locust) || path="" ;;
+    *) path=$(find_tool "$tool") || path="" ;;
+    esac
+    if [ -n "$path" ]; then
+        BIN[$tool]=$path
+        say "found $tool: $path"
+    elif [ "$tool" = headroom ]; then
+        say "skipping headroom: no release binary with \`headroom run --users/--rate/--out\` yet"
+    else
+        say "skipping $tool: not installed (see /work/shared/BENCH-PEERS.md or bench/README.md)"
+    fi
+done
+
+# ------------------------------------------------------------------------------ nginx
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+start_nginx() {
+    local nginx attempt port
+    nginx=$(find_tool nginx || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; }) ||
+        die "nginx is not installed (apt-get install -y nginx)"
+    mkdir -p "$WORK/nginx"
+    chmod 755 "$WORK/nginx"
+    for attempt in 1 2 3 4 5; do
+        port=$(free_port)
+        cat >"$WORK/nginx/nginx.conf" <<EOF
+daemon off;
+worker_processes 1;
+worker_rlimit_nofile 16384;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/error.log warn;
+events { worker_connections 8192; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    keepalive_timeout 75s;
+    client_body_temp_path $WORK/nginx/body;
+    proxy_temp_path $WORK/nginx/proxy;
+    fastcgi_temp_path $WORK/nginx/fastcgi;
+    uwsgi_temp_path $WORK/nginx/uwsgi;
+    scgi_temp_path $WORK/nginx/scgi;
+    server {
+        listen 127.0.0.1:$port;
+        location / { return 200 "ok\n"; }
+        location /json { default_type application/json; return 200 '{"id": 42, "data": [1,2,3]}'; }
+    }
+}
+EOF
+        taskset -c "$TARGET_CPU" "$nginx" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" \
+            -e "$WORK/nginx/error.log" </dev/null >/dev/null 2>&1 &
+        NGINX_PID=$!
+        for _ in $(seq 100); do
+            if [ -s "$WORK/nginx/nginx.pid" ] &&
+                (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+                URL="http://127.0.0.1:$port/"
+                # The worker inherits the master's CPU mask; pin it explicitly anyway.
+                pgrep -P "$NGINX_PID" | xargs -r -n1 taskset -pc "$TARGET_CPU" >/dev/null
+                say "nginx on $URL (master pid $NGINX_PID, CPU $TARGET_CPU)"
+                return 0
+            fi
+            kill -0 "$NGINX_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -TERM "$NGINX_PID" 2>/dev/null || true
+        wait "$NGINX_PID" 2>/dev/null || true
+        NGINX_PID=""
+        grep -q "Address already in use" "$WORK/nginx/error.log" 2>/dev/null ||
+            die "nginx did not start: $(cat "$WORK/nginx/error.log" 2>/dev/null)"
+    done
+    die "nginx found no free port in 5 attempts"
+}
+
+# ------------------------------------------------------------------- running one tool
+# measure PREFIX CMD...: runs CMD on the generator CPU under /usr/bin/time, stdin from
+# $STDIN_FILE (default /dev/null), output to PREFIX.out/.err, "%U %S %M" to PREFIX.time.
+measure() {
+    local prefix=$1
+    shift
+    local limit=$((BENCH_SECONDS * 3 + 60))
+    taskset -c "$GEN_CPU" /usr/bin/time -f "%U %S %M" -o "$prefix.time" \
+        timeout -k 5 "$limit" "$@" <"${STDIN_FILE:-/dev/null}" >"$prefix.out" 2>"$prefix.err"
+}
+
+# json_get FILE KEY[.KEY...]: prints one number from a JSON file (0 when the key is
+# absent); a trailing `.*` sums the values of an object or the items of a list.
+json_get() {
+    python3 - "$1" "$2" <<'EOF'
+import json, sys
+node = json.load(open(sys.argv[1]))
+keys = sys.argv[2].split(".")
+total = keys[-1] == "*"
+for key in keys[:-1] if total else keys:
+    node = node.get(key, {}) if isinstance(node, dict) else node[int(key)]
+if total:
+    print(int(sum(node.values() if isinstance(node, dict) else node)))
+else:
+    print(int(node) if node != {} else 0)
+EOF
+}
+
+source "$REPO/bench/tools.sh"
+
+# ---------------------------------------------------------------------------- records
+RUNS="$BENCH_OUT/runs.tsv"
+printf 'case\ttool\tround\trequests\tdropped\tuser_s\tsys_s\trss_kib\n' >"$RUNS"
+
+# record CASE TOOL ROUND PREFIX REQUESTS DROPPED
+record() {
+    local user sys rss
+    read -r user sys rss <"$4.time" || true
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$5" "$6" "$user" "$sys" "$rss" >>"$RUNS"
+}
+
+run_case_tool() {
+    local case=$1 tool=$2 round=$3
+    local prefix="$WORK/$case-$tool-$round" counts status=0
+    "run_$tool" "$case" "$prefix" || status=$?
+    if [ "$status" -eq 3 ]; then return 0; fi # the tool has no such mode
+    counts=$("count_$tool" "$prefix" 2>"$prefix.count.err") || counts=""
+    # Accept only "REQUESTS DROPPED" with at least one request completed.
+    if [ "$status" -ne 0 ] || ! [[ $counts =~ ^[1-9][0-9]*\ [0-9]+$ ]]; then
+        say "  $tool: run failed (exit $status); last lines of its stderr:"
+        tail -n 5 "$prefix.err" "$prefix.count.err" 2>/dev/null | sed 's/^/    /' >&2 || true
+        return 0
+    fi
+    say "  $tool: $counts (requests dropped) in $(cat "$prefix.time")"
+    record "$case" "$tool" "$round" "$prefix" ${counts}
+    rm -f "$prefix.bin"
+}
+
+start_nginx
+say "results: $BENCH_OUT (seconds=$BENCH_SECONDS rounds=$BENCH_ROUNDS)"
+for round in $(seq "$BENCH_ROUNDS"); do
+    for case in $BENCH_CASES; do
+        say "round $round, case $case"
+        for tool in $BENCH_TOOLS; do
+            [ -n "${BIN[$tool]:-}" ] || continue
+            run_case_tool "$case" "$tool" "$round"
+            sleep 1
+        done
+    done
+done
+
+python3 "$REPO/bench/table.py" "$RUNS" "$BENCH_SECONDS" | tee "$BENCH_OUT/table.md"
+say "raw runs: $RUNS"
