@@ -266,6 +266,36 @@ mod tests {
     }
 
     #[test]
+    fn reads_hooks_with_their_defaults_and_locates_a_blank_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("h.yaml");
+        std::fs::write(
+            &file,
+            "target: http://127.0.0.1:9\nrequests: [{path: /}]\nhooks:\n  before_step: [\"psql -c 'VACUUM FULL'\"]\n  wait_until: {command: \"true\", interval: 250ms}\n",
+        )
+        .unwrap();
+        let (plan, _) = prepare(&args(&[file.to_str().unwrap()])).unwrap();
+        assert_eq!(plan.hooks.before_step, ["psql -c 'VACUUM FULL'"]);
+        assert!(plan.hooks.after_step.is_empty());
+        assert_eq!(plan.hooks.timeout, crate::plan::Hooks::DEFAULT_TIMEOUT);
+        let wait = plan.hooks.wait_until.unwrap();
+        assert_eq!(wait.command, "true");
+        assert_eq!(wait.interval, Duration::from_millis(250));
+        assert_eq!(wait.timeout, Duration::from_secs(60));
+
+        std::fs::write(
+            &file,
+            "target: http://127.0.0.1:9\nrequests: [{path: /}]\nhooks:\n  after_step: [\"echo ok\", \" \"]\n",
+        )
+        .unwrap();
+        let e = prepare(&args(&[file.to_str().unwrap()])).unwrap_err();
+        assert!(
+            e.contains("h.yaml:4:") && e.contains("hooks.after_step[1]"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn refuses_a_bad_range() {
         let e = prepare(&args(&[
             "--url",
