@@ -3,8 +3,9 @@
 //!
 //! Per step, in order: isolation from the previous step (cooldown, TIME_WAIT drain),
 //! `before_step` hooks, `wait_until`, warm-up, measured window, `after_step` hooks. A
-//! generator-bound step, a failing hook, an engine error or Ctrl-C ends the search; the
-//! steps done so far are kept in the result.
+//! failing hook, an engine error or Ctrl-C ends the search; so does a generator-bound
+//! step, once it is bound again when re-run (a busy moment on a shared machine can
+//! bind one short step). The steps done so far are kept in the result.
 
 use std::time::{Duration, Instant};
 
@@ -71,6 +72,8 @@ pub fn search(
     let unit = Unit::of(base);
     let mut strategy = Strategy::new(opts.range);
     let mut steps: Vec<StepRecord> = Vec::new();
+    // The value of a generator-bound step being re-run, if any.
+    let mut rerun_bound: Option<f64> = None;
     let end = loop {
         if control.is_stopped() {
             break End::Interrupted;
@@ -127,8 +130,14 @@ pub fn search(
             break hook_end(e, control);
         }
         if bound {
-            break End::Generator;
+            if rerun_bound == Some(value) {
+                break End::Generator;
+            }
+            // The strategy has not heard of this step, so it asks for the same one again.
+            rerun_bound = Some(value);
+            continue;
         }
+        rerun_bound = None;
         strategy.record(value, passed);
     };
     conclude(end, unit, steps, started.elapsed())
