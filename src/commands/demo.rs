@@ -228,8 +228,14 @@ fn generator_verdict(result: &SearchResult) -> String {
             "kept up in every step (highest CPU {cpu:.0}% of one core, highest p99 schedule lag {})",
             latency(lag)
         ),
-        Some(step) => format!(
+        Some(step) if result.limited_by == crate::search::LimitedBy::Generator => format!(
             "bound at {} req/s ({}); figures from that step are not the target's",
+            value(step.rate),
+            step.summary.generator.reason
+        ),
+        Some(step) => format!(
+            "bound in {} step(s), first at {} req/s ({}); each was re-run, and bound steps are not judged",
+            bound.len(),
             value(step.rate),
             step.summary.generator.reason
         ),
