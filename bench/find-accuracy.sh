@@ -8,14 +8,18 @@
 # a `ramping-arrival-rate` from 0 to twice the capacity over $K6_RAMP, with thresholds
 # that abort the test (`abortOnFail`); the breakpoint is the offered rate at the abort.
 #
-# Usage: bash bench/find-accuracy.sh            (k6 ramp 60s)
+# Usage: bash bench/find-accuracy.sh            (k6 ramp 60s; steps 2s + 1s warm-up, 1s cooldown)
 #        K6_RAMP=120s bash bench/find-accuracy.sh
+#        STEP=1s WARMUP=500ms COOLDOWN=500ms NO_K6=1 bash bench/find-accuracy.sh
 # Results: a table on stdout and in $BENCH_OUT/find-accuracy.md (default /tmp/headroom-bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BENCH_OUT=${BENCH_OUT:-/tmp/headroom-bench}
 K6_RAMP=${K6_RAMP:-60s}
+STEP=${STEP:-2s}
+WARMUP=${WARMUP:-1s}
+COOLDOWN=${COOLDOWN:-1s}
 P95_MS=${P95_MS:-50}
 mkdir -p "$BENCH_OUT"
 
@@ -26,7 +30,7 @@ cargo build --release --quiet
 HEADROOM=${CARGO_TARGET_DIR:-target}/release/headroom
 
 K6=""
-if [[ -x "$HOME/go/bin/k6" ]]; then K6="$HOME/go/bin/k6"; elif command -v k6 >/dev/null; then K6=$(command -v k6); fi
+if [[ -n ${NO_K6:-} ]]; then :; elif [[ -x "$HOME/go/bin/k6" ]]; then K6="$HOME/go/bin/k6"; elif command -v k6 >/dev/null; then K6=$(command -v k6); fi
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
@@ -47,7 +51,7 @@ start_target() { # workers service-time → sets PORT, TARGET_PID
 }
 
 now() { date +%s.%N; }
-error_pct() { awk -v f="$1" -v c="$2" 'BEGIN { if (f == "" || f == "null") print "-"; else printf "%+.1f%%", (f - c) / c * 100 }'; }
+error_pct() { awk -v f="$1" -v c="$2" 'BEGIN { if (f == "" || f == "null" || f == "-") print "-"; else printf "%+.1f%%", (f - c) / c * 100 }'; }
 
 cat >"$BENCH_OUT/breakpoint.js" <<'EOF'
 // k6's breakpoint test (https://grafana.com/docs/k6/latest/testing-guides/test-types/breakpoint-testing/):
@@ -85,7 +89,7 @@ for spec in "${TARGETS[@]}"; do
     start_target "$workers" "$service"
     t0=$(now)
     "$HEADROOM" find --url "http://127.0.0.1:$PORT/work" --from 50 \
-        --step-duration 2s --warmup 1s --cooldown 1s \
+        --step-duration "$STEP" --warmup "$WARMUP" --cooldown "$COOLDOWN" \
         --threshold "p95 < ${P95_MS}ms" --threshold "errors < 1%" \
         --max-in-flight 512 --connections 64 \
         --quiet --out "$BENCH_OUT/find-$capacity.json" >"$BENCH_OUT/find-$capacity.txt" 2>&1 || true
@@ -113,11 +117,11 @@ for spec in "${TARGETS[@]}"; do
 done
 
 {
-    echo "Thresholds: p95 < ${P95_MS}ms, errors < 1%. headroom: --from 50, steps 2s + 1s warm-up, 1s cooldown, precision 5%."
+    echo "Thresholds: p95 < ${P95_MS}ms, errors < 1%. headroom: --from 50, steps $STEP + $WARMUP warm-up, $COOLDOWN cooldown, precision 5%."
     if [[ -n $K6 ]]; then
         echo "k6 ($("$K6" version | head -1)): ramping-arrival-rate 0 → 2× capacity over $K6_RAMP, abortOnFail thresholds."
     else
-        echo "k6 not found (~/go/bin/k6 or PATH): its columns are skipped."
+        echo "k6 skipped (NO_K6 set, or not found in ~/go/bin/k6 or PATH)."
     fi
     echo
     echo "| capacity req/s | headroom ceiling | error | headroom time | k6 breakpoint | error | k6 time |"
