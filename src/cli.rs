@@ -32,6 +32,10 @@ pub struct Cli {
 pub enum Command {
     /// Drive load at a rate (open model) or a number of users (closed model).
     Run(RunArgs),
+    /// Find the ceiling: the highest rate (or user count) that passes every threshold.
+    Find(FindArgs),
+    /// Search the built-in target's ceiling on loopback and write a Markdown report.
+    Demo(DemoArgs),
     /// Serve the built-in target: a service with a known capacity to learn and test on.
     Target(TargetArgs),
     /// List past runs from the store, newest first.
@@ -40,6 +44,74 @@ pub enum Command {
     Compare(commands::compare::CompareArgs),
     /// Write one run's report: Markdown, self-contained HTML, JUnit XML or JSON.
     Report(commands::report::ReportArgs),
+}
+
+/// Flags of `headroom find`.
+#[derive(Debug, Args, Clone)]
+pub struct FindArgs {
+    /// Scenario file (YAML); its load section only picks the model (rate or users).
+    pub scenario: Option<PathBuf>,
+    /// Target base URL (replaces the scenario's `target`).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Search user counts (closed model) instead of arrival rates.
+    #[arg(long)]
+    pub users: bool,
+    /// First value tried (default 10 req/s, or 1 user).
+    #[arg(long)]
+    pub from: Option<f64>,
+    /// Highest value tried (default 1 000 000 req/s, or 100 000 users).
+    #[arg(long)]
+    pub to: Option<f64>,
+    /// Stop bisecting when the gap between pass and fail is within this share of the pass.
+    #[arg(long, default_value = "5%", value_parser = commands::find::parse_percent)]
+    pub precision: f64,
+    /// Measured window of each step.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub step_duration: Duration,
+    /// Load before each measured window, not counted (0s for none).
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub warmup: Duration,
+    /// Pass/fail rule for every step (repeatable; added to the scenario's). Default when
+    /// none is given anywhere: `p95 < 500ms` and `errors < 1%`.
+    #[arg(long = "threshold")]
+    pub thresholds: Vec<String>,
+    /// Minimum rest between steps.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub cooldown: Duration,
+    /// After the cooldown, wait until at most this many sockets toward the target's port
+    /// are in TIME_WAIT...
+    #[arg(long, default_value_t = 1000)]
+    pub time_wait_limit: usize,
+    /// ...but no longer than this.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub drain_timeout: Duration,
+    /// Engine threads (default: number of cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Most iterations in flight at once (arrival-rate model).
+    #[arg(long)]
+    pub max_in_flight: Option<usize>,
+    /// Most connections open at once (arrival-rate model).
+    #[arg(long)]
+    pub connections: Option<usize>,
+    /// Per-request timeout (default 30s).
+    #[arg(long, value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+    /// Write the search result JSON here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print no per-step lines.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Flags of `headroom demo`.
+#[derive(Debug, Args, Clone)]
+pub struct DemoArgs {
+    /// Directory for `headroom-demo-report.md`.
+    #[arg(long, default_value = ".")]
+    pub out_dir: PathBuf,
 }
 
 /// Flags of `headroom target`.
@@ -138,6 +210,8 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Run(args) => commands::run::run(&args),
+        Command::Find(args) => commands::find::run(&args),
+        Command::Demo(args) => commands::demo::run(&args),
         Command::Target(args) => commands::target::run(&args),
         Command::Runs(args) => commands::runs::run(&args),
         Command::Compare(args) => commands::compare::run(&args),

@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod plan;
 pub mod report;
 pub mod scenario;
+pub mod search;
 pub mod store;
 pub mod target;
 pub mod template;

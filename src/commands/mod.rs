@@ -2,6 +2,8 @@
 //! (plan, engine, target), runs, prints, and returns an exit code.
 
 pub mod compare;
+pub mod demo;
+pub mod find;
 pub mod report;
 pub mod run;
 pub mod runs;

@@ -14,7 +14,7 @@ use super::target::parse_target;
 use super::values::{duration, positive_int};
 use super::{flows, load_model, Overrides};
 use crate::metrics::threshold::Threshold;
-use crate::plan::{Expect, Item, Plan, RequestTemplate, Target};
+use crate::plan::{Expect, Hooks, Item, Plan, RequestTemplate, Target, WaitUntil};
 use crate::template::{Escape, Template};
 
 /// Request timeout when neither file nor flag sets one.
@@ -154,6 +154,7 @@ pub(crate) fn from_text(
         thresholds,
         threads: threads(overrides)?,
         watches,
+        hooks: hooks(src, doc.hooks.as_ref())?,
     })
 }
 
@@ -199,6 +200,7 @@ pub(crate) fn quick(overrides: &Overrides) -> Result<Plan, ScenarioError> {
         thresholds,
         threads: threads(overrides)?,
         watches: Vec::new(),
+        hooks: Hooks::default(),
     })
 }
 
@@ -245,4 +247,57 @@ fn threads(overrides: &Overrides) -> Result<usize, ScenarioError> {
         Some(n) => Ok(n),
         None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
     }
+}
+
+/// Checks the `hooks` section: commands must not be blank; durations default to a 60 s
+/// timeout (per command and for `wait_until`) and a 1 s polling interval.
+fn hooks(src: Source<'_>, spec: Option<&super::format::HooksSpec>) -> Result<Hooks, ScenarioError> {
+    let Some(spec) = spec else {
+        return Ok(Hooks::default());
+    };
+    let command = |node: &Spanned<String>, path: String| {
+        if node.value.trim().is_empty() {
+            Err(src.of(
+                node,
+                &path,
+                "expected a shell command, found an empty string",
+            ))
+        } else {
+            Ok(node.value.clone())
+        }
+    };
+    let commands = |list: &[Spanned<String>], key: &str| -> Result<Vec<String>, ScenarioError> {
+        let each = list.iter().enumerate();
+        each.map(|(i, n)| command(n, format!("hooks.{key}[{i}]")))
+            .collect()
+    };
+    let optional = |node: Option<&super::format::Node>, path: &str, default: Duration| {
+        node.map_or(Ok(default), |n| duration(src, n, path))
+    };
+    let wait_until = match &spec.wait_until {
+        None => None,
+        Some(w) => Some(WaitUntil {
+            command: command(&w.command, "hooks.wait_until.command".into())?,
+            timeout: optional(
+                w.timeout.as_ref(),
+                "hooks.wait_until.timeout",
+                Hooks::DEFAULT_TIMEOUT,
+            )?,
+            interval: optional(
+                w.interval.as_ref(),
+                "hooks.wait_until.interval",
+                Duration::from_secs(1),
+            )?,
+        }),
+    };
+    Ok(Hooks {
+        before_step: commands(&spec.before_step, "before_step")?,
+        after_step: commands(&spec.after_step, "after_step")?,
+        wait_until,
+        timeout: optional(
+            spec.timeout.as_ref(),
+            "hooks.timeout",
+            Hooks::DEFAULT_TIMEOUT,
+        )?,
+    })
 }

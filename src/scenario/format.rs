@@ -1,7 +1,7 @@
 //! The scenario file as written: serde types deserialized from YAML.
 //!
 //! Every struct rejects unknown keys, so a typo (`wieght`) or a section that is not
-//! supported yet (`hooks`) is an error listing the known keys. Values whose
+//! supported (`cookies`) is an error listing the known keys. Values whose
 //! meaning is checked after parsing (numbers, durations, URLs, templates) are kept as
 //! [`Spanned`] so the check can point at their line and column.
 
@@ -31,6 +31,28 @@ pub(crate) struct ScenarioFile {
     /// Watch specs (`pid:N`, `postgres:URL`...), checked when compiled.
     #[serde(default)]
     pub(crate) watch: Vec<Spanned<String>>,
+    pub(crate) hooks: Option<HooksSpec>,
+}
+
+/// Shell commands run around each step of a ceiling search.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HooksSpec {
+    #[serde(default)]
+    pub(crate) before_step: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) after_step: Vec<Spanned<String>>,
+    pub(crate) wait_until: Option<WaitUntilSpec>,
+    pub(crate) timeout: Option<Node>,
+}
+
+/// A command polled until it exits 0.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WaitUntilSpec {
+    pub(crate) command: Spanned<String>,
+    pub(crate) timeout: Option<Node>,
+    pub(crate) interval: Option<Node>,
 }
 
 /// Settings every request inherits.

@@ -73,10 +73,10 @@ fn yaml_syntax_errors_are_located() {
 #[test]
 fn unknown_keys_list_the_known_ones() {
     assert_error(
-        &format!("{HEAD}hooks: {{before: x}}\nrequests: [{{path: /}}]\n"),
+        &format!("{HEAD}cookies: {{before: x}}\nrequests: [{{path: /}}]\n"),
         "3:1",
         &[
-            "unknown field `hooks`",
+            "unknown field `cookies`",
             "target",
             "load",
             "thresholds",

@@ -1,0 +1,243 @@
+//! `headroom demo`: start the built-in target on loopback with a known capacity,
+//! search its ceiling with short steps, print the step table with the ceiling next to
+//! the true capacity, and write the same as a Markdown report.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::cli::{DemoArgs, EXIT_FAILURE};
+use crate::commands::find;
+use crate::engine::Control;
+use crate::plan::Plan;
+use crate::report::units::{latency, seconds};
+use crate::scenario::{self, Overrides};
+use crate::search::result::value;
+use crate::search::{text, IsolationOptions, Range, SearchOptions, SearchResult, StepTiming};
+use crate::target::{self, TargetOptions};
+
+/// Name of the report file written in `--out-dir`.
+pub const REPORT_FILE: &str = "headroom-demo-report.md";
+
+/// The demo target: 8 workers × 10 ms = 800 requests/s, well within what the generator
+/// drives from one core.
+pub fn demo_target() -> TargetOptions {
+    TargetOptions {
+        workers: 8,
+        service_time: Duration::from_millis(10),
+        ..TargetOptions::loopback()
+    }
+}
+
+/// The demo's thresholds: p95 within five service times, and no errors to speak of.
+pub const THRESHOLDS: [&str; 2] = ["p95 < 50ms", "errors < 1%"];
+/// Most requests in flight. Past capacity the backlog (and so each overloaded step's
+/// drain after its window) stays under a second; the latency of a full window already
+/// fails `p95 < 50ms` many times over.
+pub const MAX_IN_FLIGHT: usize = 512;
+/// Connections the generator may open: plenty for 800 req/s × 10 ms, and few enough
+/// that overloaded steps do not leave thousands of TIME_WAIT sockets to wait out.
+pub const CONNECTIONS: usize = 64;
+
+/// The demo search: from 100 req/s, steps of 2 s after a 1 s warm-up, 1 s cooldown.
+pub fn demo_search() -> SearchOptions {
+    SearchOptions {
+        range: Range {
+            from: 100.0,
+            to: 100_000.0,
+            precision: 0.05,
+        },
+        timing: StepTiming {
+            warmup: Duration::from_secs(1),
+            measured: Duration::from_secs(2),
+        },
+        isolation: IsolationOptions {
+            cooldown: Duration::from_secs(1),
+            ..IsolationOptions::default()
+        },
+    }
+}
+
+/// Runs the demo and returns the exit code (0 when a ceiling was found).
+pub fn run(args: &DemoArgs) -> i32 {
+    match demo(&args.out_dir) {
+        Ok((result, report)) => {
+            println!("Report:     {}", report.display());
+            find::exit_code(&result)
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            EXIT_FAILURE
+        }
+    }
+}
+
+/// Starts the target, searches, prints, and writes the report in `out_dir`; returns
+/// the search result and the report's path.
+pub fn demo(out_dir: &Path) -> anyhow::Result<(SearchResult, PathBuf)> {
+    let options = demo_target();
+    let target = target::spawn(options.clone())?;
+    let capacity = target.capacity();
+    println!(
+        "headroom demo: built-in target at {} — {} workers × {} per request = capacity {} req/s",
+        target.url(),
+        options.workers,
+        latency(options.service_time.as_secs_f64() * 1000.0),
+        value(capacity)
+    );
+    let overrides = Overrides {
+        url: Some(format!("{}/work", target.url())),
+        rate: Some(1.0),
+        thresholds: THRESHOLDS.iter().map(|t| t.to_string()).collect(),
+        max_in_flight: Some(MAX_IN_FLIGHT),
+        connections: Some(CONNECTIONS),
+        ..Overrides::default()
+    };
+    let plan = scenario::load(None, &overrides)?;
+    let search = demo_search();
+    let control = Control::default();
+    let handler_control = control.clone();
+    if let Err(e) = ctrlc::set_handler(move || handler_control.stop()) {
+        eprintln!("warning: cannot catch Ctrl-C ({e})");
+    }
+    let result = find::execute(&plan, &search, &control, false);
+    target.shutdown();
+    println!("{}", text::render(&result));
+    println!(
+        "Capacity:   {} req/s — {}",
+        value(capacity),
+        accuracy(&result, capacity)
+    );
+    std::fs::create_dir_all(out_dir)?;
+    let path = out_dir.join(REPORT_FILE);
+    std::fs::write(&path, markdown(&plan, &options, &search, &result))?;
+    Ok((result, path))
+}
+
+/// `found 800 req/s, -0.0% from capacity` or why nothing can be compared.
+fn accuracy(result: &SearchResult, capacity: f64) -> String {
+    match result.ceiling {
+        Some(c) => format!(
+            "found {} req/s, {:+.1}% from capacity",
+            value(c),
+            (c - capacity) / capacity * 100.0
+        ),
+        None => "no ceiling found to compare".into(),
+    }
+}
+
+/// The Markdown trip report of a demo.
+pub fn markdown(
+    plan: &Plan,
+    target: &TargetOptions,
+    search: &SearchOptions,
+    result: &SearchResult,
+) -> String {
+    let capacity = target.capacity();
+    let unit = result.unit.as_str();
+    let mut md = String::new();
+    let _ = writeln!(md, "# headroom demo: the built-in target's ceiling\n");
+    let _ = writeln!(md, "## Scenario\n");
+    let _ = writeln!(
+        md,
+        "- Target: built-in service, `/work` held by one of {} workers for {} each: capacity **{} req/s**.",
+        target.workers,
+        latency(target.service_time.as_secs_f64() * 1000.0),
+        value(capacity)
+    );
+    let _ = writeln!(
+        md,
+        "- Load: `GET /work`, open model (requests start on schedule, latency from the scheduled start), at most {MAX_IN_FLIGHT} in flight over {CONNECTIONS} connections, {} engine thread(s).",
+        plan.threads
+    );
+    let thresholds: Vec<String> = plan
+        .thresholds
+        .iter()
+        .map(|t| format!("`{}`", t.expr))
+        .collect();
+    let _ = writeln!(md, "- Thresholds: {}.", thresholds.join(", "));
+    let _ = writeln!(
+        md,
+        "- Search: from {} {unit}, doubling until a step fails, then bisecting to {}% and confirming the boundary; each step {} measured after a {} warm-up, {} cooldown between steps.\n",
+        value(search.range.from),
+        value(search.range.precision * 100.0),
+        seconds(search.timing.measured.as_secs_f64()),
+        seconds(search.timing.warmup.as_secs_f64()),
+        seconds(search.isolation.cooldown.as_secs_f64()),
+    );
+    let _ = writeln!(md, "## Steps\n");
+    let _ = writeln!(
+        md,
+        "| Rate | Achieved | Success | p50 | p95 | p99 | Dropped | Verdict |"
+    );
+    let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|---|");
+    for step in &result.steps {
+        let cells = text::row(step, result.unit);
+        let _ = writeln!(md, "| {} |", cells.join(" | ").replace('\n', " "));
+    }
+    let _ = writeln!(md, "\n## Result\n");
+    let ceiling = result.ceiling.map_or("not found".into(), |c| {
+        let bound = if result.ceiling_is_lower_bound {
+            " (a lower bound)"
+        } else {
+            ""
+        };
+        format!("**{} {unit}**{bound}", value(c))
+    });
+    let _ = writeln!(
+        md,
+        "- Ceiling: {ceiling}; capacity {} req/s ({}).",
+        value(capacity),
+        accuracy(result, capacity)
+    );
+    let knee = result
+        .knee
+        .map_or("none seen".into(), |k| format!("{} {unit}", value(k)));
+    let _ = writeln!(md, "- Knee: {knee}.");
+    let _ = writeln!(md, "- Limited by: `{}`.", result.limited_by.as_str());
+    let _ = writeln!(md, "- Generator: {}.", generator_verdict(result));
+    let _ = writeln!(
+        md,
+        "- Search time: {} for {} steps.\n",
+        seconds(result.duration_s),
+        result.steps.len()
+    );
+    let _ = writeln!(md, "{}", result.conclusion);
+    md
+}
+
+/// Whether any step was generator-bound, with the busiest figures seen.
+fn generator_verdict(result: &SearchResult) -> String {
+    let bound: Vec<_> = result
+        .steps
+        .iter()
+        .filter(|s| s.summary.generator.bound)
+        .collect();
+    let cpu = result
+        .steps
+        .iter()
+        .map(|s| s.summary.generator.cpu_percent)
+        .fold(0.0, f64::max);
+    let lag = result
+        .steps
+        .iter()
+        .map(|s| s.summary.generator.p99_lag_ms)
+        .fold(0.0, f64::max);
+    match bound.first() {
+        None => format!(
+            "kept up in every step (highest CPU {cpu:.0}% of one core, highest p99 schedule lag {})",
+            latency(lag)
+        ),
+        Some(step) if result.limited_by == crate::search::LimitedBy::Generator => format!(
+            "bound at {} req/s ({}); figures from that step are not the target's",
+            value(step.rate),
+            step.summary.generator.reason
+        ),
+        Some(step) => format!(
+            "bound in {} step(s), first at {} req/s ({}); each was re-run, and bound steps are not judged",
+            bound.len(),
+            value(step.rate),
+            step.summary.generator.reason
+        ),
+    }
+}

@@ -1,0 +1,310 @@
+//! `headroom find`: load the scenario, search for its ceiling step by step, print a
+//! line per step and the step table, write the JSON, and exit 0 only when a ceiling
+//! was found (or the whole range passed).
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::cli::{FindArgs, EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK};
+use crate::engine::Control;
+use crate::metrics::threshold::Threshold;
+use crate::plan::Plan;
+use crate::report::units::seconds;
+use crate::scenario::{self, Overrides};
+use crate::search::{self, text, Event, IsolationOptions, Range, SearchOptions, SearchResult};
+use crate::search::{StepTiming, Unit};
+
+/// Thresholds a step must pass when neither the scenario nor `--threshold` gives any.
+pub const DEFAULT_THRESHOLDS: [&str; 2] = ["p95 < 500ms", "errors < 1%"];
+
+/// Runs `headroom find` and returns the exit code: 0 when a ceiling was found (or every
+/// step up to `--to` passed), 1 otherwise, 2 for bad input.
+pub fn run(args: &FindArgs) -> i32 {
+    let (plan, opts) = match prepare(args) {
+        Ok(prepared) => prepared,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let control = Control::default();
+    let handler_control = control.clone();
+    if let Err(e) = ctrlc::set_handler(move || handler_control.stop()) {
+        eprintln!("warning: cannot catch Ctrl-C ({e}); an interrupted search will leave no report");
+    }
+    let result = execute(&plan, &opts, &control, args.quiet);
+    println!("{}", text::render(&result));
+    if let Some(path) = &args.out {
+        if let Err(e) = write_json(path, &result) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return EXIT_FAILURE;
+        }
+    }
+    exit_code(&result)
+}
+
+/// Builds the plan and the search options from the flags (first stage: nothing runs).
+/// Errors are messages about bad input.
+pub fn prepare(args: &FindArgs) -> Result<(Plan, SearchOptions), String> {
+    let mut overrides = Overrides {
+        url: args.url.clone(),
+        threads: args.threads,
+        thresholds: args.thresholds.clone(),
+        max_in_flight: args.max_in_flight,
+        connections: args.connections,
+        timeout: args.timeout,
+        ..Overrides::default()
+    };
+    // The search sets each step's value; these only pick the model (and satisfy a
+    // scenario without a `load` section).
+    if args.users {
+        overrides.users = Some(1);
+    }
+    let path = args.scenario.as_deref();
+    let plan = match (path, args.users) {
+        (Some(path), false) => scenario::load(Some(path), &overrides).or_else(|_| {
+            overrides.rate = Some(1.0);
+            scenario::load(Some(path), &overrides)
+        }),
+        (None, false) => {
+            overrides.rate = Some(1.0);
+            scenario::load(None, &overrides)
+        }
+        (_, true) => scenario::load(path, &overrides),
+    };
+    let mut plan = plan.map_err(|e| e.to_string())?;
+    if plan.thresholds.is_empty() {
+        plan.thresholds = DEFAULT_THRESHOLDS
+            .iter()
+            .map(|t| Threshold::parse(t))
+            .collect::<Result<_, _>>()?;
+    }
+    let unit = Unit::of(&plan);
+    let range = Range {
+        from: args.from.unwrap_or(match unit {
+            Unit::Rate => 10.0,
+            Unit::Users => 1.0,
+        }),
+        to: args.to.unwrap_or(match unit {
+            Unit::Rate => 1_000_000.0,
+            Unit::Users => 100_000.0,
+        }),
+        precision: args.precision,
+    };
+    range.validate()?;
+    if args.step_duration < Duration::from_millis(500) {
+        return Err("--step-duration: expected at least 500ms".into());
+    }
+    let opts = SearchOptions {
+        range,
+        timing: StepTiming {
+            warmup: args.warmup,
+            measured: args.step_duration,
+        },
+        isolation: IsolationOptions {
+            cooldown: args.cooldown,
+            time_wait_limit: args.time_wait_limit,
+            drain_timeout: args.drain_timeout,
+        },
+    };
+    Ok((plan, opts))
+}
+
+/// Runs the search, printing a line per step (and any isolation wait) to stderr
+/// unless `quiet`.
+pub fn execute(plan: &Plan, opts: &SearchOptions, control: &Control, quiet: bool) -> SearchResult {
+    let unit = Unit::of(plan);
+    if !quiet {
+        eprintln!(
+            "searching the ceiling of {} ({}://{}) in {}: from {} to {}, steps of {} (+{} warm-up), thresholds {}",
+            plan.name,
+            plan.target.scheme,
+            plan.target.authority,
+            unit.as_str(),
+            search::result::value(opts.range.from),
+            search::result::value(opts.range.to),
+            seconds(opts.timing.measured.as_secs_f64()),
+            seconds(opts.timing.warmup.as_secs_f64()),
+            plan.thresholds
+                .iter()
+                .map(|t| t.expr.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let mut on_event =
+        |event: Event<'_>| {
+            if quiet {
+                return;
+            }
+            match event {
+                Event::Isolated(r) if r.drain_wait_s >= 0.5 || !r.drained => {
+                    eprintln!(
+                "         waited {} for TIME_WAIT sockets toward port {} to drain ({} → {}){}",
+                seconds(r.drain_wait_s),
+                plan.target.port,
+                r.time_wait_before.unwrap_or(0),
+                r.time_wait_after.unwrap_or(0),
+                if r.drained { "" } else { ", gave up at the drain timeout" }
+            )
+                }
+                Event::Finished(index, step) => eprintln!("{}", text::step_line(index, step, unit)),
+                _ => {}
+            }
+        };
+    search::search(plan, opts, control, &mut on_event)
+}
+
+/// Writes the result JSON atomically (temp file + rename).
+pub fn write_json(path: &Path, result: &SearchResult) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(result).map_err(std::io::Error::other)?;
+    let tmp = path.with_extension("json.partial");
+    std::fs::write(&tmp, text + "\n")?;
+    std::fs::rename(&tmp, path)
+}
+
+/// 0 when the search answered its question ([`SearchResult::found`]), 1 otherwise.
+pub fn exit_code(result: &SearchResult) -> i32 {
+    if result.found() {
+        EXIT_OK
+    } else {
+        EXIT_FAILURE
+    }
+}
+
+/// Parses a precision as a percentage, with or without `%` (`5%`, `2.5`), into a
+/// fraction (0.05, 0.025). It must lie strictly between 0 % and 100 %.
+pub fn parse_percent(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%').trim();
+    let p: f64 = number
+        .parse()
+        .map_err(|_| format!("expected a percentage such as 5%, found {text:?}"))?;
+    if p > 0.0 && p < 100.0 {
+        Ok(p / 100.0)
+    } else {
+        Err(format!(
+            "expected a percentage between 0% and 100%, found {text:?}"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_percentages() {
+        assert_eq!(parse_percent("5%"), Ok(0.05));
+        assert_eq!(parse_percent("2.5"), Ok(0.025));
+        assert!(parse_percent("0%").is_err());
+        assert!(parse_percent("100").is_err());
+        assert!(parse_percent("five").is_err());
+    }
+
+    fn args(extra: &[&str]) -> FindArgs {
+        use clap::Parser;
+        let mut argv = vec!["headroom", "find"];
+        argv.extend_from_slice(extra);
+        match crate::cli::Cli::parse_from(argv).command {
+            crate::cli::Command::Find(a) => a,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_thresholds_and_picks_the_model() {
+        let (plan, opts) = prepare(&args(&["--url", "http://127.0.0.1:9/work"])).unwrap();
+        let exprs: Vec<_> = plan.thresholds.iter().map(|t| t.expr.as_str()).collect();
+        assert_eq!(exprs, DEFAULT_THRESHOLDS);
+        assert_eq!(Unit::of(&plan), Unit::Rate);
+        assert_eq!(opts.range.from, 10.0);
+        assert_eq!(opts.range.precision, 0.05);
+
+        let (plan, opts) = prepare(&args(&[
+            "--url",
+            "http://127.0.0.1:9/work",
+            "--users",
+            "--threshold",
+            "p99 < 1s",
+        ]))
+        .unwrap();
+        let exprs: Vec<_> = plan.thresholds.iter().map(|t| t.expr.as_str()).collect();
+        assert_eq!(exprs, ["p99 < 1s"]);
+        assert_eq!(Unit::of(&plan), Unit::Users);
+        assert_eq!(opts.range.from, 1.0);
+    }
+
+    #[test]
+    fn a_users_scenario_searches_users_and_a_scenario_without_load_searches_rates() {
+        let dir = tempfile::tempdir().unwrap();
+        let users = dir.path().join("u.yaml");
+        std::fs::write(
+            &users,
+            "target: http://127.0.0.1:9\nload: {model: users, users: 5, duration: 1s, think: 1s}\nrequests: [{path: /work}]\n",
+        )
+        .unwrap();
+        let (plan, _) = prepare(&args(&[users.to_str().unwrap()])).unwrap();
+        assert_eq!(Unit::of(&plan), Unit::Users);
+
+        let bare = dir.path().join("b.yaml");
+        std::fs::write(
+            &bare,
+            "target: http://127.0.0.1:9\nrequests: [{path: /work}]\n",
+        )
+        .unwrap();
+        let (plan, _) = prepare(&args(&[bare.to_str().unwrap()])).unwrap();
+        assert_eq!(Unit::of(&plan), Unit::Rate);
+
+        let broken = dir.path().join("x.yaml");
+        std::fs::write(
+            &broken,
+            "target: http://127.0.0.1:9\nrequests: [{pth: /work}]\n",
+        )
+        .unwrap();
+        let e = prepare(&args(&[broken.to_str().unwrap()])).unwrap_err();
+        assert!(e.contains("x.yaml:2"), "{e}");
+    }
+
+    #[test]
+    fn reads_hooks_with_their_defaults_and_locates_a_blank_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("h.yaml");
+        std::fs::write(
+            &file,
+            "target: http://127.0.0.1:9\nrequests: [{path: /}]\nhooks:\n  before_step: [\"psql -c 'VACUUM FULL'\"]\n  wait_until: {command: \"true\", interval: 250ms}\n",
+        )
+        .unwrap();
+        let (plan, _) = prepare(&args(&[file.to_str().unwrap()])).unwrap();
+        assert_eq!(plan.hooks.before_step, ["psql -c 'VACUUM FULL'"]);
+        assert!(plan.hooks.after_step.is_empty());
+        assert_eq!(plan.hooks.timeout, crate::plan::Hooks::DEFAULT_TIMEOUT);
+        let wait = plan.hooks.wait_until.unwrap();
+        assert_eq!(wait.command, "true");
+        assert_eq!(wait.interval, Duration::from_millis(250));
+        assert_eq!(wait.timeout, Duration::from_secs(60));
+
+        std::fs::write(
+            &file,
+            "target: http://127.0.0.1:9\nrequests: [{path: /}]\nhooks:\n  after_step: [\"echo ok\", \" \"]\n",
+        )
+        .unwrap();
+        let e = prepare(&args(&[file.to_str().unwrap()])).unwrap_err();
+        assert!(
+            e.contains("h.yaml:4:") && e.contains("hooks.after_step[1]"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn refuses_a_bad_range() {
+        let e = prepare(&args(&[
+            "--url",
+            "http://127.0.0.1:9/",
+            "--from",
+            "100",
+            "--to",
+            "50",
+        ]));
+        assert!(e.unwrap_err().contains("--to"));
+    }
+}

@@ -1,0 +1,284 @@
+//! [`search`]: the loop that asks the [`Strategy`] for the next value, isolates, runs
+//! hooks and the step, and turns the way it ended into a [`SearchResult`].
+//!
+//! Per step, in order: isolation from the previous step (cooldown, TIME_WAIT drain),
+//! `before_step` hooks, `wait_until`, warm-up, measured window, `after_step` hooks. A
+//! failing hook, an engine error or Ctrl-C ends the search; so does a generator-bound
+//! step, once it is bound again when re-run (a busy moment on a shared machine can
+//! bind one short step). The steps done so far are kept in the result.
+
+use std::time::{Duration, Instant};
+
+use super::hooks::{run_hook, wait_until, HookError};
+use super::isolation::{between_steps, IsolationOptions, IsolationReport};
+use super::knee::knee;
+use super::result::{value, LimitedBy, SearchResult};
+use super::step::{run_step, StepRecord, StepTiming, Unit};
+use super::strategy::{Conclusion, Next, Range, Strategy};
+use super::text::failed_rules;
+use crate::engine::{Control, Live};
+use crate::plan::Plan;
+
+/// Everything a search needs besides the plan.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchOptions {
+    /// Values to try and the precision to stop at.
+    pub range: Range,
+    /// Warm-up and measured window of each step.
+    pub timing: StepTiming,
+    /// Rest between steps.
+    pub isolation: IsolationOptions,
+}
+
+/// Progress of a search, for live output.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// The wait before a step is over.
+    Isolated(&'a IsolationReport),
+    /// A step is about to start (1-based `index`).
+    Starting {
+        /// Step number, from 1.
+        index: usize,
+        /// Rate or user count.
+        value: f64,
+        /// True when re-running the best pass.
+        confirm: bool,
+    },
+    /// A second of a step (warm-up or measured) completed.
+    Second(&'a Live),
+    /// A step finished (1-based `index`).
+    Finished(usize, &'a StepRecord),
+}
+
+/// How the loop ended, before it is put in words.
+enum End {
+    Strategy(Conclusion),
+    Generator,
+    Interrupted,
+    Error(String),
+}
+
+/// Searches for the ceiling of `base` (its thresholds judge each step; its load model
+/// says whether rates or user counts are searched). Never fails: errors end the search
+/// and are reported in the result, with `limited_by: error`. Safe to stop from another
+/// thread through `control`.
+pub fn search(
+    base: &Plan,
+    opts: &SearchOptions,
+    control: &Control,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> SearchResult {
+    let started = Instant::now();
+    let unit = Unit::of(base);
+    let mut strategy = Strategy::new(opts.range);
+    let mut steps: Vec<StepRecord> = Vec::new();
+    // The value of a generator-bound step being re-run, if any.
+    let mut rerun_bound: Option<f64> = None;
+    let end = loop {
+        if control.is_stopped() {
+            break End::Interrupted;
+        }
+        let (value, confirm) = match strategy.next() {
+            Next::Run { value, confirm } => (value, confirm),
+            Next::Done(c) => break End::Strategy(c),
+        };
+        let isolation = (!steps.is_empty()).then(|| {
+            let r = between_steps(&opts.isolation, base.target.port, control);
+            on_event(Event::Isolated(&r));
+            r
+        });
+        let index = steps.len() + 1;
+        let mut env = vec![
+            ("HEADROOM_STEP".to_string(), index.to_string()),
+            (
+                "HEADROOM_STEP_VALUE".to_string(),
+                super::result::value(value),
+            ),
+            ("HEADROOM_STEP_UNIT".to_string(), unit.as_str().to_string()),
+        ];
+        if let Err(e) = before(base, &env, control) {
+            break hook_end(e, control);
+        }
+        on_event(Event::Starting {
+            index,
+            value,
+            confirm,
+        });
+        let mut on_second = |live: &Live| on_event(Event::Second(live));
+        let mut step = match run_step(base, value, opts.timing, control, &mut on_second) {
+            Ok(step) => step,
+            Err(e) => break End::Error(format!("step {index} could not run: {e}")),
+        };
+        step.confirmation = confirm;
+        step.isolation = isolation;
+        env.push((
+            "HEADROOM_STEP_PASSED".into(),
+            u8::from(step.passed).to_string(),
+        ));
+        let after = after(base, &env, control);
+        let (passed, bound, interrupted) = (
+            step.passed,
+            step.summary.generator.bound,
+            step.summary.interrupted,
+        );
+        on_event(Event::Finished(index, &step));
+        steps.push(step);
+        if interrupted || control.is_stopped() {
+            break End::Interrupted;
+        }
+        if let Err(e) = after {
+            break hook_end(e, control);
+        }
+        if bound {
+            if rerun_bound == Some(value) {
+                break End::Generator;
+            }
+            // The strategy has not heard of this step, so it asks for the same one again.
+            rerun_bound = Some(value);
+            continue;
+        }
+        rerun_bound = None;
+        strategy.record(value, passed);
+    };
+    conclude(end, unit, steps, started.elapsed())
+}
+
+fn before(base: &Plan, env: &[(String, String)], control: &Control) -> Result<(), HookError> {
+    let hooks = &base.hooks;
+    for (i, command) in hooks.before_step.iter().enumerate() {
+        let name = format!("hooks.before_step[{i}]");
+        run_hook(&name, command, env, hooks.timeout, control)?;
+    }
+    if let Some(wait) = &hooks.wait_until {
+        wait_until(wait, env, control)?;
+    }
+    Ok(())
+}
+
+fn after(base: &Plan, env: &[(String, String)], control: &Control) -> Result<(), HookError> {
+    let hooks = &base.hooks;
+    for (i, command) in hooks.after_step.iter().enumerate() {
+        let name = format!("hooks.after_step[{i}]");
+        run_hook(&name, command, env, hooks.timeout, control)?;
+    }
+    Ok(())
+}
+
+fn hook_end(e: HookError, control: &Control) -> End {
+    if control.is_stopped() {
+        End::Interrupted
+    } else {
+        End::Error(format!("{e}; the search stopped"))
+    }
+}
+
+/// Puts the end of the loop into a result: ceiling, label and sentence.
+fn conclude(end: End, unit: Unit, steps: Vec<StepRecord>, took: Duration) -> SearchResult {
+    let u = unit.as_str();
+    let best_unbound = steps
+        .iter()
+        .filter(|s| s.passed && !s.summary.generator.bound)
+        .map(|s| s.rate)
+        .reduce(f64::max);
+    let failed_at = steps
+        .iter()
+        .filter(|s| !s.passed && !s.summary.generator.bound && !s.summary.interrupted)
+        .map(|s| s.rate)
+        .reduce(f64::min);
+    let failure_of = |rate: f64| {
+        steps
+            .iter()
+            .find(|s| s.rate == rate && !s.passed && !s.summary.generator.bound)
+            .map(|s| failed_rules(&s.summary))
+            .unwrap_or_default()
+    };
+    let lower = |best: Option<f64>| {
+        best.map_or("no step passed before that".into(), |b| {
+            format!("the ceiling is at least {} {u} (a lower bound)", value(b))
+        })
+    };
+    let (ceiling, lower_bound, limited_by, conclusion) = match end {
+        End::Strategy(Conclusion::Ceiling { ceiling, failed }) => (
+            Some(ceiling),
+            false,
+            LimitedBy::Thresholds,
+            format!(
+                "Ceiling {} {u}: it passed every threshold twice, and {} {u} failed ({}).",
+                value(ceiling),
+                value(failed),
+                failure_of(failed)
+            ),
+        ),
+        End::Strategy(Conclusion::Range(top)) => (
+            Some(top),
+            true,
+            LimitedBy::Range,
+            format!(
+                "Every step up to --to {} {u} passed: the ceiling is at least that. Raise --to to search higher.",
+                value(top)
+            ),
+        ),
+        End::Strategy(Conclusion::NothingPassed(from)) => (
+            None,
+            false,
+            LimitedBy::Thresholds,
+            format!(
+                "Even the first step, {} {u}, failed ({}): no ceiling found. Try a lower --from.",
+                value(from),
+                failure_of(from)
+            ),
+        ),
+        End::Strategy(Conclusion::NotReproducible(v)) => (
+            None,
+            false,
+            LimitedBy::Thresholds,
+            format!(
+                "The lowest passing step, {} {u}, failed when run again: results do not repeat, so no ceiling is claimed. Try a lower --from, longer steps (--step-duration) or a longer --cooldown.",
+                value(v)
+            ),
+        ),
+        End::Generator => {
+            let step = steps.last().expect("a generator-bound step ends the search");
+            (
+                best_unbound,
+                true,
+                LimitedBy::Generator,
+                format!(
+                    "The generator, not the target, limited the step at {} {u} ({}), so that step says nothing about the target; {}. To search higher, give the generator more --threads, run it on another machine, or split the load across shards.",
+                    value(step.rate),
+                    step.summary.generator.reason,
+                    lower(best_unbound)
+                ),
+            )
+        }
+        End::Interrupted => (
+            best_unbound,
+            true,
+            LimitedBy::Interrupted,
+            format!("The search was interrupted after {} steps; {}.", steps.len(), lower(best_unbound)),
+        ),
+        End::Error(message) => (
+            best_unbound,
+            true,
+            LimitedBy::Error,
+            format!("{message}. {} step(s) were done; {}.", steps.len(), lower(best_unbound)),
+        ),
+    };
+    let points: Vec<(f64, f64)> = steps
+        .iter()
+        .filter(|s| !s.summary.generator.bound && !s.summary.interrupted && s.summary.requests > 0)
+        .map(|s| (s.rate, s.summary.latency_ms.p95))
+        .collect();
+    SearchResult {
+        version: 1,
+        ceiling,
+        ceiling_is_lower_bound: lower_bound && ceiling.is_some(),
+        knee: knee(&points),
+        limited_by,
+        unit,
+        failed_at,
+        conclusion,
+        duration_s: took.as_secs_f64(),
+        steps,
+    }
+}

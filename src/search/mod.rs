@@ -1,0 +1,24 @@
+//! Ceiling search (`headroom find`): steps over the engine with isolation between them.
+//!
+//! [`driver::search`] drives it: the [`strategy::Strategy`] picks each step's rate (or
+//! user count) — grow ×2, bisect, confirm — and [`step::run_step`] runs it (warm-up,
+//! then a measured window judged by the plan's thresholds). Between steps,
+//! [`isolation`] waits out a cooldown and the TIME_WAIT sockets toward the target, and
+//! [`hooks`] runs the scenario's shell commands. The outcome is a
+//! [`result::SearchResult`] with every step's summary, the ceiling, the [`knee`] and
+//! why the search stopped; [`text`] prints it.
+
+pub mod driver;
+pub mod hooks;
+pub mod isolation;
+pub mod knee;
+pub mod result;
+pub mod step;
+pub mod strategy;
+pub mod text;
+
+pub use driver::{search, Event, SearchOptions};
+pub use isolation::IsolationOptions;
+pub use result::{LimitedBy, SearchResult};
+pub use step::{StepRecord, StepTiming, Unit};
+pub use strategy::Range;

@@ -1,0 +1,151 @@
+//! [`SearchResult`]: what a ceiling search found, every step it ran, and why it
+//! stopped ([`LimitedBy`]). It serializes as the `find --out` JSON (version 1):
+//! `{"version":1, "ceiling", "knee", "limited_by", "unit", "steps": [{"rate",
+//! "passed", "summary", ...}], ...}`.
+
+use serde::{Deserialize, Serialize};
+
+use super::step::{StepRecord, Unit};
+
+/// Why the search stopped where it did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LimitedBy {
+    /// A step failed its thresholds: the ceiling is the target's (or no step passed).
+    Thresholds,
+    /// The generator could not keep up: the ceiling is only a lower bound.
+    Generator,
+    /// Every step up to `--to` passed: the ceiling is at least `--to`.
+    Range,
+    /// Stopped by Ctrl-C: the ceiling, if any, is the best pass so far (a lower bound).
+    Interrupted,
+    /// A hook failed or a step could not run at all: see `conclusion`.
+    Error,
+}
+
+impl LimitedBy {
+    /// The JSON spelling: `thresholds`, `generator`, `range`, `interrupted`, `error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LimitedBy::Thresholds => "thresholds",
+            LimitedBy::Generator => "generator",
+            LimitedBy::Range => "range",
+            LimitedBy::Interrupted => "interrupted",
+            LimitedBy::Error => "error",
+        }
+    }
+}
+
+/// The outcome of a search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchResult {
+    /// Format version, always 1.
+    pub version: u32,
+    /// The highest value (in `unit`) that passed every threshold, confirmed by a second
+    /// step; with `ceiling_is_lower_bound`, the best pass known when the search had to
+    /// stop. `None` when nothing passed.
+    pub ceiling: Option<f64>,
+    /// True when `ceiling` is only a lower bound (limited by the generator, the range,
+    /// an interruption or an error).
+    pub ceiling_is_lower_bound: bool,
+    /// The value after which p95 grew faster than the load (see [`super::knee`]).
+    pub knee: Option<f64>,
+    /// Why the search stopped.
+    pub limited_by: LimitedBy,
+    /// `req/s` or `users`.
+    pub unit: Unit,
+    /// The lowest value that failed its thresholds, if any.
+    pub failed_at: Option<f64>,
+    /// One or two sentences saying what was found and, when it falls short, what to do.
+    pub conclusion: String,
+    /// Wall time of the whole search, seconds.
+    pub duration_s: f64,
+    /// Every step in the order run.
+    pub steps: Vec<StepRecord>,
+}
+
+impl SearchResult {
+    /// Whether the search answered its question: a confirmed ceiling below `--to`, or
+    /// the whole range passing. `headroom find` exits 0 exactly then.
+    pub fn found(&self) -> bool {
+        self.ceiling.is_some()
+            && matches!(self.limited_by, LimitedBy::Thresholds | LimitedBy::Range)
+    }
+}
+
+/// Formats a rate or user count: whole numbers without decimals (`800`), others with one.
+pub fn value(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{}", v.round() as i64)
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serializes_the_v1_shape() {
+        let r = SearchResult {
+            version: 1,
+            ceiling: Some(800.0),
+            ceiling_is_lower_bound: false,
+            knee: None,
+            limited_by: LimitedBy::Thresholds,
+            unit: Unit::Rate,
+            failed_at: Some(825.0),
+            conclusion: "c".into(),
+            duration_s: 1.0,
+            steps: Vec::new(),
+        };
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["version"], 1);
+        assert_eq!(json["ceiling"], 800.0);
+        assert!(json["knee"].is_null());
+        assert_eq!(json["limited_by"], "thresholds");
+        assert_eq!(json["unit"], "req/s");
+        assert!(json["steps"].as_array().unwrap().is_empty());
+        assert!(r.found());
+        let back: SearchResult = serde_json::from_value(json).unwrap();
+        assert_eq!(back, r);
+        let users = serde_json::to_value(Unit::Users).unwrap();
+        assert_eq!(users, "users");
+    }
+
+    #[test]
+    fn only_thresholds_and_range_count_as_found() {
+        for (limited_by, found) in [
+            (LimitedBy::Thresholds, true),
+            (LimitedBy::Range, true),
+            (LimitedBy::Generator, false),
+            (LimitedBy::Interrupted, false),
+            (LimitedBy::Error, false),
+        ] {
+            let r = SearchResult {
+                version: 1,
+                ceiling: Some(1.0),
+                ceiling_is_lower_bound: false,
+                knee: None,
+                limited_by,
+                unit: Unit::Users,
+                failed_at: None,
+                conclusion: String::new(),
+                duration_s: 0.0,
+                steps: Vec::new(),
+            };
+            assert_eq!(r.found(), found, "{limited_by:?}");
+            assert_eq!(
+                serde_json::to_value(limited_by).unwrap(),
+                limited_by.as_str()
+            );
+        }
+    }
+
+    #[test]
+    fn values_print_whole_numbers_bare() {
+        assert_eq!(value(800.0), "800");
+        assert_eq!(value(12.5), "12.5");
+    }
+}

@@ -1,0 +1,210 @@
+//! One search step: the scenario at one constant rate (or user count), warmed up and
+//! then measured, judged on the measured window alone ([`run_step`]).
+//!
+//! The warm-up is its own engine run right before the measured one, with no isolation
+//! between them: connections, caches and the target's pools warm up, and nothing it
+//! measured can leak into the step's summary.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::isolation::IsolationReport;
+use crate::engine::{self, Control, EngineError, Live};
+use crate::metrics::summary::Summary;
+use crate::plan::{Load, Plan, Schedule};
+
+/// What a search varies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Unit {
+    /// Arrival rate, requests (iterations) per second: the open model.
+    #[serde(rename = "req/s")]
+    Rate,
+    /// Concurrent users: the closed model.
+    #[serde(rename = "users")]
+    Users,
+}
+
+impl Unit {
+    /// What a search over `plan` varies: its load model's value.
+    pub fn of(plan: &Plan) -> Unit {
+        match plan.load {
+            Load::ArrivalRate { .. } => Unit::Rate,
+            Load::Users { .. } => Unit::Users,
+        }
+    }
+
+    /// `req/s` or `users`, as printed after a value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::Rate => "req/s",
+            Unit::Users => "users",
+        }
+    }
+}
+
+/// How long each step lasts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepTiming {
+    /// Load before the measured window, discarded (zero for none).
+    pub warmup: Duration,
+    /// The measured window.
+    pub measured: Duration,
+}
+
+/// One finished step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// The rate (req/s) or user count of the step, in the search's unit.
+    pub rate: f64,
+    /// Every threshold held over the measured window, which completed requests and was
+    /// not interrupted.
+    pub passed: bool,
+    /// This step re-ran the best pass to confirm it.
+    pub confirmation: bool,
+    /// Seconds of warm-up run before the measured window (not in `summary`).
+    pub warmup_s: f64,
+    /// The wait between the previous step and this one (`None` for the first step).
+    pub isolation: Option<IsolationReport>,
+    /// The measured window's summary, with its thresholds and generator self-check.
+    pub summary: Summary,
+}
+
+/// `base` with its load replaced by a constant `value` (a rate for the arrival-rate
+/// model, a user count for the users model) for `duration`, keeping the model's other
+/// settings (in-flight and connection caps, think time).
+pub fn plan_at(base: &Plan, value: f64, duration: Duration) -> Plan {
+    let schedule = Schedule::constant(value, duration);
+    let load = match &base.load {
+        Load::ArrivalRate {
+            max_in_flight,
+            connections,
+            ..
+        } => Load::ArrivalRate {
+            schedule,
+            max_in_flight: *max_in_flight,
+            connections: *connections,
+        },
+        Load::Users { think, .. } => Load::Users {
+            schedule,
+            think: *think,
+        },
+    };
+    Plan {
+        load,
+        ..base.clone()
+    }
+}
+
+/// Runs the warm-up (if any) and then the measured window at `value`, calling
+/// `on_second` for each second of both. Returns the measured window's record (its
+/// `isolation` left `None` for the caller to fill). Errors only when a run cannot be
+/// carried out at all; failed requests are part of the record.
+pub fn run_step(
+    base: &Plan,
+    value: f64,
+    timing: StepTiming,
+    control: &Control,
+    on_second: &mut dyn FnMut(&Live),
+) -> Result<StepRecord, EngineError> {
+    if !timing.warmup.is_zero() {
+        let warmup = Arc::new(plan_at(base, value, timing.warmup));
+        engine::run(warmup, control, on_second)?;
+    }
+    let measured = Arc::new(plan_at(base, value, timing.measured));
+    let outcome = engine::run(measured, control, on_second)?;
+    let summary = outcome.summary;
+    Ok(StepRecord {
+        rate: value,
+        passed: passed(&summary),
+        confirmation: false,
+        warmup_s: timing.warmup.as_secs_f64(),
+        isolation: None,
+        summary,
+    })
+}
+
+/// A step passes when it completed requests, ran its whole window, and every threshold
+/// held.
+pub fn passed(summary: &Summary) -> bool {
+    summary.requests > 0 && !summary.interrupted && summary.thresholds.iter().all(|t| t.ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Think;
+    use crate::scenario::{self, Overrides};
+
+    fn base(users: bool) -> Plan {
+        let overrides = Overrides {
+            url: Some("http://127.0.0.1:9/work".into()),
+            rate: (!users).then_some(10.0),
+            users: users.then_some(1),
+            max_in_flight: (!users).then_some(77),
+            ..Overrides::default()
+        };
+        scenario::load(None, &overrides).unwrap()
+    }
+
+    #[test]
+    fn a_step_plan_holds_one_value_and_keeps_the_models_settings() {
+        let p = plan_at(&base(false), 800.0, Duration::from_secs(3));
+        let Load::ArrivalRate {
+            schedule,
+            max_in_flight,
+            ..
+        } = &p.load
+        else {
+            panic!("{:?}", p.load)
+        };
+        assert_eq!(*schedule, Schedule::constant(800.0, Duration::from_secs(3)));
+        assert_eq!(*max_in_flight, 77);
+        assert_eq!(p.duration(), Duration::from_secs(3));
+        assert_eq!(Unit::of(&p), Unit::Rate);
+
+        let u = plan_at(&base(true), 12.0, Duration::from_secs(2));
+        let Load::Users { schedule, think } = &u.load else {
+            panic!("{:?}", u.load)
+        };
+        assert_eq!(schedule.peak(), 12.0);
+        assert_eq!(*think, Think::None);
+        assert_eq!(Unit::of(&u), Unit::Users);
+    }
+
+    #[test]
+    fn a_step_passes_only_with_requests_all_thresholds_and_a_whole_window() {
+        use crate::metrics::summary::ThresholdResult;
+        let mut s = Summary {
+            version: 1,
+            name: "t".into(),
+            model: "arrival-rate".into(),
+            requests: 10,
+            duration_s: 1.0,
+            rate: Default::default(),
+            dropped: 0,
+            latency_ms: Default::default(),
+            latency_uncorrected_ms: Default::default(),
+            errors: Default::default(),
+            by_name: Default::default(),
+            thresholds: vec![ThresholdResult {
+                expr: "p95 < 1s".into(),
+                ok: true,
+                value: 1.0,
+            }],
+            generator: Default::default(),
+            timeline: Vec::new(),
+            interrupted: false,
+        };
+        assert!(passed(&s));
+        s.thresholds[0].ok = false;
+        assert!(!passed(&s));
+        s.thresholds[0].ok = true;
+        s.interrupted = true;
+        assert!(!passed(&s));
+        s.interrupted = false;
+        s.requests = 0;
+        assert!(!passed(&s));
+    }
+}

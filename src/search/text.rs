@@ -1,0 +1,154 @@
+//! Text output of a search: the live line printed as each step ends ([`step_line`]),
+//! the step table in the shape of a hand-kept load-test log ([`table`]: `Rate |
+//! Achieved | Success | p50 | p95 | p99 | Dropped | Verdict`), and the closing lines
+//! with ceiling, knee and `limited_by` ([`render`]).
+
+use super::result::{value, SearchResult};
+use super::step::{StepRecord, Unit};
+use crate::metrics::summary::{Summary, ThresholdResult};
+use crate::report::table::{Align, Table};
+use crate::report::units::{latency, per_second, percent};
+
+/// One line for a finished step: value, achieved rate, p50/p95/p99, errors, dropped,
+/// verdict.
+pub fn step_line(index: usize, step: &StepRecord, unit: Unit) -> String {
+    let s = &step.summary;
+    format!(
+        "step {index:>2}  {:>9}  achieved {:>10}  p50 {:>7}  p95 {:>7}  p99 {:>7}  errors {:>6}  dropped {:>5}  {}",
+        match unit {
+            Unit::Rate => format!("{}/s", value(step.rate)),
+            Unit::Users => format!("{} users", value(step.rate)),
+        },
+        per_second(s.rate.achieved),
+        latency(s.latency_ms.p50),
+        latency(s.latency_ms.p95),
+        latency(s.latency_ms.p99),
+        percent(s.errors.rate * 100.0),
+        s.dropped,
+        verdict(step)
+    )
+}
+
+/// The step table, one row per step in the order run.
+pub fn table(result: &SearchResult) -> String {
+    let mut t = Table::new(&[
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Left,
+    ]);
+    let first = match result.unit {
+        Unit::Rate => "Rate",
+        Unit::Users => "Users",
+    };
+    t.row([
+        first, "Achieved", "Success", "p50", "p95", "p99", "Dropped", "Verdict",
+    ]);
+    for step in &result.steps {
+        t.row(row(step, result.unit));
+    }
+    t.render(2)
+}
+
+/// The cells of one step's row (shared with Markdown renderers).
+pub fn row(step: &StepRecord, unit: Unit) -> Vec<String> {
+    let s = &step.summary;
+    let v = match unit {
+        Unit::Rate => format!("{}/s", value(step.rate)),
+        Unit::Users => value(step.rate),
+    };
+    vec![
+        v,
+        per_second(s.rate.achieved),
+        percent(100.0 - s.errors.rate * 100.0),
+        latency(s.latency_ms.p50),
+        latency(s.latency_ms.p95),
+        latency(s.latency_ms.p99),
+        s.dropped.to_string(),
+        verdict(step),
+    ]
+}
+
+/// `pass`, `fail: p95 < 50ms (61.2ms)`, `generator-bound`, with `(again)` on a
+/// confirmation run.
+pub fn verdict(step: &StepRecord) -> String {
+    let s = &step.summary;
+    let mut v = if s.generator.bound {
+        "generator-bound".to_string()
+    } else if s.interrupted {
+        "interrupted".to_string()
+    } else if step.passed {
+        "pass".to_string()
+    } else if s.requests == 0 {
+        "fail: no request completed".to_string()
+    } else {
+        format!("fail: {}", failed_rules(s))
+    };
+    if step.confirmation {
+        v.push_str(" (again)");
+    }
+    v
+}
+
+/// The failed thresholds of a summary with their measured values:
+/// `p95 < 50ms (61.2ms), errors < 1% (3.20%)`.
+pub fn failed_rules(s: &Summary) -> String {
+    let failed: Vec<String> = s
+        .thresholds
+        .iter()
+        .filter(|t| !t.ok)
+        .map(|t| format!("{} ({})", t.expr, measured(t)))
+        .collect();
+    failed.join(", ")
+}
+
+/// A threshold's measured value in its rule's unit.
+fn measured(t: &ThresholdResult) -> String {
+    let expr = t.expr.to_ascii_lowercase();
+    let end = expr
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .unwrap_or(expr.len());
+    let metric = expr[..end].rsplit('.').next().unwrap_or("");
+    match metric {
+        "errors" | "error_rate" => percent(t.value),
+        "rate" => per_second(t.value),
+        "dropped" => format!("{}", t.value),
+        _ => latency(t.value),
+    }
+}
+
+/// The table, then `Ceiling:`, `Knee:`, `Limited by:` and the conclusion.
+pub fn render(result: &SearchResult) -> String {
+    let unit = result.unit.as_str();
+    let mut out = table(result);
+    out.push('\n');
+    let ceiling = match (result.ceiling, result.ceiling_is_lower_bound) {
+        (Some(c), false) => format!("{} {unit}", value(c)),
+        (Some(c), true) => format!("at least {} {unit} (a lower bound)", value(c)),
+        (None, _) => "not found".into(),
+    };
+    out.push_str(&format!("Ceiling:    {ceiling}\n"));
+    let knee = result.knee.map_or(
+        "none seen (p95 never grew faster than the load)".into(),
+        |k| {
+            format!(
+                "{} {unit} (p95 grows faster than the load beyond it)",
+                value(k)
+            )
+        },
+    );
+    out.push_str(&format!("Knee:       {knee}\n"));
+    out.push_str(&format!("Limited by: {}\n", result.limited_by.as_str()));
+    out.push_str(&format!(
+        "Steps:      {} in {}\n",
+        result.steps.len(),
+        crate::report::units::seconds(result.duration_s)
+    ));
+    out.push('\n');
+    out.push_str(&result.conclusion);
+    out
+}

@@ -1,0 +1,307 @@
+//! `headroom find` and `headroom demo` end to end: the built binary against the
+//! built-in target (known capacity) and nginx on loopback (issue 3).
+//!
+//! The searches share two cores with each other and with the targets, so they run one
+//! at a time (`SERIAL`) with short steps; together they take about two minutes.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use headroom::search::{LimitedBy, SearchResult, Unit};
+use headroom::target::{self, RunningTarget, TargetOptions};
+
+use crate::support::{run_headroom, Nginx};
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// One search at a time: each measures timing, and two at once would skew both.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn target(workers: usize, service_ms: u64) -> RunningTarget {
+    target::spawn(TargetOptions {
+        workers,
+        service_time: Duration::from_millis(service_ms),
+        ..TargetOptions::loopback()
+    })
+    .expect("start the built-in target")
+}
+
+/// Short steps, and no waiting on TIME_WAIT sockets (loopback reuses them; the drain
+/// wait has its own test in `search::isolation`).
+const QUICK: [&str; 8] = [
+    "--step-duration",
+    "1s",
+    "--warmup",
+    "500ms",
+    "--cooldown",
+    "200ms",
+    "--time-wait-limit",
+    "1000000",
+];
+
+/// Open-model caps that keep overloaded steps short: a bounded backlog to drain after
+/// each window, and few connections left in TIME_WAIT.
+const CAPS: [&str; 4] = ["--max-in-flight", "512", "--connections", "64"];
+
+fn find(args: &[&str], out: &Path) -> (Output, SearchResult) {
+    let mut argv: Vec<String> = vec!["find".into()];
+    argv.extend(args.iter().map(|a| a.to_string()));
+    argv.extend(["--out".into(), out.display().to_string()]);
+    let output = run_headroom(&argv, LIMIT);
+    let text = std::fs::read_to_string(out).unwrap_or_else(|e| {
+        panic!(
+            "no result at {}: {e}\n{}",
+            out.display(),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    let result =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not a search result: {e}\n{text}"));
+    (output, result)
+}
+
+fn all_output(out: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn assert_ceiling_near(result: &SearchResult, out: &Output, capacity: f64, tolerance: f64) {
+    let text = all_output(out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(result.limited_by, LimitedBy::Thresholds, "{text}");
+    let ceiling = result
+        .ceiling
+        .unwrap_or_else(|| panic!("no ceiling\n{text}"));
+    assert!(
+        (ceiling - capacity).abs() <= capacity * tolerance,
+        "ceiling {ceiling} vs capacity {capacity}\n{text}"
+    );
+    assert!(!result.ceiling_is_lower_bound);
+    // The boundary was run twice and passed both times; a failure lies just above it.
+    let last = result.steps.last().unwrap();
+    assert!(
+        last.confirmation && last.passed && last.rate == ceiling,
+        "{last:?}"
+    );
+    let failed = result.failed_at.unwrap();
+    assert!(failed > ceiling && failed - ceiling <= ceiling * 0.05 + 1.0);
+    // Every step keeps its own summary, verdicts and self-check.
+    for step in &result.steps {
+        assert!(step.summary.requests > 0);
+        assert_eq!(step.summary.thresholds.len(), 2);
+        assert!(
+            !step.summary.generator.bound,
+            "{:?}",
+            step.summary.generator
+        );
+        assert_eq!(step.passed, step.summary.thresholds.iter().all(|t| t.ok));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Achieved  Success"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("Ceiling:    {ceiling} {}", result.unit.as_str())),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Limited by: thresholds"), "{stdout}");
+}
+
+#[test]
+fn finds_800_per_second_within_10_percent() {
+    let _one = serial();
+    let t = target(4, 5);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("{}/work", t.url());
+    let mut args = vec!["--url", &url, "--from", "200"];
+    args.extend(QUICK);
+    args.extend(CAPS);
+    args.extend(["--threshold", "p95 < 100ms", "--threshold", "errors < 1%"]);
+    let (out, result) = find(&args, &dir.path().join("r.json"));
+    assert_ceiling_near(&result, &out, 800.0, 0.10);
+    assert_eq!(result.unit, Unit::Rate);
+    // A live line per step went to stderr.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("achieved").count(),
+        result.steps.len(),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn finds_200_per_second_within_10_percent() {
+    let _one = serial();
+    let t = target(2, 10);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("{}/work", t.url());
+    let mut args = vec!["--url", &url, "--from", "50"];
+    args.extend(QUICK);
+    args.extend(CAPS);
+    args.extend(["--threshold", "p95 < 100ms", "--threshold", "errors < 1%"]);
+    let (out, result) = find(&args, &dir.path().join("r.json"));
+    assert_ceiling_near(&result, &out, 200.0, 0.10);
+}
+
+#[test]
+fn finds_the_user_count_where_queueing_breaks_p95() {
+    // 4 workers × 10 ms serve 400 requests/s; n looping users each wait n/400 s, so
+    // p95 < 35 ms holds up to 13 users (32.5 ms) and fails from 14 (35 ms).
+    let _one = serial();
+    let t = target(4, 10);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("{}/work", t.url());
+    let mut args = vec!["--url", &url, "--users", "--from", "2"];
+    args.extend(QUICK);
+    args.extend(["--threshold", "p95 < 35ms", "--threshold", "errors < 1%"]);
+    let (out, result) = find(&args, &dir.path().join("r.json"));
+    assert_eq!(result.unit, Unit::Users);
+    let ceiling = result.ceiling.unwrap_or_default();
+    assert!(
+        (11.0..=14.0).contains(&ceiling),
+        "ceiling {ceiling} users\n{}",
+        all_output(&out)
+    );
+    assert_ceiling_near(&result, &out, 12.5, 0.15);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Users  Achieved"));
+}
+
+fn scenario(dir: &Path, url: &str, hooks: &str) -> PathBuf {
+    let path = dir.join("hooks.yaml");
+    let text = format!(
+        "name: hooked\ntarget: {url}\nthresholds: [\"p95 < 100ms\", \"errors < 1%\"]\nrequests: [{{path: /work}}]\nhooks:\n{hooks}"
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn hooks_run_in_order_around_every_step() {
+    let _one = serial();
+    let t = target(4, 5);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("hooks.log");
+    let l = log.display();
+    let hooks = format!(
+        "  before_step: [\"echo before $HEADROOM_STEP $HEADROOM_STEP_VALUE >> {l}\", \"echo vacuum >> {l}\"]\n  \
+         after_step: [\"echo after $HEADROOM_STEP $HEADROOM_STEP_PASSED >> {l}\"]\n  \
+         wait_until: {{command: \"echo ready >> {l}\", timeout: 5s, interval: 100ms}}\n"
+    );
+    let file = scenario(dir.path(), &t.url(), &hooks);
+    let mut args = vec![file.to_str().unwrap(), "--from", "100", "--to", "200"];
+    args.extend(QUICK);
+    let (out, result) = find(&args, &dir.path().join("r.json"));
+    assert_eq!(out.status.code(), Some(0), "{}", all_output(&out));
+    // 100 and 200 pass; 200 is the top of the range and is confirmed.
+    assert_eq!(result.limited_by, LimitedBy::Range);
+    assert_eq!(result.ceiling, Some(200.0));
+    let lines = std::fs::read_to_string(&log).unwrap();
+    let expected = [("1", "100"), ("2", "200"), ("3", "200")]
+        .iter()
+        .map(|(i, v)| format!("before {i} {v}\nvacuum\nready\nafter {i} 1\n"))
+        .collect::<String>();
+    assert_eq!(lines, expected);
+}
+
+#[test]
+fn a_failing_hook_stops_the_search_and_keeps_the_steps_done() {
+    let _one = serial();
+    let t = target(4, 5);
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = "  after_step: [\"echo 'VACUUM: disk full' >&2; exit 7\"]\n";
+    let file = scenario(dir.path(), &t.url(), hooks);
+    let mut args = vec![file.to_str().unwrap(), "--from", "100"];
+    args.extend(QUICK);
+    let (out, result) = find(&args, &dir.path().join("r.json"));
+    let text = all_output(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert_eq!(result.limited_by, LimitedBy::Error);
+    assert_eq!(result.steps.len(), 1);
+    for needle in ["hooks.after_step[0]", "exit status 7", "VACUUM: disk full"] {
+        assert!(result.conclusion.contains(needle), "{}", result.conclusion);
+        assert!(text.contains(needle), "{text}");
+    }
+}
+
+#[test]
+fn a_generator_bound_step_ends_the_search_without_claiming_a_ceiling() {
+    let _one = serial();
+    let nginx = Nginx::start();
+    let dir = tempfile::tempdir().unwrap();
+    let url = nginx.url();
+    let mut args = vec!["--url", &url, "--threads", "1", "--from", "1000000"];
+    args.extend(QUICK);
+    let (out, result) = find(&args, &dir.path().join("r.json"));
+    let text = all_output(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert_eq!(result.limited_by, LimitedBy::Generator, "{text}");
+    // Bound, re-run in case the machine was busy for a moment, bound again: the end.
+    assert_eq!(result.steps.len(), 2);
+    assert!(result
+        .steps
+        .iter()
+        .all(|s| s.summary.generator.bound && s.rate == 1e6));
+    assert_eq!(result.ceiling, None, "a bound step is never a ceiling");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Limited by: generator"), "{stdout}");
+    assert!(stdout.contains("--threads"), "{stdout}");
+    assert!(stdout.contains("generator-bound"), "{stdout}");
+}
+
+#[test]
+fn even_the_first_step_failing_says_to_start_lower() {
+    let _one = serial();
+    let t = target(1, 10);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("{}/work", t.url());
+    let mut args = vec!["--url", &url, "--from", "300", "--threshold", "p95 < 20ms"];
+    args.extend(QUICK);
+    args.extend(CAPS);
+    let (out, result) = find(&args, &dir.path().join("r.json"));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(result.ceiling, None);
+    assert_eq!(result.steps.len(), 1);
+    assert!(
+        result.conclusion.contains("lower --from"),
+        "{}",
+        result.conclusion
+    );
+}
+
+#[test]
+fn demo_runs_end_to_end_and_writes_its_report() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_headroom(
+        ["demo", "--out-dir", &dir.path().display().to_string()],
+        LIMIT,
+    );
+    let text = all_output(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let report = dir.path().join("headroom-demo-report.md");
+    let md = std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(&report.display().to_string()), "{stdout}");
+    // The printed ceiling is the one the report names, within 10 % of 800 req/s.
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("Ceiling:"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let ceiling: f64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!((720.0..=880.0).contains(&ceiling), "{line}");
+    assert!(
+        md.contains(&format!("Ceiling: **{ceiling} req/s**")),
+        "{md}"
+    );
+    assert!(md.contains("capacity 800 req/s"), "{md}");
+    assert!(md.contains("| Rate | Achieved |"), "{md}");
+    assert!(md.contains("Limited by: `thresholds`"), "{md}");
+    assert!(md.contains("Generator: kept up"), "{md}");
+}
