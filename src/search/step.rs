@@ -196,6 +196,7 @@ mod tests {
             generator: Default::default(),
             timeline: Vec::new(),
             interrupted: false,
+            watches: Vec::new(),
         };
         assert!(passed(&s));
         s.thresholds[0].ok = false;
