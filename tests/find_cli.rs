@@ -203,11 +203,31 @@ fn hooks_run_in_order_around_every_step() {
     assert_eq!(result.limited_by, LimitedBy::Range);
     assert_eq!(result.ceiling, Some(200.0));
     let lines = std::fs::read_to_string(&log).unwrap();
-    let expected = [("1", "100"), ("2", "200"), ("3", "200")]
-        .iter()
-        .map(|(i, v)| format!("before {i} {v}\nvacuum\nready\nafter {i} 1\n"))
-        .collect::<String>();
-    assert_eq!(lines, expected);
+    // Every step runs its hooks in order: before, the second before command,
+    // wait_until, after. A step the self-check flags on a busy machine is re-run
+    // once, so steps may repeat; the values still go 100, 200, 200 (confirmation).
+    let all: Vec<&str> = lines.lines().collect();
+    assert_eq!(all.len() % 4, 0, "{lines}");
+    let blocks: Vec<&[&str]> = all.chunks(4).collect();
+    let mut values = Vec::new();
+    for (i, block) in blocks.iter().enumerate() {
+        let step = i + 1;
+        let value = block[0]
+            .strip_prefix(&format!("before {step} "))
+            .unwrap_or_else(|| panic!("{lines}"));
+        assert_eq!(
+            &block[1..],
+            &["vacuum", "ready", &format!("after {step} 1")],
+            "{lines}"
+        );
+        values.push(value.to_string());
+    }
+    values.dedup();
+    assert_eq!(values, ["100", "200"], "{lines}");
+    assert!(
+        blocks.len() >= 3,
+        "the top of the range is confirmed: {lines}"
+    );
 }
 
 #[test]
