@@ -164,18 +164,26 @@ pub fn run(
             Err(_) => return Err(EngineError::Thread("an engine thread panicked".into())),
         }
     }
+    // The schedule ran until its end or the interruption; requests kept completing
+    // until the threads finished draining, and the achieved rate counts that time too
+    // (else a backlog drained after the schedule would inflate it).
+    let ended = Instant::now();
     let planned = plan.duration();
     let interrupted = stopped_at.is_some_and(|t| t < start + planned);
-    let duration = match stopped_at {
+    let scheduled = match stopped_at {
         Some(t) if interrupted => t.saturating_duration_since(start),
         _ => planned,
     };
-    let generator = self_check(&plan, &merged, &cpu, duration);
+    let measured = ended.saturating_duration_since(start).max(scheduled);
+    let generator = self_check(&plan, &merged, &cpu, scheduled);
     let summary = summarize::summarize(
         &plan,
         &merged,
         timeline.finish(),
-        duration,
+        summarize::Span {
+            scheduled,
+            measured,
+        },
         interrupted,
         generator,
     );

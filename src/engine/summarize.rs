@@ -79,23 +79,34 @@ pub(crate) fn second(bucket: &SecondBucket, plan: &Plan) -> Second {
     }
 }
 
-/// Builds the summary of a run that lasted `duration` (shorter than planned when
-/// `interrupted`), judged by the plan's thresholds.
+/// How long a run lasted.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Span {
+    /// The part of the schedule that ran (all of it unless interrupted).
+    pub(crate) scheduled: Duration,
+    /// From the start until the last in-flight request finished (at least `scheduled`).
+    pub(crate) measured: Duration,
+}
+
+/// Builds the summary of a run over `span` (its schedule cut short when `interrupted`),
+/// judged by the plan's thresholds.
 pub(crate) fn summarize(
     plan: &Plan,
     rec: &Recorder,
     timeline: Vec<Second>,
-    duration: Duration,
+    span: Span,
     interrupted: bool,
     generator: Generator,
 ) -> Summary {
-    let secs = duration.as_secs_f64().max(1e-9);
+    let secs = span.measured.as_secs_f64().max(1e-9);
+    let scheduled_secs = span.scheduled.as_secs_f64().max(1e-9);
     let requests = rec.overall.requests();
     let achieved = requests as f64 / secs;
     let (model, offered) = match &plan.load {
-        Load::ArrivalRate { schedule, .. } => {
-            ("arrival-rate", schedule.arrivals_by(duration) / secs)
-        }
+        Load::ArrivalRate { schedule, .. } => (
+            "arrival-rate",
+            schedule.arrivals_by(span.scheduled) / scheduled_secs,
+        ),
         Load::Users { .. } => ("users", achieved),
     };
     let by_name: BTreeMap<String, NameSummary> = plan
