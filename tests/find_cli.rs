@@ -305,3 +305,48 @@ fn demo_runs_end_to_end_and_writes_its_report() {
     assert!(md.contains("Limited by: `thresholds`"), "{md}");
     assert!(md.contains("Generator: kept up"), "{md}");
 }
+
+#[test]
+fn a_search_is_recorded_in_the_store_step_by_step() {
+    let _one = serial();
+    let t = target(4, 5);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("history.db");
+    let store_arg = store.display().to_string();
+    let url = format!("{}/work", t.url());
+    let mut args = vec!["--url", &url, "--from", "100", "--to", "200"];
+    args.extend(QUICK);
+    args.extend(["--store", &store_arg, "--label", "round=7"]);
+    let (out, result) = find(&args, &dir.path().join("r.json"));
+    assert_eq!(out.status.code(), Some(0), "{}", all_output(&out));
+    assert_eq!(result.ceiling, Some(200.0));
+
+    let runs = run_headroom(["runs", "--store", &store_arg], LIMIT);
+    let table = String::from_utf8_lossy(&runs.stdout);
+    let line = table
+        .lines()
+        .find(|l| l.contains("round=7"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(
+        line.split_whitespace().nth(1) == Some("find") && line.contains("pass"),
+        "{table}"
+    );
+
+    let stored = headroom::store::Store::open(&store)
+        .unwrap()
+        .load(1)
+        .unwrap();
+    assert_eq!(stored.row.kind, "find");
+    let rates: Vec<f64> = stored.steps.iter().map(|s| s.rate).collect();
+    let expected: Vec<f64> = result.steps.iter().map(|s| s.rate).collect();
+    assert_eq!(rates, expected);
+    assert!(stored.steps.iter().all(|s| s.ok && s.summary.requests > 0));
+    // The run's summary is the best passing step's: a window at 200 req/s.
+    let summary = stored.row.summary.expect("a finished search has a summary");
+    assert!((summary.rate.offered - 200.0).abs() < 1.0, "{summary:?}");
+    let overall = stored
+        .histograms
+        .overall
+        .expect("histograms of the best step");
+    assert_eq!(overall.len(), summary.requests);
+}

@@ -100,7 +100,8 @@ pub fn demo(out_dir: &Path) -> anyhow::Result<(SearchResult, PathBuf)> {
     if let Err(e) = ctrlc::set_handler(move || handler_control.stop()) {
         eprintln!("warning: cannot catch Ctrl-C ({e})");
     }
-    let result = find::execute(&plan, &search, &control, false);
+    let mut keeper = find::StepKeeper::new(Default::default(), None);
+    let result = find::execute(&plan, &search, &control, false, &mut keeper);
     target.shutdown();
     println!("{}", text::render(&result));
     println!(
