@@ -349,4 +349,31 @@ fn a_search_is_recorded_in_the_store_step_by_step() {
         .overall
         .expect("histograms of the best step");
     assert_eq!(overall.len(), summary.requests);
+
+    // The HTML report draws the steps: achieved rate against p95/p99, ceiling marked.
+    let report = run_headroom(
+        [
+            "report", "latest", "--format", "html", "--store", &store_arg,
+        ],
+        LIMIT,
+    );
+    assert_eq!(report.status.code(), Some(0), "{}", all_output(&report));
+    let html = String::from_utf8_lossy(&report.stdout);
+    let chart_at = html
+        .find("<svg viewBox=\"0 0 720 300\" role=\"img\" aria-label=\"Capacity")
+        .unwrap_or_else(|| panic!("no capacity chart\n{html}"));
+    let chart = &html[chart_at..chart_at + html[chart_at..].find("</svg>").unwrap()];
+    assert!(chart.contains("ceiling 200 req/s"), "{chart}");
+    assert_eq!(chart.matches("<circle").count(), 2 * result.steps.len());
+    assert!(
+        html.contains("Ceiling: <strong>200 req/s</strong>"),
+        "{html}"
+    );
+    assert!(!html.contains("<script"), "{html}");
+    let md = run_headroom(["report", "latest", "--store", &store_arg], LIMIT);
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(
+        md.contains("| step | req/s | achieved | p95 | p99 |"),
+        "{md}"
+    );
 }
