@@ -304,6 +304,16 @@ fn demo_runs_end_to_end_and_writes_its_report() {
     assert!(md.contains("| Rate | Achieved |"), "{md}");
     assert!(md.contains("Limited by: `thresholds`"), "{md}");
     assert!(md.contains("Generator: kept up"), "{md}");
+    // The HTML report, rendered from the demo's own store, draws the capacity chart.
+    let html_path = dir.path().join("headroom-demo-report.html");
+    let html = std::fs::read_to_string(&html_path).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert!(
+        stdout.contains(&html_path.display().to_string()),
+        "{stdout}"
+    );
+    assert!(html.contains("<svg"), "{html}");
+    assert!(html.contains(&format!("ceiling {ceiling} req/s")), "{html}");
+    assert!(dir.path().join(".headroom/history.db").is_file());
 }
 
 #[test]
