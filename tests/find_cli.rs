@@ -387,3 +387,42 @@ fn a_search_is_recorded_in_the_store_step_by_step() {
         "{md}"
     );
 }
+
+#[test]
+fn watches_run_around_each_measured_window_and_land_in_its_summary() {
+    let _one = serial();
+    // The built-in target serves from this test process: watch it.
+    let t = target(4, 5);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("{}/work", t.url());
+    let spec = format!("pid:{}", std::process::id());
+    let mut args = vec!["--url", &url, "--from", "100", "--to", "200"];
+    args.extend(QUICK);
+    args.extend(["--watch", &spec, "--watch-interval", "250ms"]);
+    let (out, result) = find(&args, &dir.path().join("r.json"));
+    assert_eq!(out.status.code(), Some(0), "{}", all_output(&out));
+    assert_eq!(result.steps.len(), 3);
+    for step in &result.steps {
+        let specs: Vec<&str> = step
+            .summary
+            .watches
+            .iter()
+            .map(|w| w.spec.as_str())
+            .collect();
+        assert_eq!(specs, ["self", spec.as_str()], "{step:?}");
+        let headroom::watch::Detail::Process(p) = &step.summary.watches[1].detail else {
+            panic!("{:?}", step.summary.watches[1])
+        };
+        // A 1 s window sampled every 250 ms: a few samples, none from the warm-up.
+        assert!(
+            (2..=6).contains(&p.samples.len()),
+            "{} samples",
+            p.samples.len()
+        );
+    }
+
+    // A spec that cannot start is bad input, before any step runs.
+    let out = run_headroom(["find", "--url", &url, "--watch", "pid:abc"], LIMIT);
+    assert_eq!(out.status.code(), Some(2), "{}", all_output(&out));
+    assert!(all_output(&out).contains("expected a process id"));
+}
