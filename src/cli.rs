@@ -101,9 +101,22 @@ pub struct FindArgs {
     /// Write the search result JSON here.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Watch something during each measured window (repeatable; added to the
+    /// scenario's `watch`): same specs as `run --watch`.
+    #[arg(long = "watch", value_name = "SPEC")]
+    pub watches: Vec<String>,
+    /// How often watches take a sample.
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub watch_interval: Duration,
     /// Print no per-step lines.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Run history database (default `.headroom/history.db`).
+    #[arg(long, env = crate::store::STORE_ENV)]
+    pub store: Option<PathBuf>,
+    /// Label stored with the search, `key=value` (repeatable), e.g. `round=6`.
+    #[arg(long = "label", value_parser = commands::runs::parse_label)]
+    pub labels: Vec<(String, String)>,
 }
 
 /// Flags of `headroom demo`.

@@ -324,4 +324,125 @@ fn demo_runs_end_to_end_and_writes_its_report() {
     assert!(md.contains("| Rate | Achieved |"), "{md}");
     assert!(md.contains("Limited by: `thresholds`"), "{md}");
     assert!(md.contains("Generator: kept up"), "{md}");
+    // The HTML report, rendered from the demo's own store, draws the capacity chart.
+    let html_path = dir.path().join("headroom-demo-report.html");
+    let html = std::fs::read_to_string(&html_path).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert!(
+        stdout.contains(&html_path.display().to_string()),
+        "{stdout}"
+    );
+    assert!(html.contains("<svg"), "{html}");
+    assert!(html.contains(&format!("ceiling {ceiling} req/s")), "{html}");
+    assert!(dir.path().join(".headroom/history.db").is_file());
+}
+
+#[test]
+fn a_search_is_recorded_in_the_store_step_by_step() {
+    let _one = serial();
+    let t = target(4, 5);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("history.db");
+    let store_arg = store.display().to_string();
+    let url = format!("{}/work", t.url());
+    let mut args = vec!["--url", &url, "--from", "100", "--to", "200"];
+    args.extend(QUICK);
+    args.extend(["--store", &store_arg, "--label", "round=7"]);
+    let (out, result) = find(&args, &dir.path().join("r.json"));
+    assert_eq!(out.status.code(), Some(0), "{}", all_output(&out));
+    assert_eq!(result.ceiling, Some(200.0));
+
+    let runs = run_headroom(["runs", "--store", &store_arg], LIMIT);
+    let table = String::from_utf8_lossy(&runs.stdout);
+    let line = table
+        .lines()
+        .find(|l| l.contains("round=7"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(
+        line.split_whitespace().nth(1) == Some("find") && line.contains("pass"),
+        "{table}"
+    );
+
+    let stored = headroom::store::Store::open(&store)
+        .unwrap()
+        .load(1)
+        .unwrap();
+    assert_eq!(stored.row.kind, "find");
+    let rates: Vec<f64> = stored.steps.iter().map(|s| s.rate).collect();
+    let expected: Vec<f64> = result.steps.iter().map(|s| s.rate).collect();
+    assert_eq!(rates, expected);
+    assert!(stored.steps.iter().all(|s| s.ok && s.summary.requests > 0));
+    // The run's summary is the best passing step's: a window at 200 req/s.
+    let summary = stored.row.summary.expect("a finished search has a summary");
+    assert!((summary.rate.offered - 200.0).abs() < 1.0, "{summary:?}");
+    let overall = stored
+        .histograms
+        .overall
+        .expect("histograms of the best step");
+    assert_eq!(overall.len(), summary.requests);
+
+    // The HTML report draws the steps: achieved rate against p95/p99, ceiling marked.
+    let report = run_headroom(
+        [
+            "report", "latest", "--format", "html", "--store", &store_arg,
+        ],
+        LIMIT,
+    );
+    assert_eq!(report.status.code(), Some(0), "{}", all_output(&report));
+    let html = String::from_utf8_lossy(&report.stdout);
+    let chart_at = html
+        .find("<svg viewBox=\"0 0 720 300\" role=\"img\" aria-label=\"Capacity")
+        .unwrap_or_else(|| panic!("no capacity chart\n{html}"));
+    let chart = &html[chart_at..chart_at + html[chart_at..].find("</svg>").unwrap()];
+    assert!(chart.contains("ceiling 200 req/s"), "{chart}");
+    assert_eq!(chart.matches("<circle").count(), 2 * result.steps.len());
+    assert!(
+        html.contains("Ceiling: <strong>200 req/s</strong>"),
+        "{html}"
+    );
+    assert!(!html.contains("<script"), "{html}");
+    let md = run_headroom(["report", "latest", "--store", &store_arg], LIMIT);
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(
+        md.contains("| step | req/s | achieved | p95 | p99 |"),
+        "{md}"
+    );
+}
+
+#[test]
+fn watches_run_around_each_measured_window_and_land_in_its_summary() {
+    let _one = serial();
+    // The built-in target serves from this test process: watch it.
+    let t = target(4, 5);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("{}/work", t.url());
+    let spec = format!("pid:{}", std::process::id());
+    let mut args = vec!["--url", &url, "--from", "100", "--to", "200"];
+    args.extend(QUICK);
+    args.extend(["--watch", &spec, "--watch-interval", "250ms"]);
+    let (out, result) = find(&args, &dir.path().join("r.json"));
+    assert_eq!(out.status.code(), Some(0), "{}", all_output(&out));
+    assert_eq!(result.steps.len(), 3);
+    for step in &result.steps {
+        let specs: Vec<&str> = step
+            .summary
+            .watches
+            .iter()
+            .map(|w| w.spec.as_str())
+            .collect();
+        assert_eq!(specs, ["self", spec.as_str()], "{step:?}");
+        let headroom::watch::Detail::Process(p) = &step.summary.watches[1].detail else {
+            panic!("{:?}", step.summary.watches[1])
+        };
+        // A 1 s window sampled every 250 ms: a few samples, none from the warm-up.
+        assert!(
+            (2..=6).contains(&p.samples.len()),
+            "{} samples",
+            p.samples.len()
+        );
+    }
+
+    // A spec that cannot start is bad input, before any step runs.
+    let out = run_headroom(["find", "--url", &url, "--watch", "pid:abc"], LIMIT);
+    assert_eq!(out.status.code(), Some(2), "{}", all_output(&out));
+    assert!(all_output(&out).contains("expected a process id"));
 }

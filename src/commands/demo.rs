@@ -1,6 +1,8 @@
 //! `headroom demo`: start the built-in target on loopback with a known capacity,
 //! search its ceiling with short steps, print the step table with the ceiling next to
-//! the true capacity, and write the same as a Markdown report.
+//! the true capacity, and write the same as a Markdown report, plus an HTML report
+//! with the capacity chart, rendered from the search as recorded in a store kept
+//! under the output directory (never the user's default store).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -14,10 +16,24 @@ use crate::report::units::{latency, seconds};
 use crate::scenario::{self, Overrides};
 use crate::search::result::value;
 use crate::search::{text, IsolationOptions, Range, SearchOptions, SearchResult, StepTiming};
+use crate::store::{RunKind, RunMeta};
 use crate::target::{self, TargetOptions};
 
 /// Name of the report file written in `--out-dir`.
 pub const REPORT_FILE: &str = "headroom-demo-report.md";
+/// Name of the HTML report written next to [`REPORT_FILE`].
+pub const HTML_FILE: &str = "headroom-demo-report.html";
+/// The demo's run store, relative to `--out-dir`.
+pub const STORE_FILE: &str = ".headroom/history.db";
+
+/// The files a demo wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DemoReports {
+    /// The Markdown report.
+    pub markdown: PathBuf,
+    /// The HTML report, when the search could be recorded and read back.
+    pub html: Option<PathBuf>,
+}
 
 /// The demo target: 8 workers × 10 ms = 800 requests/s, well within what the generator
 /// drives from one core.
@@ -61,8 +77,11 @@ pub fn demo_search() -> SearchOptions {
 /// Runs the demo and returns the exit code (0 when a ceiling was found).
 pub fn run(args: &DemoArgs) -> i32 {
     match demo(&args.out_dir) {
-        Ok((result, report)) => {
-            println!("Report:     {}", report.display());
+        Ok((result, reports)) => {
+            println!("Report:     {}", reports.markdown.display());
+            if let Some(html) = &reports.html {
+                println!("HTML:       {}", html.display());
+            }
             find::exit_code(&result)
         }
         Err(e) => {
@@ -72,9 +91,9 @@ pub fn run(args: &DemoArgs) -> i32 {
     }
 }
 
-/// Starts the target, searches, prints, and writes the report in `out_dir`; returns
-/// the search result and the report's path.
-pub fn demo(out_dir: &Path) -> anyhow::Result<(SearchResult, PathBuf)> {
+/// Starts the target, searches (recording into `out_dir`'s own store), prints, and
+/// writes the reports in `out_dir`; returns the search result and the reports' paths.
+pub fn demo(out_dir: &Path) -> anyhow::Result<(SearchResult, DemoReports)> {
     let options = demo_target();
     let target = target::spawn(options.clone())?;
     let capacity = target.capacity();
@@ -100,7 +119,23 @@ pub fn demo(out_dir: &Path) -> anyhow::Result<(SearchResult, PathBuf)> {
     if let Err(e) = ctrlc::set_handler(move || handler_control.stop()) {
         eprintln!("warning: cannot catch Ctrl-C ({e})");
     }
-    let result = find::execute(&plan, &search, &control, false);
+    std::fs::create_dir_all(out_dir)?;
+    let store = crate::commands::find_record::open_store(&out_dir.join(STORE_FILE));
+    let writer = store.as_ref().and_then(|s| {
+        s.begin_run(&RunMeta {
+            kind: RunKind::Find,
+            args: std::env::args().collect(),
+            scenario_name: plan.name.clone(),
+            scenario_hash: None,
+            git_commit: None,
+            labels: Vec::new(),
+        })
+        .map_err(|e| eprintln!("warning: {e}; no HTML report"))
+        .ok()
+    });
+    let mut keeper = find::StepKeeper::new(Default::default(), writer);
+    let result = find::execute(&plan, &search, &control, false, &mut keeper);
+    let run_id = keeper.finish(&result, &plan.names);
     target.shutdown();
     println!("{}", text::render(&result));
     println!(
@@ -108,10 +143,23 @@ pub fn demo(out_dir: &Path) -> anyhow::Result<(SearchResult, PathBuf)> {
         value(capacity),
         accuracy(&result, capacity)
     );
-    std::fs::create_dir_all(out_dir)?;
     let path = out_dir.join(REPORT_FILE);
     std::fs::write(&path, markdown(&plan, &options, &search, &result))?;
-    Ok((result, path))
+    let html = match (store, run_id) {
+        (Some(store), Some(id)) => {
+            let html = out_dir.join(HTML_FILE);
+            std::fs::write(&html, crate::report::html::render(&store.load(id)?))?;
+            Some(html)
+        }
+        _ => None,
+    };
+    Ok((
+        result,
+        DemoReports {
+            markdown: path,
+            html,
+        },
+    ))
 }
 
 /// `found 800 req/s, -0.0% from capacity` or why nothing can be compared.

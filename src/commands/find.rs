@@ -1,6 +1,7 @@
-//! `headroom find`: load the scenario, search for its ceiling step by step, print a
-//! line per step and the step table, write the JSON, and exit 0 only when a ceiling
-//! was found (or the whole range passed).
+//! `headroom find`: load the scenario, search for its ceiling step by step (watching
+//! each measured window and recording every step in the run store), print a line per
+//! step and the step table, write the JSON, and exit 0 only when a ceiling was found
+//! (or the whole range passed).
 
 use std::path::Path;
 use std::time::Duration;
@@ -13,6 +14,10 @@ use crate::report::units::seconds;
 use crate::scenario::{self, Overrides};
 use crate::search::{self, text, Event, IsolationOptions, Range, SearchOptions, SearchResult};
 use crate::search::{StepTiming, Unit};
+use crate::store::{self, RunKind, RunMeta, RunWriter, Store};
+
+pub use super::find_record::StepKeeper;
+use super::find_record::{self, WatchPlan};
 
 /// Thresholds a step must pass when neither the scenario nor `--threshold` gives any.
 pub const DEFAULT_THRESHOLDS: [&str; 2] = ["p95 < 500ms", "errors < 1%"];
@@ -27,12 +32,28 @@ pub fn run(args: &FindArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
+    let watch = WatchPlan {
+        specs: plan.watches.iter().chain(&args.watches).cloned().collect(),
+        interval: args.watch_interval,
+    };
+    if let Err(e) = watch.check() {
+        eprintln!("error: {e}");
+        return EXIT_BAD_INPUT;
+    }
     let control = Control::default();
     let handler_control = control.clone();
     if let Err(e) = ctrlc::set_handler(move || handler_control.stop()) {
         eprintln!("warning: cannot catch Ctrl-C ({e}); an interrupted search will leave no report");
     }
-    let result = execute(&plan, &opts, &control, args.quiet);
+    let store = find_record::open_store(&store::resolve_path(args.store.as_deref()));
+    let writer = store.as_ref().and_then(|s| begin_record(s, args, &plan));
+    let mut keeper = StepKeeper::new(watch, writer);
+    let result = execute(&plan, &opts, &control, args.quiet, &mut keeper);
+    if let Some(id) = keeper.finish(&result, &plan.names) {
+        if !args.quiet {
+            eprintln!("saved as run {id}");
+        }
+    }
     println!("{}", text::render(&result));
     if let Some(path) = &args.out {
         if let Err(e) = write_json(path, &result) {
@@ -110,9 +131,34 @@ pub fn prepare(args: &FindArgs) -> Result<(Plan, SearchOptions), String> {
     Ok((plan, opts))
 }
 
+/// Records the start of the search in `store` (kind `find`, status `running`).
+fn begin_record<'s>(store: &'s Store, args: &FindArgs, plan: &Plan) -> Option<RunWriter<'s>> {
+    let meta = RunMeta {
+        kind: RunKind::Find,
+        args: std::env::args().collect(),
+        scenario_name: plan.name.clone(),
+        scenario_hash: args
+            .scenario
+            .as_deref()
+            .and_then(store::origin::scenario_hash),
+        git_commit: store::origin::git_commit(),
+        labels: args.labels.clone(),
+    };
+    store
+        .begin_run(&meta)
+        .map_err(|e| eprintln!("warning: {e}; this search will not be kept"))
+        .ok()
+}
+
 /// Runs the search, printing a line per step (and any isolation wait) to stderr
-/// unless `quiet`.
-pub fn execute(plan: &Plan, opts: &SearchOptions, control: &Control, quiet: bool) -> SearchResult {
+/// unless `quiet`; `keeper` watches each measured window and records each step.
+pub fn execute(
+    plan: &Plan,
+    opts: &SearchOptions,
+    control: &Control,
+    quiet: bool,
+    keeper: &mut StepKeeper<'_>,
+) -> SearchResult {
     let unit = Unit::of(plan);
     if !quiet {
         eprintln!(
@@ -132,26 +178,31 @@ pub fn execute(plan: &Plan, opts: &SearchOptions, control: &Control, quiet: bool
                 .join(", ")
         );
     }
-    let mut on_event =
-        |event: Event<'_>| {
-            if quiet {
-                return;
-            }
-            match event {
-                Event::Isolated(r) if r.drain_wait_s >= 0.5 || !r.drained => {
-                    eprintln!(
+    let mut on_event = |event: Event<'_>| match event {
+        Event::Measuring { .. } => keeper.measuring(),
+        Event::Measured {
+            index,
+            step,
+            recorder,
+        } => keeper.measured(index, step, recorder),
+        _ if quiet => {}
+        Event::Isolated(r) if r.drain_wait_s >= 0.5 || !r.drained => {
+            eprintln!(
                 "         waited {} for TIME_WAIT sockets toward port {} to drain ({} → {}){}",
                 seconds(r.drain_wait_s),
                 plan.target.port,
                 r.time_wait_before.unwrap_or(0),
                 r.time_wait_after.unwrap_or(0),
-                if r.drained { "" } else { ", gave up at the drain timeout" }
-            )
+                if r.drained {
+                    ""
+                } else {
+                    ", gave up at the drain timeout"
                 }
-                Event::Finished(index, step) => eprintln!("{}", text::step_line(index, step, unit)),
-                _ => {}
-            }
-        };
+            )
+        }
+        Event::Finished(index, step) => eprintln!("{}", text::step_line(index, step, unit)),
+        _ => {}
+    };
     search::search(plan, opts, control, &mut on_event)
 }
 

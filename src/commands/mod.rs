@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod demo;
 pub mod find;
+pub mod find_record;
 pub mod report;
 pub mod run;
 pub mod runs;

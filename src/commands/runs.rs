@@ -1,5 +1,5 @@
-//! `headroom runs`: the table of past runs from the store, newest first: id, start,
-//! scenario, labels, achieved rate, p95, errors and verdict (or status, for a run that
+//! `headroom runs`: the table of past runs from the store, newest first: id, kind
+//! (`run` or `find`), start, scenario, labels, achieved rate, p95, errors and verdict (or status, for a run that
 //! did not finish).
 
 use std::path::PathBuf;
@@ -88,13 +88,14 @@ pub fn render(rows: &[RunRow]) -> String {
         Align::Left,
         Align::Left,
         Align::Left,
+        Align::Left,
         Align::Right,
         Align::Right,
         Align::Right,
         Align::Left,
     ]);
     t.row([
-        "id", "when", "scenario", "labels", "rate", "p95", "errors", "verdict",
+        "id", "kind", "when", "scenario", "labels", "rate", "p95", "errors", "verdict",
     ]);
     for row in rows {
         let (rate, p95, errors) = match &row.summary {
@@ -112,6 +113,7 @@ pub fn render(rows: &[RunRow]) -> String {
         };
         t.row([
             row.id.to_string(),
+            row.kind.clone(),
             when(&row.started_at),
             row.scenario_name.clone(),
             labels_text(row),

@@ -54,7 +54,7 @@ pub struct LineChart {
 }
 
 /// A "nice" tick step (1, 2 or 5 times a power of ten) giving about `count` ticks.
-fn nice_step(span: f64, count: f64) -> f64 {
+pub(super) fn nice_step(span: f64, count: f64) -> f64 {
     let raw = (span / count).max(f64::MIN_POSITIVE);
     let power = 10f64.powf(raw.log10().floor());
     let fraction = raw / power;
@@ -70,7 +70,8 @@ fn nice_step(span: f64, count: f64) -> f64 {
     nice * power
 }
 
-fn number(v: f64) -> String {
+/// A tick label: whole numbers bare, others with one or two decimals.
+pub(super) fn number(v: f64) -> String {
     if v == v.round() && v.abs() < 1e9 {
         format!("{v:.0}")
     } else if v.abs() >= 10.0 {

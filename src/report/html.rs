@@ -2,7 +2,8 @@
 //! script, no fetch of any kind) with the figures of the Markdown report and charts
 //! drawn by [`super::charts`]: offered vs achieved rate over time, p50/p95/p99 over
 //! time, the latency percentile distribution from the stored histogram, and CPU and
-//! memory over time for each watch the summary carries.
+//! memory over time for each watch the summary carries; for a search, the
+//! [`super::capacity`] chart of its steps first.
 //!
 //! Every text that came from the target or the user goes through [`escape`].
 
@@ -10,6 +11,7 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
+use super::capacity::Capacity;
 use super::charts::{percentile_points, LineChart, Series, XAxis};
 use super::markdown;
 use crate::store::StoredRun;
@@ -50,6 +52,10 @@ pub fn render(run: &StoredRun) -> String {
     );
     out.push_str(&tables(run));
     out.push_str("<h3>Charts</h3>\n");
+    if let Some(capacity) = Capacity::of(run) {
+        out.push_str(&capacity.to_svg());
+        out.push('\n');
+    }
     for chart in charts(run) {
         out.push_str(&chart.to_svg());
         out.push('\n');

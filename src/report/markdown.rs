@@ -1,7 +1,7 @@
 //! The Markdown report of one stored run, pasteable into a pull request: header,
-//! load, latency, per-name table, thresholds, errors by kind and the generator's
-//! verdict. [`render`] is pure; [`escape`] keeps target- or user-supplied text from
-//! breaking the tables or injecting HTML.
+//! load, latency, per-name table, thresholds, errors by kind, the generator's verdict
+//! and, for a search, its step table. [`render`] is pure; [`escape`] keeps target- or
+//! user-supplied text from breaking the tables or injecting HTML.
 
 use std::fmt::Write;
 
@@ -35,6 +35,9 @@ pub fn render(run: &Run) -> String {
     match &run.row.summary {
         Some(s) => body(&mut out, s),
         None => partial(&mut out, run),
+    }
+    if let Some(capacity) = super::capacity::Capacity::of(run) {
+        out.push_str(&capacity.markdown());
     }
     out
 }

@@ -5,8 +5,10 @@
 //! [`units`] and lay out columns with [`table::Table`].
 //!
 //! Reports of stored runs: [`markdown`], [`html`] (with [`charts`] as inline SVG),
-//! [`junit`] and [`json`], each rendering a [`crate::store::StoredRun`].
+//! [`junit`] and [`json`], each rendering a [`crate::store::StoredRun`]; a search's
+//! steps are drawn by [`capacity`].
 
+pub mod capacity;
 pub mod charts;
 pub mod html;
 pub mod json;

@@ -13,10 +13,11 @@ use super::hooks::{run_hook, wait_until, HookError};
 use super::isolation::{between_steps, IsolationOptions, IsolationReport};
 use super::knee::knee;
 use super::result::{value, LimitedBy, SearchResult};
-use super::step::{run_step, StepRecord, StepTiming, Unit};
+use super::step::{measure, warm_up, StepRecord, StepTiming, Unit};
 use super::strategy::{Conclusion, Next, Range, Strategy};
 use super::text::failed_rules;
 use crate::engine::{Control, Live};
+use crate::metrics::recorder::Recorder;
 use crate::plan::Plan;
 
 /// Everything a search needs besides the plan.
@@ -43,6 +44,24 @@ pub enum Event<'a> {
         value: f64,
         /// True when re-running the best pass.
         confirm: bool,
+    },
+    /// The warm-up of step `index` is over and its measured window starts now.
+    Measuring {
+        /// Step number, from 1.
+        index: usize,
+        /// Rate or user count.
+        value: f64,
+    },
+    /// Step `index`'s measured window is over: its record, which the listener may
+    /// complete (say, with watch summaries in `step.summary.watches`), and its exact
+    /// histograms. [`Event::Finished`] follows once the step's hooks ran.
+    Measured {
+        /// Step number, from 1.
+        index: usize,
+        /// The step's record so far.
+        step: &'a mut StepRecord,
+        /// The measured window's histograms.
+        recorder: &'a Recorder,
     },
     /// A second of a step (warm-up or measured) completed.
     Second(&'a Live),
@@ -104,13 +123,29 @@ pub fn search(
             value,
             confirm,
         });
-        let mut on_second = |live: &Live| on_event(Event::Second(live));
-        let mut step = match run_step(base, value, opts.timing, control, &mut on_second) {
-            Ok(step) => step,
+        let warm = {
+            let mut on_second = |live: &Live| on_event(Event::Second(live));
+            warm_up(base, value, opts.timing, control, &mut on_second)
+        };
+        if let Err(e) = warm {
+            break End::Error(format!("step {index} could not run: {e}"));
+        }
+        on_event(Event::Measuring { index, value });
+        let measured = {
+            let mut on_second = |live: &Live| on_event(Event::Second(live));
+            measure(base, value, opts.timing, control, &mut on_second)
+        };
+        let (mut step, recorder) = match measured {
+            Ok(measured) => measured,
             Err(e) => break End::Error(format!("step {index} could not run: {e}")),
         };
         step.confirmation = confirm;
         step.isolation = isolation;
+        on_event(Event::Measured {
+            index,
+            step: &mut step,
+            recorder: &recorder,
+        });
         env.push((
             "HEADROOM_STEP_PASSED".into(),
             u8::from(step.passed).to_string(),

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::isolation::IsolationReport;
 use crate::engine::{self, Control, EngineError, Live};
+use crate::metrics::recorder::Recorder;
 use crate::metrics::summary::Summary;
 use crate::plan::{Load, Plan, Schedule};
 
@@ -108,21 +109,47 @@ pub fn run_step(
     control: &Control,
     on_second: &mut dyn FnMut(&Live),
 ) -> Result<StepRecord, EngineError> {
+    warm_up(base, value, timing, control, on_second)?;
+    Ok(measure(base, value, timing, control, on_second)?.0)
+}
+
+/// Runs the warm-up at `value` (nothing when `timing.warmup` is zero); what it
+/// measures is discarded.
+pub fn warm_up(
+    base: &Plan,
+    value: f64,
+    timing: StepTiming,
+    control: &Control,
+    on_second: &mut dyn FnMut(&Live),
+) -> Result<(), EngineError> {
     if !timing.warmup.is_zero() {
         let warmup = Arc::new(plan_at(base, value, timing.warmup));
         engine::run(warmup, control, on_second)?;
     }
+    Ok(())
+}
+
+/// Runs the measured window at `value` and returns its record (its `isolation` left
+/// `None`) with the window's exact histograms.
+pub fn measure(
+    base: &Plan,
+    value: f64,
+    timing: StepTiming,
+    control: &Control,
+    on_second: &mut dyn FnMut(&Live),
+) -> Result<(StepRecord, Recorder), EngineError> {
     let measured = Arc::new(plan_at(base, value, timing.measured));
     let outcome = engine::run(measured, control, on_second)?;
     let summary = outcome.summary;
-    Ok(StepRecord {
+    let record = StepRecord {
         rate: value,
         passed: passed(&summary),
         confirmation: false,
         warmup_s: timing.warmup.as_secs_f64(),
         isolation: None,
         summary,
-    })
+    };
+    Ok((record, outcome.recorder))
 }
 
 /// A step passes when it completed requests, ran its whole window, and every threshold

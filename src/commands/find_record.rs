@@ -1,0 +1,137 @@
+//! What `headroom find` does around each step besides running it: starts the watches
+//! when a measured window begins and puts their summaries in that step's summary, and
+//! records the search in the run store (a row at the start, each step as it completes,
+//! and at the end the best passing step's summary and histograms, or why none passed).
+
+use std::time::Duration;
+
+use crate::metrics::recorder::Recorder;
+use crate::metrics::summary::Summary;
+use crate::search::{SearchResult, StepRecord};
+use crate::store::{RunWriter, Store, StoreError};
+use crate::watch::{WatchError, Watches};
+
+/// The watches to run around each measured window: specs and sampling interval.
+#[derive(Debug, Clone, Default)]
+pub struct WatchPlan {
+    /// Watch specs (`pid:N`, `docker:NAME`, ...); empty for none besides the generator.
+    pub specs: Vec<String>,
+    /// How often they sample.
+    pub interval: Duration,
+}
+
+impl WatchPlan {
+    /// Starts the watches once and stops them at once, so a spec that cannot start
+    /// is reported as bad input before any load is sent.
+    pub fn check(&self) -> Result<(), WatchError> {
+        Watches::start(&self.specs, self.interval)?.finish(None);
+        Ok(())
+    }
+}
+
+/// The best passing step seen so far: its value, summary and histograms.
+#[derive(Debug)]
+struct Best {
+    rate: f64,
+    summary: Summary,
+    recorder: Recorder,
+}
+
+/// Follows one search step by step: watches each measured window and records it.
+pub struct StepKeeper<'s> {
+    watch: WatchPlan,
+    running: Option<Watches>,
+    writer: Option<RunWriter<'s>>,
+    best: Option<Best>,
+    warned: bool,
+}
+
+impl<'s> StepKeeper<'s> {
+    /// A keeper that runs `watch` around each measured window and, with a `writer`
+    /// (from [`Store::begin_run`]), records into it.
+    pub fn new(watch: WatchPlan, writer: Option<RunWriter<'s>>) -> StepKeeper<'s> {
+        StepKeeper {
+            watch,
+            running: None,
+            writer,
+            best: None,
+            warned: false,
+        }
+    }
+
+    /// The id of the run being recorded, if any.
+    pub fn run_id(&self) -> Option<i64> {
+        self.writer.as_ref().map(RunWriter::id)
+    }
+
+    /// A measured window starts: start the watches. One that cannot start now (it did
+    /// at [`WatchPlan::check`]) costs a warning, not the search.
+    pub fn measuring(&mut self) {
+        match Watches::start(&self.watch.specs, self.watch.interval) {
+            Ok(watches) => self.running = Some(watches),
+            Err(e) => eprintln!("warning: {e}; this step has no watches"),
+        }
+    }
+
+    /// A measured window ended: stop the watches into `step.summary.watches`, store the
+    /// step (`index` from 1) and remember it when it is the best pass so far.
+    pub fn measured(&mut self, index: usize, step: &mut StepRecord, recorder: &Recorder) {
+        if let Some(watches) = self.running.take() {
+            step.summary.watches = watches.finish(Some(&step.summary));
+        }
+        if let Some(writer) = self.writer.as_mut() {
+            let stored = writer.step(
+                index.saturating_sub(1) as u32,
+                step.rate,
+                step.passed,
+                &step.summary,
+            );
+            warn_once(&mut self.warned, stored);
+        }
+        let better = self.best.as_ref().is_none_or(|b| step.rate >= b.rate);
+        if step.passed && !step.summary.generator.bound && better {
+            self.best = Some(Best {
+                rate: step.rate,
+                summary: step.summary.clone(),
+                recorder: recorder.clone(),
+            });
+        }
+    }
+
+    /// Ends the record: the best passing step's summary and histograms
+    /// (`names[i]` names `recorder.by_name[i]`), or `failed` with the result's
+    /// conclusion when no step passed. Returns the run id when it was recorded.
+    pub fn finish(mut self, result: &SearchResult, names: &[String]) -> Option<i64> {
+        if let Some(watches) = self.running.take() {
+            watches.finish(None);
+        }
+        let writer = self.writer?;
+        let id = writer.id();
+        let ended = match self.best {
+            Some(best) => writer.finish(&best.summary, &best.recorder, names),
+            None => writer.fail(&result.conclusion),
+        };
+        match ended {
+            Ok(()) => Some(id),
+            Err(e) => {
+                eprintln!("warning: {e}");
+                None
+            }
+        }
+    }
+}
+
+fn warn_once(warned: &mut bool, result: Result<(), StoreError>) {
+    if let Err(e) = result {
+        if !std::mem::replace(warned, true) {
+            eprintln!("warning: {e}");
+        }
+    }
+}
+
+/// Opens the store at `path`; one that cannot be opened costs a warning, not the search.
+pub fn open_store(path: &std::path::Path) -> Option<Store> {
+    Store::open(path)
+        .map_err(|e| eprintln!("warning: {e}; this search will not be kept"))
+        .ok()
+}
