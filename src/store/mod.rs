@@ -98,20 +98,19 @@ impl Store {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| open_err(e.to_string()))?;
         }
-        let conn = Connection::open(path).map_err(|e| open_err(e.to_string()))?;
-        conn.busy_timeout(BUSY_TIMEOUT)
-            .map_err(|e| open_err(e.to_string()))?;
-        // WAL lets readers and one writer proceed together; NORMAL sync is durable
-        // across a process kill (the case that matters here), if not a power cut.
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(|e| open_err(e.to_string()))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(open_err(format!("journal mode is {mode}, not wal")));
-        }
-        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
-            .map_err(|e| open_err(e.to_string()))?;
-        schema::migrate(&conn)?;
+        // Two processes creating the same store at once can get SQLITE_BUSY from the
+        // journal-mode switch or the first migration without SQLite's busy handler
+        // being consulted (it would deadlock), so the whole preparation is retried.
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        let conn = loop {
+            match prepare(path) {
+                Ok(conn) => break conn,
+                Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(e) => return Err(open_err(e.to_string())),
+            }
+        };
         Ok(Store {
             conn,
             path: path.to_path_buf(),
@@ -132,4 +131,33 @@ impl Store {
 /// [`STORE_ENV`]), else [`DEFAULT_PATH`].
 pub fn resolve_path(flag: Option<&Path>) -> PathBuf {
     flag.map_or_else(|| PathBuf::from(DEFAULT_PATH), Path::to_path_buf)
+}
+
+/// Opens `path` in WAL mode with a busy timeout and brings its schema up to date.
+fn prepare(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // WAL lets readers and one writer proceed together; NORMAL sync is durable
+    // across a process kill (the case that matters here), if not a power cut.
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError::Open {
+            path: path.to_path_buf(),
+            reason: format!("journal mode is {mode}, not wal"),
+        });
+    }
+    conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")?;
+    schema::migrate(&conn)?;
+    Ok(conn)
+}
+
+/// Whether `e` is SQLite saying another connection holds the lock.
+fn is_busy(e: &StoreError) -> bool {
+    match e {
+        StoreError::Sql(rusqlite::Error::SqliteFailure(f, _)) => matches!(
+            f.code,
+            rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+        ),
+        _ => false,
+    }
 }
