@@ -133,17 +133,12 @@ pub fn prepare(args: &FindArgs) -> Result<(Plan, SearchOptions), String> {
 
 /// Records the start of the search in `store` (kind `find`, status `running`).
 fn begin_record<'s>(store: &'s Store, args: &FindArgs, plan: &Plan) -> Option<RunWriter<'s>> {
-    let meta = RunMeta {
-        kind: RunKind::Find,
-        args: std::env::args().collect(),
-        scenario_name: plan.name.clone(),
-        scenario_hash: args
-            .scenario
-            .as_deref()
-            .and_then(store::origin::scenario_hash),
-        git_commit: store::origin::git_commit(),
-        labels: args.labels.clone(),
-    };
+    let meta = RunMeta::of_this_process(
+        RunKind::Find,
+        args.scenario.as_deref(),
+        &plan.name,
+        &args.labels,
+    );
     store
         .begin_run(&meta)
         .map_err(|e| eprintln!("warning: {e}; this search will not be kept"))

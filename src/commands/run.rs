@@ -101,17 +101,12 @@ fn open_store(args: &RunArgs) -> Option<Store> {
 
 /// Records the start of the run in `store` (status `running`).
 fn begin_record<'s>(store: &'s Store, args: &RunArgs, plan: &Plan) -> Option<RunWriter<'s>> {
-    let meta = RunMeta {
-        kind: RunKind::Run,
-        args: std::env::args().collect(),
-        scenario_name: plan.name.clone(),
-        scenario_hash: args
-            .scenario
-            .as_deref()
-            .and_then(store::origin::scenario_hash),
-        git_commit: store::origin::git_commit(),
-        labels: args.labels.clone(),
-    };
+    let meta = RunMeta::of_this_process(
+        RunKind::Run,
+        args.scenario.as_deref(),
+        &plan.name,
+        &args.labels,
+    );
     store
         .begin_run(&meta)
         .map_err(|e| eprintln!("warning: {e}; this run will not be kept"))

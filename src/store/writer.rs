@@ -48,6 +48,26 @@ pub struct RunMeta {
     pub labels: Vec<(String, String)>,
 }
 
+impl RunMeta {
+    /// What this process knows about its run: its arguments, the scenario's name and
+    /// file hash, the working directory's git commit, and the user's labels.
+    pub fn of_this_process(
+        kind: RunKind,
+        scenario: Option<&std::path::Path>,
+        scenario_name: &str,
+        labels: &[(String, String)],
+    ) -> RunMeta {
+        RunMeta {
+            kind,
+            args: std::env::args().collect(),
+            scenario_name: scenario_name.to_string(),
+            scenario_hash: scenario.and_then(super::origin::scenario_hash),
+            git_commit: super::origin::git_commit(),
+            labels: labels.to_vec(),
+        }
+    }
+}
+
 /// Appends to one run's record. Borrowed from its [`Store`].
 #[derive(Debug)]
 pub struct RunWriter<'a> {
