@@ -12,6 +12,7 @@ mod cpu;
 mod iteration;
 pub mod pacer;
 mod selfcheck;
+mod start;
 mod summarize;
 mod timer;
 mod work;
@@ -34,6 +35,7 @@ use crate::plan::{Load, Plan};
 use attack::{Report, Slot};
 use cpu::ThreadTimes;
 use iteration::ThreadState;
+use start::StartLine;
 
 /// Lets another thread (a Ctrl-C handler) stop a run early. Cheap to clone.
 #[derive(Debug, Clone, Default)]
@@ -115,24 +117,26 @@ pub fn run(
     let connect_failure = Arc::new(Mutex::new(None));
     let threads = plan.threads.max(1);
     let (tx, rx) = mpsc::channel();
-    // Every thread starts from the same instant, a moment ahead so all are ready.
-    let start = Instant::now() + Duration::from_millis(20);
+    // Every thread counts its schedule from the same instant, fixed once all are ready.
+    let start_line = Arc::new(StartLine::new(threads));
+    let placeholder = Instant::now();
     let mut handles = Vec::with_capacity(threads);
     for index in 0..threads {
         let state = ThreadState {
             plan: plan.clone(),
             workload: workload.clone(),
             addr,
-            start,
+            start: placeholder,
             recorder: Recorder::new(plan.names.len()).into(),
             rng: SmallRng::from_os_rng().into(),
             stop: control.stop.clone(),
             connect_failure: connect_failure.clone(),
         };
-        let tx = tx.clone();
+        let (tx, start_line) = (tx.clone(), start_line.clone());
+        let slot = Slot { index, threads };
         let handle = std::thread::Builder::new()
             .name(format!("headroom-engine-{index}"))
-            .spawn(move || attack::run_thread(state, Slot { index, threads }, tx))
+            .spawn(move || attack::run_thread(state, slot, &start_line, tx))
             .map_err(|e| EngineError::Thread(e.to_string()))?;
         handles.push(handle);
     }
@@ -168,6 +172,7 @@ pub fn run(
     // until the threads finished draining, and the achieved rate counts that time too
     // (else a backlog drained after the schedule would inflate it).
     let ended = Instant::now();
+    let start = start_line.fixed().unwrap_or(placeholder);
     let planned = plan.duration();
     let interrupted = stopped_at.is_some_and(|t| t < start + planned);
     let scheduled = match stopped_at {

@@ -63,7 +63,13 @@ impl PreciseTimer {
             match guard
                 .try_io(|fd| nix::unistd::read(&fd.get_ref().0, &mut buf).map_err(io::Error::from))
             {
-                Ok(Ok(_)) => return Ok(()),
+                Ok(Ok(_)) => {
+                    // The read took every expiration: the descriptor is drained, so
+                    // forget its readiness now rather than learn it from a read that
+                    // fails with EAGAIN at the next sleep.
+                    guard.clear_ready();
+                    return Ok(());
+                }
                 Ok(Err(e)) if e.kind() == io::ErrorKind::WouldBlock => continue,
                 Ok(Err(e)) => return Err(e),
                 Err(_would_block) => continue,
