@@ -158,3 +158,38 @@ requests:
     );
     assert_eq!(kind(&s, "status_5xx"), 50, "{:?}", s.errors);
 }
+
+#[test]
+fn a_request_with_its_own_timeout_times_out_alone() {
+    // Both requests wait 400 ms for their answer; only the one allowed 150 ms fails.
+    let target = target::spawn(TargetOptions::loopback()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("timeouts.yaml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "target: {}\n\
+             defaults: {{timeout: 2s}}\n\
+             load: {{model: arrival-rate, rate: 20, duration: 1s}}\n\
+             requests:\n  \
+               - {{name: hasty, path: \"/slow?ms=400\", timeout: 150ms}}\n  \
+               - {{name: patient, path: \"/slow?ms=400\"}}\n",
+            target.url()
+        ),
+    )
+    .unwrap();
+    let s = run_summary(&[scenario.to_str().unwrap()], dir.path());
+    let (hasty, patient) = (&s.by_name["hasty"], &s.by_name["patient"]);
+    assert!(
+        hasty.requests > 0 && patient.requests > 0,
+        "{:?}",
+        s.by_name
+    );
+    assert_eq!(hasty.errors.by_kind.get("timeout"), Some(&hasty.requests));
+    assert_eq!(patient.errors.count, 0, "{:?}", patient.errors);
+    assert!(
+        hasty.latency_ms.max < 350.0,
+        "a timed-out request ends at its own timeout: {:?}",
+        hasty.latency_ms
+    );
+}

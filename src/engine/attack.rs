@@ -282,7 +282,7 @@ async fn drain(state: &ThreadState, finished: impl Fn() -> bool) {
     let limit = if state.stopping() {
         INTERRUPT_GRACE
     } else {
-        (state.plan.timeout + INTERRUPT_GRACE).min(DRAIN_LIMIT)
+        (state.plan.longest_timeout() + INTERRUPT_GRACE).min(DRAIN_LIMIT)
     };
     let mut deadline = Instant::now() + limit;
     while !finished() && Instant::now() < deadline {

@@ -131,7 +131,7 @@ async fn send(
         }
     };
     let sent = Instant::now();
-    let deadline = sent + plan.timeout;
+    let deadline = sent + prepared.template.timeout_in(plan);
     let outcome =
         tokio::time::timeout_at(deadline.into(), exchange(state, prepared, conn, bytes)).await;
     let done = Instant::now();

@@ -44,6 +44,23 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The longest timeout any request of the plan may run into: how long an
+    /// in-flight request may still need after the schedule ends.
+    pub fn longest_timeout(&self) -> Duration {
+        let own = self.items.iter().flat_map(|item| match item {
+            Item::Request(r) => vec![r.timeout],
+            Item::Flow(f) => f
+                .steps
+                .iter()
+                .filter_map(|s| match s {
+                    Step::Request { request, .. } => Some(request.timeout),
+                    Step::Think(_) => None,
+                })
+                .collect(),
+        });
+        own.flatten().fold(self.timeout, Duration::max)
+    }
+
     /// Total scheduled duration of the run.
     pub fn duration(&self) -> Duration {
         match &self.load {
@@ -126,9 +143,16 @@ pub struct RequestTemplate {
     pub body: Option<Template>,
     /// What a response must satisfy; a failure is an error of kind `check`.
     pub expect: Expect,
+    /// This request's own timeout, when it differs from the run's [`Plan::timeout`].
+    pub timeout: Option<Duration>,
 }
 
 impl RequestTemplate {
+    /// How long this request may take before it counts as a `timeout`.
+    pub fn timeout_in(&self, plan: &Plan) -> Duration {
+        self.timeout.unwrap_or(plan.timeout)
+    }
+
     /// Whether the response body must be kept (for checks or captures).
     pub fn needs_body(&self, captures: &[Capture]) -> bool {
         !captures.is_empty() || self.expect.body_contains.is_some() || !self.expect.json.is_empty()

@@ -92,7 +92,6 @@ pub(crate) fn from_text(
     let mut cx = Context {
         src,
         headers,
-        timeout,
         names: Vec::new(),
     };
 
@@ -181,6 +180,7 @@ pub(crate) fn quick(overrides: &Overrides) -> Result<Plan, ScenarioError> {
         headers: Vec::new(),
         body: None,
         expect: Expect::default(),
+        timeout: None,
     };
     let mut thresholds = Vec::new();
     for expr in &overrides.thresholds {

@@ -3,8 +3,6 @@
 //! a JSON or raw body, and expectations. Templates compile here, so their errors and
 //! the variables they use are checked at load time.
 
-use std::time::Duration;
-
 use serde_json::Value;
 use serde_json_path::JsonPath;
 use serde_saphyr::Spanned;
@@ -20,8 +18,6 @@ pub(crate) struct Context<'a> {
     pub(crate) src: Source<'a>,
     /// `defaults.headers`, compiled.
     pub(crate) headers: Vec<(String, Template)>,
-    /// The run's request timeout.
-    pub(crate) timeout: Duration,
     /// Request names; `name_id`s index it.
     pub(crate) names: Vec<String>,
 }
@@ -190,15 +186,20 @@ pub(crate) fn compile(
         (None, None) => None,
     };
 
-    if let Some(node) = &req.timeout {
-        let own = duration(src, node, &format!("{path}.timeout"))?;
-        if own != cx.timeout {
-            return Err(src.of(node, &format!("{path}.timeout"), format!(
-                "a per-request timeout different from the run's ({:?}) is not supported yet; set `defaults.timeout`",
-                cx.timeout
-            )));
+    let timeout = match &req.timeout {
+        Some(node) => {
+            let own = duration(src, node, &format!("{path}.timeout"))?;
+            if own.is_zero() {
+                return Err(src.of(
+                    node,
+                    &format!("{path}.timeout"),
+                    "a timeout must be longer than zero",
+                ));
+            }
+            Some(own)
         }
-    }
+        None => None,
+    };
 
     let expect = match &req.expect {
         Some(e) => expect(src, e, &format!("{path}.expect"))?,
@@ -216,6 +217,7 @@ pub(crate) fn compile(
         headers,
         body,
         expect,
+        timeout,
     })
 }
 

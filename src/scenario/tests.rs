@@ -331,3 +331,18 @@ flows:
     assert_eq!(request(&plan, 1).name_id, 0);
     assert_eq!(plan.weights, vec![1, 2, 1]);
 }
+
+#[test]
+fn a_request_keeps_its_own_timeout_and_the_longest_bounds_the_drain() {
+    let p = plan(
+        "target: http://127.0.0.1:4000\n\
+         defaults: {timeout: 10s}\n\
+         load: {rate: 10, duration: 1s}\n\
+         requests:\n  - {path: /quick, timeout: 250ms}\n  - {path: /plain}\n\
+         flows:\n  - name: f\n    steps:\n      - request: {path: /export, timeout: 45s}\n",
+    );
+    assert_eq!(p.timeout, secs(10.0));
+    assert_eq!(request(&p, 0).timeout_in(&p), secs(0.25));
+    assert_eq!(request(&p, 1).timeout_in(&p), secs(10.0));
+    assert_eq!(p.longest_timeout(), secs(45.0));
+}

@@ -255,9 +255,9 @@ fn requests_and_expectations() {
         &["requests[0].body: give either `json` or `body`, not both"],
     );
     assert_error(
-        &format!("{HEAD}requests:\n  - {{path: /, timeout: 5s}}\n"),
+        &format!("{HEAD}requests:\n  - {{path: /, timeout: 0s}}\n"),
         "4:24",
-        &["requests[0].timeout: a per-request timeout different from the run's (30s) is not supported yet"],
+        &["requests[0].timeout: a timeout must be longer than zero"],
     );
     assert_error(
         &format!("{HEAD}requests:\n  - {{path: /, headers: {{\"x y\": \"1\"}}}}\n"),
