@@ -33,8 +33,13 @@ pub fn run(args: &FindArgs) -> i32 {
         }
     };
     let watch = WatchPlan {
-        specs: plan.watches.iter().chain(&args.watches).cloned().collect(),
-        interval: args.watch_interval,
+        specs: plan
+            .watches
+            .iter()
+            .chain(&args.common.watches)
+            .cloned()
+            .collect(),
+        interval: args.common.watch_interval,
     };
     if let Err(e) = watch.check() {
         eprintln!("error: {e}");
@@ -45,17 +50,17 @@ pub fn run(args: &FindArgs) -> i32 {
     if let Err(e) = ctrlc::set_handler(move || handler_control.stop()) {
         eprintln!("warning: cannot catch Ctrl-C ({e}); an interrupted search will leave no report");
     }
-    let store = find_record::open_store(&store::resolve_path(args.store.as_deref()));
+    let store = find_record::open_store(&store::resolve_path(args.common.store.as_deref()));
     let writer = store.as_ref().and_then(|s| begin_record(s, args, &plan));
     let mut keeper = StepKeeper::new(watch, writer);
-    let result = execute(&plan, &opts, &control, args.quiet, &mut keeper);
+    let result = execute(&plan, &opts, &control, args.common.quiet, &mut keeper);
     if let Some(id) = keeper.finish(&result, &plan.names) {
-        if !args.quiet {
+        if !args.common.quiet {
             eprintln!("saved as run {id}");
         }
     }
     println!("{}", text::render(&result));
-    if let Some(path) = &args.out {
+    if let Some(path) = &args.common.out {
         if let Err(e) = write_json(path, &result) {
             eprintln!("error: cannot write {}: {e}", path.display());
             return EXIT_FAILURE;
@@ -69,11 +74,11 @@ pub fn run(args: &FindArgs) -> i32 {
 pub fn prepare(args: &FindArgs) -> Result<(Plan, SearchOptions), String> {
     let mut overrides = Overrides {
         url: args.url.clone(),
-        threads: args.threads,
-        thresholds: args.thresholds.clone(),
-        max_in_flight: args.max_in_flight,
-        connections: args.connections,
-        timeout: args.timeout,
+        threads: args.common.threads,
+        thresholds: args.common.thresholds.clone(),
+        max_in_flight: args.common.max_in_flight,
+        connections: args.common.connections,
+        timeout: args.common.timeout,
         ..Overrides::default()
     };
     // The search sets each step's value; these only pick the model (and satisfy a
@@ -137,7 +142,7 @@ fn begin_record<'s>(store: &'s Store, args: &FindArgs, plan: &Plan) -> Option<Ru
         RunKind::Find,
         args.scenario.as_deref(),
         &plan.name,
-        &args.labels,
+        &args.common.labels,
     );
     store
         .begin_run(&meta)

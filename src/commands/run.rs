@@ -24,10 +24,15 @@ pub fn run(args: &RunArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
-    let specs: Vec<String> = plan.watches.iter().chain(&args.watches).cloned().collect();
+    let specs: Vec<String> = plan
+        .watches
+        .iter()
+        .chain(&args.common.watches)
+        .cloned()
+        .collect();
     // Watches start before any load is sent, so one that cannot start is bad input
     // with nothing sent yet.
-    let watches = match Watches::start(&specs, args.watch_interval) {
+    let watches = match Watches::start(&specs, args.common.watch_interval) {
         Ok(watches) => watches,
         Err(e) => {
             eprintln!("error: {e}");
@@ -41,7 +46,7 @@ pub fn run(args: &RunArgs) -> i32 {
     }
     let store = open_store(args);
     let mut writer = store.as_ref().and_then(|s| begin_record(s, args, &plan));
-    let mut progress = (!args.quiet).then(|| Progress::new(&plan.name));
+    let mut progress = (!args.common.quiet).then(|| Progress::new(&plan.name));
     let mut store_warned = false;
     let mut on_second = |live: &Live| {
         if let Some(p) = progress.as_mut() {
@@ -73,7 +78,7 @@ pub fn run(args: &RunArgs) -> i32 {
     if let Some(w) = writer {
         let id = w.id();
         match w.finish(summary, &outcome.recorder, &plan.names) {
-            Ok(()) if !args.quiet => eprintln!("saved as run {id}"),
+            Ok(()) if !args.common.quiet => eprintln!("saved as run {id}"),
             Ok(()) => {}
             Err(e) => eprintln!("warning: {e}"),
         }
@@ -82,7 +87,7 @@ pub fn run(args: &RunArgs) -> i32 {
     if let Some(failure) = &outcome.connect_failure {
         eprintln!("warning: could not connect to {failure}");
     }
-    if let Some(path) = &args.out {
+    if let Some(path) = &args.common.out {
         if let Err(e) = write_json(path, summary) {
             eprintln!("error: cannot write {}: {e}", path.display());
             return EXIT_FAILURE;
@@ -93,7 +98,7 @@ pub fn run(args: &RunArgs) -> i32 {
 
 /// Opens the run history; a store that cannot be opened costs a warning, not the run.
 fn open_store(args: &RunArgs) -> Option<Store> {
-    let path = store::resolve_path(args.store.as_deref());
+    let path = store::resolve_path(args.common.store.as_deref());
     Store::open(&path)
         .map_err(|e| eprintln!("warning: {e}; this run will not be kept"))
         .ok()
@@ -105,7 +110,7 @@ fn begin_record<'s>(store: &'s Store, args: &RunArgs, plan: &Plan) -> Option<Run
         RunKind::Run,
         args.scenario.as_deref(),
         &plan.name,
-        &args.labels,
+        &args.common.labels,
     );
     store
         .begin_run(&meta)
@@ -134,11 +139,11 @@ fn overrides(args: &RunArgs) -> Overrides {
         rate: args.rate,
         users: args.users,
         duration: args.duration,
-        threads: args.threads,
-        thresholds: args.thresholds.clone(),
-        max_in_flight: args.max_in_flight,
-        connections: args.connections,
-        timeout: args.timeout,
+        threads: args.common.threads,
+        thresholds: args.common.thresholds.clone(),
+        max_in_flight: args.common.max_in_flight,
+        connections: args.common.connections,
+        timeout: args.common.timeout,
     }
 }
 
