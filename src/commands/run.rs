@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::cli::{RunArgs, EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, EXIT_THRESHOLD};
 use crate::engine::{self, Control, Live};
 use crate::metrics::summary::Summary;
-use crate::report::progress::{Progress, Snapshot};
+use crate::report::progress::Progress;
 use crate::scenario::{self, Overrides};
 use crate::store::{self, RunKind};
 use crate::watch::Watches;
@@ -53,7 +53,7 @@ pub fn run(args: &RunArgs) -> i32 {
     let mut store_warned = false;
     let mut on_second = |live: &Live| {
         if let Some(p) = progress.as_mut() {
-            p.update(&snapshot(live));
+            p.update(live);
         }
         if let Some(Err(e)) = writer.as_mut().map(|w| w.second(&live.last)) {
             if !std::mem::replace(&mut store_warned, true) {
@@ -94,21 +94,6 @@ pub fn run(args: &RunArgs) -> i32 {
         return EXIT_FAILURE;
     }
     verdict(summary, outcome.connect_failure.is_some())
-}
-
-/// The progress line's view of the engine's live figures.
-pub fn snapshot(live: &Live) -> Snapshot {
-    Snapshot {
-        elapsed: live.elapsed,
-        total: live.total,
-        requests: live.requests,
-        errors: live.errors,
-        dropped: live.dropped,
-        in_flight: live.in_flight,
-        rate_last_s: live.last.requests as f64,
-        p95_last_s_ms: live.last.p95_ms,
-        users: live.users,
-    }
 }
 
 fn overrides(args: &RunArgs) -> Overrides {
