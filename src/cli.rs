@@ -47,7 +47,27 @@ pub enum Command {
 }
 
 /// Flags of `headroom find`.
+///
+/// The flags it shares with `run` ([`CommonArgs`]) keep the help texts that say what
+/// they mean for a search.
 #[derive(Debug, Args, Clone)]
+#[command(
+    mut_arg("thresholds", |a| a.help(
+        "Pass/fail rule for every step (repeatable; added to the scenario's). Default when \
+         none is given anywhere: `p95 < 500ms` and `errors < 1%`"
+    )),
+    mut_arg("max_in_flight", |a| a.help("Most iterations in flight at once (arrival-rate model)")),
+    mut_arg("connections", |a| a.help("Most connections open at once (arrival-rate model)")),
+    mut_arg("out", |a| a.help("Write the search result JSON here")),
+    mut_arg("watches", |a| a.help(
+        "Watch something during each measured window (repeatable; added to the \
+         scenario's `watch`): same specs as `run --watch`"
+    )),
+    mut_arg("quiet", |a| a.help("Print no per-step lines")),
+    mut_arg("labels", |a| a.help(
+        "Label stored with the search, `key=value` (repeatable), e.g. `round=6`"
+    )),
+)]
 pub struct FindArgs {
     /// Scenario file (YAML); its load section only picks the model (rate or users).
     pub scenario: Option<PathBuf>,
@@ -72,10 +92,6 @@ pub struct FindArgs {
     /// Load before each measured window, not counted (0s for none).
     #[arg(long, default_value = "2s", value_parser = parse_duration)]
     pub warmup: Duration,
-    /// Pass/fail rule for every step (repeatable; added to the scenario's). Default when
-    /// none is given anywhere: `p95 < 500ms` and `errors < 1%`.
-    #[arg(long = "threshold")]
-    pub thresholds: Vec<String>,
     /// Minimum rest between steps.
     #[arg(long, default_value = "2s", value_parser = parse_duration)]
     pub cooldown: Duration,
@@ -86,37 +102,9 @@ pub struct FindArgs {
     /// ...but no longer than this.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub drain_timeout: Duration,
-    /// Engine threads (default: number of cores).
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Most iterations in flight at once (arrival-rate model).
-    #[arg(long)]
-    pub max_in_flight: Option<usize>,
-    /// Most connections open at once (arrival-rate model).
-    #[arg(long)]
-    pub connections: Option<usize>,
-    /// Per-request timeout (default 30s).
-    #[arg(long, value_parser = parse_duration)]
-    pub timeout: Option<Duration>,
-    /// Write the search result JSON here.
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Watch something during each measured window (repeatable; added to the
-    /// scenario's `watch`): same specs as `run --watch`.
-    #[arg(long = "watch", value_name = "SPEC")]
-    pub watches: Vec<String>,
-    /// How often watches take a sample.
-    #[arg(long, default_value = "1s", value_parser = parse_duration)]
-    pub watch_interval: Duration,
-    /// Print no per-step lines.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Run history database (default `.headroom/history.db`).
-    #[arg(long, env = crate::store::STORE_ENV)]
-    pub store: Option<PathBuf>,
-    /// Label stored with the search, `key=value` (repeatable), e.g. `round=6`.
-    #[arg(long = "label", value_parser = commands::runs::parse_label)]
-    pub labels: Vec<(String, String)>,
+    /// Engine, watch, output and store flags, as for `run`.
+    #[command(flatten)]
+    pub common: CommonArgs,
 }
 
 /// Flags of `headroom demo`.
@@ -170,6 +158,15 @@ pub struct RunArgs {
     /// How long to run, e.g. `30s`, `2m`.
     #[arg(long, value_parser = parse_duration)]
     pub duration: Option<Duration>,
+    /// Engine, watch, output and store flags, shared with `find`.
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// Flags `run` and `find` share: engine limits, thresholds, watches, the JSON output,
+/// progress and the run store. The help texts are `run`'s; [`FindArgs`] rewords some.
+#[derive(Debug, Args, Clone, Default)]
+pub struct CommonArgs {
     /// Engine threads (default: number of cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -229,5 +226,66 @@ pub fn main() -> i32 {
         Command::Runs(args) => commands::runs::run(&args),
         Command::Compare(args) => commands::compare::run(&args),
         Command::Report(args) => commands::report::run(&args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn run_and_find_read_the_shared_flags_alike() {
+        for sub in ["run", "find"] {
+            let cli = Cli::parse_from([
+                "headroom",
+                sub,
+                "--threads",
+                "3",
+                "--threshold",
+                "p99 < 1s",
+                "--timeout",
+                "2s",
+                "--out",
+                "s.json",
+                "--watch",
+                "pid:1",
+                "-q",
+                "--label",
+                "round=6",
+            ]);
+            let common = match cli.command {
+                Command::Run(args) => args.common,
+                Command::Find(args) => args.common,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(common.threads, Some(3), "{sub}");
+            assert_eq!(common.thresholds, ["p99 < 1s"], "{sub}");
+            assert_eq!(common.timeout, Some(Duration::from_secs(2)), "{sub}");
+            assert_eq!(common.out, Some(PathBuf::from("s.json")), "{sub}");
+            assert_eq!(common.watches, ["pid:1"], "{sub}");
+            assert_eq!(common.watch_interval, Duration::from_secs(1), "{sub}");
+            assert!(common.quiet, "{sub}");
+            assert_eq!(common.labels, [("round".into(), "6".into())], "{sub}");
+        }
+    }
+
+    #[test]
+    fn find_words_the_shared_flags_for_a_search() {
+        let help = |sub: &str, id: &str| {
+            let cli = Cli::command();
+            let sub = cli.find_subcommand(sub).unwrap();
+            let arg = sub.get_arguments().find(|a| a.get_id() == id).unwrap();
+            arg.get_help().unwrap().to_string()
+        };
+        assert_eq!(help("run", "out"), "Write the summary JSON here");
+        assert_eq!(help("find", "out"), "Write the search result JSON here");
+        assert_eq!(help("find", "quiet"), "Print no per-step lines");
     }
 }

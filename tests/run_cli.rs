@@ -6,18 +6,13 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use headroom::metrics::summary::Summary;
 use headroom::target::{self, TargetOptions};
 
-use crate::support::{free_port, run_headroom, Nginx};
+use crate::support::{
+    assert_exit, free_port, read_summary, run_headroom, run_with_summary, stderr, Nginx,
+};
 
 const LIMIT: Duration = Duration::from_secs(60);
-
-fn read_summary(path: &Path) -> Summary {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("no summary at {}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("summary is not v1 JSON: {e}\n{text}"))
-}
 
 fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     let path = dir.join(name);
@@ -25,34 +20,16 @@ fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     path
 }
 
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 #[test]
 fn open_model_holds_2000_per_second_within_2_percent() {
     let nginx = Nginx::start();
     let dir = tempfile::tempdir().unwrap();
-    let out_file = dir.path().join("s.json");
-    let out = run_headroom(
-        [
-            "run",
-            "--url",
-            &nginx.url(),
-            "--rate",
-            "2000",
-            "--duration",
-            "5s",
-            "--quiet",
-            "--out",
-        ]
-        .into_iter()
-        .map(String::from)
-        .chain([out_file.display().to_string()]),
+    let (out, s) = run_with_summary(
+        dir.path(),
+        &["--url", &nginx.url(), "--rate", "2000", "--duration", "5s"],
         LIMIT,
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let s = read_summary(&out_file);
+    assert_exit(&out, 0);
     assert_eq!(s.model, "arrival-rate");
     assert!(
         (s.rate.offered - 2000.0).abs() < 1.0,
@@ -79,19 +56,8 @@ fn weights_70_15_15_land_within_3_points() {
             nginx.url()
         ),
     );
-    let out_file = dir.path().join("s.json");
-    let out = run_headroom(
-        [
-            "run".into(),
-            scenario.display().to_string(),
-            "--quiet".into(),
-            "--out".into(),
-            out_file.display().to_string(),
-        ],
-        LIMIT,
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let s = read_summary(&out_file);
+    let (out, s) = run_with_summary(dir.path(), &[scenario.to_str().unwrap()], LIMIT);
+    assert_exit(&out, 0);
     let share = |n: &str| 100.0 * s.by_name[n].requests as f64 / s.requests as f64;
     for (name, want) in [("a", 70.0), ("b", 15.0), ("c", 15.0)] {
         let got = share(name);
@@ -115,19 +81,8 @@ fn closed_model_rate_is_users_over_think_plus_latency() {
             nginx.url()
         ),
     );
-    let out_file = dir.path().join("s.json");
-    let out = run_headroom(
-        [
-            "run".into(),
-            scenario.display().to_string(),
-            "--quiet".into(),
-            "--out".into(),
-            out_file.display().to_string(),
-        ],
-        LIMIT,
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let s = read_summary(&out_file);
+    let (out, s) = run_with_summary(dir.path(), &[scenario.to_str().unwrap()], LIMIT);
+    assert_exit(&out, 0);
     assert_eq!(s.model, "users");
     let latency_s = s.latency_ms.avg / 1000.0;
     let expected = 20.0 / (0.100 + latency_s);
@@ -149,11 +104,10 @@ fn a_one_second_freeze_shows_in_corrected_latency_only() {
         post(&stall_url);
     });
     let dir = tempfile::tempdir().unwrap();
-    let out_file = dir.path().join("s.json");
     let url = format!("{base}/status/200");
-    let out = run_headroom(
-        [
-            "run",
+    let (out, s) = run_with_summary(
+        dir.path(),
+        &[
             "--url",
             &url,
             "--rate",
@@ -162,17 +116,11 @@ fn a_one_second_freeze_shows_in_corrected_latency_only() {
             "4s",
             "--connections",
             "4",
-            "--quiet",
-            "--out",
-        ]
-        .into_iter()
-        .map(String::from)
-        .chain([out_file.display().to_string()]),
+        ],
         LIMIT,
     );
     staller.join().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let s = read_summary(&out_file);
+    assert_exit(&out, 0);
     assert!(
         s.latency_ms.p99 >= 600.0,
         "corrected p99 {} ms",
@@ -216,19 +164,8 @@ flows:
         "flow.yaml",
         &flow.replace("TARGET", &target.url()),
     );
-    let out_file = dir.path().join("s.json");
-    let out = run_headroom(
-        [
-            "run".into(),
-            scenario.display().to_string(),
-            "--quiet".into(),
-            "--out".into(),
-            out_file.display().to_string(),
-        ],
-        LIMIT,
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let s = read_summary(&out_file);
+    let (out, s) = run_with_summary(dir.path(), &[scenario.to_str().unwrap()], LIMIT);
+    assert_exit(&out, 0);
     let create = &s.by_name["create"];
     let read = &s.by_name["read"];
     assert!(create.requests > 50, "{create:?}");
@@ -264,7 +201,7 @@ fn a_failed_threshold_exits_99_and_says_so() {
         ],
         LIMIT,
     );
-    assert_eq!(out.status.code(), Some(99), "{}", stderr(&out));
+    assert_exit(&out, 99);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("p99 < 1us") && text.contains("FAIL"),
@@ -317,7 +254,7 @@ fn an_unreachable_target_counts_connect_errors_and_says_so() {
         ],
         LIMIT,
     );
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_exit(&out, 1);
     assert!(
         stderr(&out).contains(&format!("127.0.0.1:{port}")),
         "{}",
@@ -388,10 +325,9 @@ fn ctrl_c_stops_the_run_and_still_writes_the_summary() {
 fn an_impossible_rate_on_one_thread_is_flagged_generator_bound() {
     let nginx = Nginx::start();
     let dir = tempfile::tempdir().unwrap();
-    let out_file = dir.path().join("s.json");
-    let out = run_headroom(
-        [
-            "run",
+    let (out, s) = run_with_summary(
+        dir.path(),
+        &[
             "--url",
             &nginx.url(),
             "--rate",
@@ -400,15 +336,9 @@ fn an_impossible_rate_on_one_thread_is_flagged_generator_bound() {
             "2s",
             "--threads",
             "1",
-            "--quiet",
-            "--out",
-        ]
-        .into_iter()
-        .map(String::from)
-        .chain([out_file.display().to_string()]),
+        ],
         LIMIT,
     );
-    let s = read_summary(&out_file);
     assert!(s.generator.bound, "{:?}", s.generator);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.to_lowercase().contains("generator"), "{text}");

@@ -9,28 +9,20 @@ use std::time::Duration;
 use headroom::metrics::summary::Summary;
 use headroom::target::{self, TargetOptions};
 
-use crate::support::{run_headroom, Nginx};
+use crate::support::{run_with_summary, stderr, Nginx};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// Runs `headroom run` with `args` plus `--quiet --out`, returns the summary.
 fn run_summary(args: &[&str], dir: &Path) -> Summary {
-    let out_file = dir.join("s.json");
-    let mut all: Vec<String> = vec!["run".into()];
-    all.extend(args.iter().map(|s| s.to_string()));
-    all.extend([
-        "--quiet".into(),
-        "--out".into(),
-        out_file.display().to_string(),
-    ]);
-    let out = run_headroom(all, LIMIT);
+    let (out, summary) = run_with_summary(dir, args, LIMIT);
     assert!(
         matches!(out.status.code(), Some(0 | 99)),
         "exit {:?}: {}",
         out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
+        stderr(&out)
     );
-    serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap()
+    summary
 }
 
 /// A server that answers every connection with `reply` after reading the request,

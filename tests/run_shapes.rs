@@ -5,30 +5,20 @@ use std::time::Duration;
 
 use headroom::metrics::summary::Summary;
 
-use crate::support::{run_headroom, Nginx};
+use crate::support::{assert_exit, run_with_summary, Nginx};
 
+/// Runs the scenario `yaml` to completion and returns its summary.
 fn run_scenario(yaml: &str) -> Summary {
     let dir = tempfile::tempdir().unwrap();
     let scenario = dir.path().join("shape.yaml");
     std::fs::write(&scenario, yaml).unwrap();
-    let out_file = dir.path().join("s.json");
-    let out = run_headroom(
-        [
-            "run".into(),
-            scenario.display().to_string(),
-            "--quiet".into(),
-            "--out".into(),
-            out_file.display().to_string(),
-        ],
+    let (out, summary) = run_with_summary(
+        dir.path(),
+        &[scenario.to_str().unwrap()],
         Duration::from_secs(60),
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap()
+    assert_exit(&out, 0);
+    summary
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::cli::{DemoArgs, EXIT_FAILURE};
-use crate::commands::find;
+use crate::commands::{common, find};
 use crate::engine::Control;
 use crate::plan::Plan;
 use crate::report::units::{latency, seconds};
@@ -115,12 +115,9 @@ pub fn demo(out_dir: &Path) -> anyhow::Result<(SearchResult, DemoReports)> {
     let plan = scenario::load(None, &overrides)?;
     let search = demo_search();
     let control = Control::default();
-    let handler_control = control.clone();
-    if let Err(e) = ctrlc::set_handler(move || handler_control.stop()) {
-        eprintln!("warning: cannot catch Ctrl-C ({e})");
-    }
+    common::stop_on_ctrl_c(&control, "");
     std::fs::create_dir_all(out_dir)?;
-    let store = crate::commands::find_record::open_store(&out_dir.join(STORE_FILE));
+    let store = common::open_store(&out_dir.join(STORE_FILE), RunKind::Find);
     let writer = store.as_ref().and_then(|s| {
         s.begin_run(&RunMeta {
             kind: RunKind::Find,

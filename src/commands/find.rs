@@ -3,7 +3,6 @@
 //! step and the step table, write the JSON, and exit 0 only when a ceiling was found
 //! (or the whole range passed).
 
-use std::path::Path;
 use std::time::Duration;
 
 use crate::cli::{FindArgs, EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK};
@@ -11,13 +10,14 @@ use crate::engine::Control;
 use crate::metrics::threshold::Threshold;
 use crate::plan::Plan;
 use crate::report::units::seconds;
-use crate::scenario::{self, Overrides};
+use crate::scenario;
 use crate::search::{self, text, Event, IsolationOptions, Range, SearchOptions, SearchResult};
 use crate::search::{StepTiming, Unit};
-use crate::store::{self, RunKind, RunMeta, RunWriter, Store};
+use crate::store::{self, RunKind};
 
+use super::common;
 pub use super::find_record::StepKeeper;
-use super::find_record::{self, WatchPlan};
+use super::find_record::WatchPlan;
 
 /// Thresholds a step must pass when neither the scenario nor `--threshold` gives any.
 pub const DEFAULT_THRESHOLDS: [&str; 2] = ["p95 < 500ms", "errors < 1%"];
@@ -33,33 +33,38 @@ pub fn run(args: &FindArgs) -> i32 {
         }
     };
     let watch = WatchPlan {
-        specs: plan.watches.iter().chain(&args.watches).cloned().collect(),
-        interval: args.watch_interval,
+        specs: common::watch_specs(&plan, &args.common),
+        interval: args.common.watch_interval,
     };
     if let Err(e) = watch.check() {
         eprintln!("error: {e}");
         return EXIT_BAD_INPUT;
     }
     let control = Control::default();
-    let handler_control = control.clone();
-    if let Err(e) = ctrlc::set_handler(move || handler_control.stop()) {
-        eprintln!("warning: cannot catch Ctrl-C ({e}); an interrupted search will leave no report");
-    }
-    let store = find_record::open_store(&store::resolve_path(args.store.as_deref()));
-    let writer = store.as_ref().and_then(|s| begin_record(s, args, &plan));
+    common::stop_on_ctrl_c(&control, "; an interrupted search will leave no report");
+    let store = common::open_store(
+        &store::resolve_path(args.common.store.as_deref()),
+        RunKind::Find,
+    );
+    let writer = store.as_ref().and_then(|s| {
+        common::begin_record(
+            s,
+            RunKind::Find,
+            args.scenario.as_deref(),
+            &plan,
+            &args.common.labels,
+        )
+    });
     let mut keeper = StepKeeper::new(watch, writer);
-    let result = execute(&plan, &opts, &control, args.quiet, &mut keeper);
+    let result = execute(&plan, &opts, &control, args.common.quiet, &mut keeper);
     if let Some(id) = keeper.finish(&result, &plan.names) {
-        if !args.quiet {
+        if !args.common.quiet {
             eprintln!("saved as run {id}");
         }
     }
     println!("{}", text::render(&result));
-    if let Some(path) = &args.out {
-        if let Err(e) = write_json(path, &result) {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            return EXIT_FAILURE;
-        }
+    if !common::write_out(args.common.out.as_deref(), &result) {
+        return EXIT_FAILURE;
     }
     exit_code(&result)
 }
@@ -67,15 +72,7 @@ pub fn run(args: &FindArgs) -> i32 {
 /// Builds the plan and the search options from the flags (first stage: nothing runs).
 /// Errors are messages about bad input.
 pub fn prepare(args: &FindArgs) -> Result<(Plan, SearchOptions), String> {
-    let mut overrides = Overrides {
-        url: args.url.clone(),
-        threads: args.threads,
-        thresholds: args.thresholds.clone(),
-        max_in_flight: args.max_in_flight,
-        connections: args.connections,
-        timeout: args.timeout,
-        ..Overrides::default()
-    };
+    let mut overrides = common::overrides(args.url.as_deref(), &args.common);
     // The search sets each step's value; these only pick the model (and satisfy a
     // scenario without a `load` section).
     if args.users {
@@ -129,20 +126,6 @@ pub fn prepare(args: &FindArgs) -> Result<(Plan, SearchOptions), String> {
         },
     };
     Ok((plan, opts))
-}
-
-/// Records the start of the search in `store` (kind `find`, status `running`).
-fn begin_record<'s>(store: &'s Store, args: &FindArgs, plan: &Plan) -> Option<RunWriter<'s>> {
-    let meta = RunMeta::of_this_process(
-        RunKind::Find,
-        args.scenario.as_deref(),
-        &plan.name,
-        &args.labels,
-    );
-    store
-        .begin_run(&meta)
-        .map_err(|e| eprintln!("warning: {e}; this search will not be kept"))
-        .ok()
 }
 
 /// Runs the search, printing a line per step (and any isolation wait) to stderr
@@ -199,14 +182,6 @@ pub fn execute(
         _ => {}
     };
     search::search(plan, opts, control, &mut on_event)
-}
-
-/// Writes the result JSON atomically (temp file + rename).
-pub fn write_json(path: &Path, result: &SearchResult) -> std::io::Result<()> {
-    let text = serde_json::to_string_pretty(result).map_err(std::io::Error::other)?;
-    let tmp = path.with_extension("json.partial");
-    std::fs::write(&tmp, text + "\n")?;
-    std::fs::rename(&tmp, path)
 }
 
 /// 0 when the search answered its question ([`SearchResult::found`]), 1 otherwise.

@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::metrics::recorder::Recorder;
 use crate::metrics::summary::Summary;
 use crate::search::{SearchResult, StepRecord};
-use crate::store::{RunWriter, Store, StoreError};
+use crate::store::{RunWriter, StoreError};
 use crate::watch::{WatchError, Watches};
 
 /// The watches to run around each measured window: specs and sampling interval.
@@ -48,7 +48,7 @@ pub struct StepKeeper<'s> {
 
 impl<'s> StepKeeper<'s> {
     /// A keeper that runs `watch` around each measured window and, with a `writer`
-    /// (from [`Store::begin_run`]), records into it.
+    /// (from [`Store::begin_run`](crate::store::Store::begin_run)), records into it.
     pub fn new(watch: WatchPlan, writer: Option<RunWriter<'s>>) -> StepKeeper<'s> {
         StepKeeper {
             watch,
@@ -127,11 +127,4 @@ fn warn_once(warned: &mut bool, result: Result<(), StoreError>) {
             eprintln!("warning: {e}");
         }
     }
-}
-
-/// Opens the store at `path`; one that cannot be opened costs a warning, not the search.
-pub fn open_store(path: &std::path::Path) -> Option<Store> {
-    Store::open(path)
-        .map_err(|e| eprintln!("warning: {e}; this search will not be kept"))
-        .ok()
 }

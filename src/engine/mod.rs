@@ -55,24 +55,27 @@ impl Control {
     }
 }
 
-/// Live figures after each completed second, for the progress line.
+/// Live figures after each completed second: what the progress line shows
+/// ([`crate::report::progress`]) and what the run store records as the run goes.
+/// Plain data, built by the engine.
 #[derive(Debug, Clone, Default)]
 pub struct Live {
-    /// Seconds elapsed.
+    /// Time since the run started.
     pub elapsed: Duration,
     /// Planned duration.
     pub total: Duration,
-    /// Requests completed so far.
+    /// Requests completed since the start, successful or not.
     pub requests: u64,
-    /// Errors so far.
+    /// Of those, requests that ended in an error of any kind.
     pub errors: u64,
-    /// Dropped iterations so far.
+    /// Scheduled iterations dropped since the start (in-flight limit reached).
     pub dropped: u64,
     /// Iterations in flight at the end of the second.
     pub in_flight: u64,
-    /// Users running (closed model).
+    /// Active users (closed model); `None` in the open model.
     pub users: Option<u64>,
-    /// The last second's timeline entry.
+    /// The last second's timeline entry (its request count and p95 are the progress
+    /// line's rate and latency).
     pub last: Second,
 }
 

@@ -46,6 +46,32 @@ pub struct Summary {
     pub watches: Vec<crate::watch::WatchSummary>,
 }
 
+#[cfg(test)]
+impl Summary {
+    /// An open-model summary called `name`, `duration_s` long, with nothing measured:
+    /// the base that unit tests fill in.
+    pub(crate) fn empty(name: &str, duration_s: f64) -> Summary {
+        Summary {
+            version: 1,
+            name: name.into(),
+            model: "arrival-rate".into(),
+            requests: 0,
+            duration_s,
+            rate: Rates::default(),
+            dropped: 0,
+            latency_ms: Latency::default(),
+            latency_uncorrected_ms: Latency::default(),
+            errors: Errors::default(),
+            by_name: BTreeMap::new(),
+            thresholds: Vec::new(),
+            generator: Generator::default(),
+            timeline: Vec::new(),
+            interrupted: false,
+            watches: Vec::new(),
+        }
+    }
+}
+
 /// Offered versus achieved rate, requests per second.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
 pub struct Rates {

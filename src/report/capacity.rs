@@ -9,19 +9,16 @@
 
 use std::fmt::Write;
 
-use super::charts::{nice_step, number};
+use super::charts::{nice_step, number, YAxis, BOTTOM, LEFT, RIGHT, WIDTH};
 use super::html::escape;
 use crate::report::units::{latency, per_second, percent};
 use crate::search::knee::knee;
 use crate::search::result::value;
 use crate::store::StoredRun;
 
-const WIDTH: f64 = 720.0;
+// Taller than the line charts, with room on top for the ceiling and knee labels.
 const HEIGHT: f64 = 300.0;
-const LEFT: f64 = 70.0;
-const RIGHT: f64 = 20.0;
 const TOP: f64 = 50.0;
-const BOTTOM: f64 = 44.0;
 
 /// A drawn percentile: its name, colour and how to read it from a step.
 type Percentile = (&'static str, &'static str, fn(&StepPoint) -> f64);
@@ -165,30 +162,17 @@ impl Capacity {
             .fold(0.0, f64::max);
         let x_step = nice_step(x_top, 8.0);
         let x_max = (x_top / x_step).ceil() * x_step;
-        let y_step = nice_step(if y_top > 0.0 { y_top } else { 1.0 }, 5.0);
-        let y_max = (y_top / y_step).ceil().max(1.0) * y_step;
+        let y_axis = YAxis::covering(y_top);
         let (plot_w, plot_h) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
         let sx = |x: f64| LEFT + finite(x) / x_max * plot_w;
-        let sy = |y: f64| TOP + plot_h - finite(y) / y_max * plot_h;
+        let sy = |y: f64| TOP + plot_h - finite(y) / y_axis.max * plot_h;
         let title = "Capacity: latency against achieved rate";
         let mut svg = String::new();
         let _ = write!(
             svg,
             r#"<svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{title}" class="chart capacity"><title>{title}</title><text x="{LEFT}" y="18" class="title">{title}</text>"#
         );
-        let mut y = 0.0;
-        while y <= y_max + y_step / 2.0 {
-            let py = sy(y);
-            let _ = write!(
-                svg,
-                r#"<line x1="{LEFT}" x2="{x2}" y1="{py:.1}" y2="{py:.1}" class="grid"/><text x="{tx}" y="{ty:.1}" class="tick" text-anchor="end">{label}</text>"#,
-                x2 = WIDTH - RIGHT,
-                tx = LEFT - 6.0,
-                ty = py + 4.0,
-                label = number(y)
-            );
-            y += y_step;
-        }
+        y_axis.write_grid(&mut svg, sy);
         let mut x = 0.0;
         while x <= x_max + x_step / 2.0 {
             let _ = write!(

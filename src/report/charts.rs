@@ -10,12 +10,16 @@ use hdrhistogram::Histogram;
 
 use super::html::escape;
 
-const WIDTH: f64 = 720.0;
+/// Width of every chart's view box; the capacity chart shares it and the margins.
+pub(super) const WIDTH: f64 = 720.0;
 const HEIGHT: f64 = 260.0;
-const LEFT: f64 = 70.0;
-const RIGHT: f64 = 20.0;
+/// Room left of the plot, for the y tick labels and the y axis label.
+pub(super) const LEFT: f64 = 70.0;
+/// Room right of the plot.
+pub(super) const RIGHT: f64 = 20.0;
 const TOP: f64 = 34.0;
-const BOTTOM: f64 = 44.0;
+/// Room under the plot, for the x tick labels and the x axis label.
+pub(super) const BOTTOM: f64 = 44.0;
 const COLORS: &[&str] = &[
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
 ];
@@ -70,6 +74,44 @@ pub(super) fn nice_step(span: f64, count: f64) -> f64 {
     nice * power
 }
 
+/// A y axis from 0 up to a round number at or above the highest value drawn, in
+/// about five "nice" steps.
+pub(super) struct YAxis {
+    /// Distance between ticks.
+    pub(super) step: f64,
+    /// The top of the axis: a whole number of steps, at least one.
+    pub(super) max: f64,
+}
+
+impl YAxis {
+    /// An axis covering 0 to `top` (one step of 1 when `top` is not positive).
+    pub(super) fn covering(top: f64) -> YAxis {
+        let step = nice_step(if top > 0.0 { top } else { 1.0 }, 5.0);
+        YAxis {
+            step,
+            max: (top / step).ceil().max(1.0) * step,
+        }
+    }
+
+    /// Writes a horizontal grid line across the plot and a tick label left of it at
+    /// each step, `sy` giving a value's y in the view box.
+    pub(super) fn write_grid(&self, svg: &mut String, sy: impl Fn(f64) -> f64) {
+        let mut y = 0.0;
+        while y <= self.max + self.step / 2.0 {
+            let py = sy(y);
+            let _ = write!(
+                svg,
+                r#"<line x1="{LEFT}" x2="{x2}" y1="{py:.1}" y2="{py:.1}" class="grid"/><text x="{tx}" y="{ty:.1}" class="tick" text-anchor="end">{label}</text>"#,
+                x2 = WIDTH - RIGHT,
+                tx = LEFT - 6.0,
+                ty = py + 4.0,
+                label = number(y)
+            );
+            y += self.step;
+        }
+    }
+}
+
 /// A tick label: whole numbers bare, others with one or two decimals.
 pub(super) fn number(v: f64) -> String {
     if v == v.round() && v.abs() < 1e9 {
@@ -98,11 +140,10 @@ impl LineChart {
         let x_max = finite.iter().map(|p| p.0).fold(0.0f64, f64::max).max(1.0);
         let x_min = finite.iter().map(|p| p.0).fold(x_max, f64::min).min(0.0);
         let y_top = finite.iter().map(|p| p.1).fold(0.0f64, f64::max);
-        let y_step = nice_step(if y_top > 0.0 { y_top } else { 1.0 }, 5.0);
-        let y_max = (y_top / y_step).ceil().max(1.0) * y_step;
+        let y_axis = YAxis::covering(y_top);
         let (plot_w, plot_h) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
         let sx = |x: f64| LEFT + (x - x_min) / (x_max - x_min) * plot_w;
-        let sy = |y: f64| TOP + plot_h - y / y_max * plot_h;
+        let sy = |y: f64| TOP + plot_h - y / y_axis.max * plot_h;
 
         let mut svg = String::new();
         let _ = write!(
@@ -110,20 +151,7 @@ impl LineChart {
             r#"<svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{t}" class="chart"><title>{t}</title><text x="{LEFT}" y="18" class="title">{t}</text>"#,
             t = escape(&self.title)
         );
-        // Horizontal grid and y ticks.
-        let mut y = 0.0;
-        while y <= y_max + y_step / 2.0 {
-            let py = sy(y);
-            let _ = write!(
-                svg,
-                r#"<line x1="{LEFT}" x2="{x2}" y1="{py:.1}" y2="{py:.1}" class="grid"/><text x="{tx}" y="{ty:.1}" class="tick" text-anchor="end">{label}</text>"#,
-                x2 = WIDTH - RIGHT,
-                tx = LEFT - 6.0,
-                ty = py + 4.0,
-                label = number(y)
-            );
-            y += y_step;
-        }
+        y_axis.write_grid(&mut svg, sy);
         // x ticks.
         let x_step = match self.x_axis {
             XAxis::Linear => nice_step(x_max - x_min, 8.0).max(1.0),

@@ -208,24 +208,7 @@ mod tests {
                 ..Default::default()
             }),
         );
-        let mut s = Summary {
-            version: 1,
-            name: "x".into(),
-            model: "arrival-rate".into(),
-            requests: 0,
-            duration_s: 1.0,
-            rate: Default::default(),
-            dropped: 0,
-            latency_ms: Default::default(),
-            latency_uncorrected_ms: Default::default(),
-            errors: Default::default(),
-            by_name: Default::default(),
-            thresholds: vec![],
-            generator: Default::default(),
-            timeline: vec![],
-            interrupted: false,
-            watches: vec![],
-        };
+        let mut s = Summary::empty("x", 1.0);
         s.watches = vec![gen, db, pg];
         let text = render(&s);
         let want_rows = "  what                  CPU avg  CPU max   cap  mem max  mem cap\n\

@@ -1,4 +1,4 @@
-//! Live progress while a run goes: the engine hands a [`Snapshot`] to
+//! Live progress while a run goes: the engine's [`Live`] figures go to
 //! [`Progress::update`] (about once a second) and calls [`Progress::finish`] at the end.
 //!
 //! On a terminal the progress is an indicatif bar redrawn in place; otherwise (CI logs,
@@ -10,50 +10,25 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::engine::Live;
 use crate::report::units::{clock, latency, percent, share};
 
-/// What the run looks like at one moment. Plain data, built by the engine.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Snapshot {
-    /// Time since the run started.
-    pub elapsed: Duration,
-    /// Scheduled length of the run (zero when unknown).
-    pub total: Duration,
-    /// Requests completed since the start, successful or not.
-    pub requests: u64,
-    /// Of those, requests that ended in an error of any kind.
-    pub errors: u64,
-    /// Scheduled iterations dropped since the start (in-flight limit reached).
-    pub dropped: u64,
-    /// Requests sent and not yet answered, now.
-    pub in_flight: u64,
-    /// Requests completed during the last whole second.
-    pub rate_last_s: f64,
-    /// 95th percentile latency of the requests completed during the last second, ms.
-    pub p95_last_s_ms: f64,
-    /// Active users (closed model); `None` in the open model.
-    pub users: Option<u64>,
-}
-
-/// Formats a snapshot as one line, e.g.
+/// Formats the figures as one line, e.g.
 /// `[  5s/10s] 1999 req/s  p95 1.20ms  errors 0 (0.00%)  dropped 0  in flight 3`,
 /// followed by `  users N` in the closed model. The elapsed time is padded to the width
 /// of the total so that successive lines align.
-pub fn format_line(s: &Snapshot) -> String {
+/// The rate and p95 are those of the last whole second.
+pub fn format_line(s: &Live) -> String {
     let total = clock(s.total);
     let elapsed = clock(s.elapsed);
     let p95 = if s.requests > 0 {
-        latency(s.p95_last_s_ms)
+        latency(s.last.p95_ms)
     } else {
         "-".to_string()
     };
-    let rate = if s.rate_last_s.is_finite() {
-        s.rate_last_s.max(0.0)
-    } else {
-        0.0
-    };
+    let rate = s.last.requests;
     let mut line = format!(
-        "[{elapsed:>width$}/{total}] {rate:.0} req/s  p95 {p95}  errors {} ({})  dropped {}  \
+        "[{elapsed:>width$}/{total}] {rate} req/s  p95 {p95}  errors {} ({})  dropped {}  \
          in flight {}",
         s.errors,
         percent(share(s.errors, s.requests)),
@@ -83,13 +58,13 @@ enum Output {
         writer: Box<dyn Write + Send>,
         /// Run time at which the next line is due.
         next_at: Duration,
-        /// The latest snapshot not yet printed, shown by `finish`.
-        pending: Option<Snapshot>,
+        /// The latest figures not yet printed, shown by `finish`.
+        pending: Option<Live>,
     },
 }
 
-/// The live progress display of one run. Not shared: the thread that collects
-/// snapshots owns it. Write errors on the output are ignored (progress is best effort).
+/// The live progress display of one run. Not shared: the thread that receives the
+/// engine's figures owns it. Write errors on the output are ignored (progress is best effort).
 pub struct Progress {
     label: String,
     output: Output,
@@ -134,44 +109,44 @@ impl Progress {
         }
     }
 
-    /// Shows the latest snapshot (snapshots must come in order of `elapsed`).
-    pub fn update(&mut self, snapshot: &Snapshot) {
+    /// Shows the latest figures (they must come in order of `elapsed`).
+    pub fn update(&mut self, live: &Live) {
         match &mut self.output {
             Output::Bar(bar) => {
-                bar.set_length(snapshot.total.as_millis() as u64);
-                bar.set_position(snapshot.elapsed.as_millis() as u64);
-                bar.set_message(format_line(snapshot));
+                bar.set_length(live.total.as_millis() as u64);
+                bar.set_position(live.elapsed.as_millis() as u64);
+                bar.set_message(format_line(live));
             }
             Output::Lines {
                 writer,
                 next_at,
                 pending,
             } => {
-                if snapshot.elapsed < *next_at {
-                    *pending = Some(snapshot.clone());
+                if live.elapsed < *next_at {
+                    *pending = Some(live.clone());
                     return;
                 }
-                let every = interval_for(snapshot.total);
+                let every = interval_for(live.total);
                 // The next line is due at the next multiple of the interval, so lines
                 // land on round times even if updates arrive late.
-                let due = (snapshot.elapsed.as_millis() / every.as_millis() + 1) as u32;
+                let due = (live.elapsed.as_millis() / every.as_millis() + 1) as u32;
                 *next_at = every * due;
                 *pending = None;
-                let _ = writeln!(writer, "{} {}", self.label, format_line(snapshot));
+                let _ = writeln!(writer, "{} {}", self.label, format_line(live));
             }
         }
     }
 
     /// Ends the display: the bar is cleared, so the summary that follows stands alone;
-    /// in plain mode the last snapshot is printed if it was held back.
+    /// in plain mode the last figures are printed if they were held back.
     pub fn finish(&mut self) {
         match &mut self.output {
             Output::Bar(bar) => bar.finish_and_clear(),
             Output::Lines {
                 writer, pending, ..
             } => {
-                if let Some(snapshot) = pending.take() {
-                    let _ = writeln!(writer, "{} {}", self.label, format_line(&snapshot));
+                if let Some(live) = pending.take() {
+                    let _ = writeln!(writer, "{} {}", self.label, format_line(&live));
                 }
                 let _ = writer.flush();
             }
@@ -182,19 +157,23 @@ impl Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::summary::Second;
     use std::sync::{Arc, Mutex};
 
-    fn snapshot(elapsed_ms: u64, total_s: u64) -> Snapshot {
-        Snapshot {
+    fn snapshot(elapsed_ms: u64, total_s: u64) -> Live {
+        Live {
             elapsed: Duration::from_millis(elapsed_ms),
             total: Duration::from_secs(total_s),
             requests: 9_995,
             errors: 5,
             dropped: 2,
             in_flight: 3,
-            rate_last_s: 1999.4,
-            p95_last_s_ms: 1.2,
             users: None,
+            last: Second {
+                requests: 1999,
+                p95_ms: 1.2,
+                ..Second::default()
+            },
         }
     }
 
@@ -205,12 +184,12 @@ mod tests {
             format_line(&s),
             "[ 5s/10s] 1999 req/s  p95 1.20ms  errors 5 (0.05%)  dropped 2  in flight 3"
         );
-        let closed = Snapshot {
+        let closed = Live {
             users: Some(50),
             elapsed: Duration::from_secs(65),
             ..s
         };
-        let closed = Snapshot {
+        let closed = Live {
             total: Duration::from_secs(600),
             ..closed
         };
@@ -223,9 +202,9 @@ mod tests {
 
     #[test]
     fn format_line_before_any_request() {
-        let s = Snapshot {
+        let s = Live {
             total: Duration::from_secs(30),
-            ..Snapshot::default()
+            ..Live::default()
         };
         assert_eq!(
             format_line(&s),

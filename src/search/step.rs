@@ -204,26 +204,13 @@ mod tests {
     fn a_step_passes_only_with_requests_all_thresholds_and_a_whole_window() {
         use crate::metrics::summary::ThresholdResult;
         let mut s = Summary {
-            version: 1,
-            name: "t".into(),
-            model: "arrival-rate".into(),
             requests: 10,
-            duration_s: 1.0,
-            rate: Default::default(),
-            dropped: 0,
-            latency_ms: Default::default(),
-            latency_uncorrected_ms: Default::default(),
-            errors: Default::default(),
-            by_name: Default::default(),
             thresholds: vec![ThresholdResult {
                 expr: "p95 < 1s".into(),
                 ok: true,
                 value: 1.0,
             }],
-            generator: Default::default(),
-            timeline: Vec::new(),
-            interrupted: false,
-            watches: Vec::new(),
+            ..Summary::empty("t", 1.0)
         };
         assert!(passed(&s));
         s.thresholds[0].ok = false;

@@ -126,18 +126,6 @@ mod tests {
         s.sample(1.0).unwrap();
         s.sample(2.0).unwrap();
         let run = Summary {
-            version: 1,
-            name: "x".into(),
-            model: "arrival-rate".into(),
-            requests: 0,
-            duration_s: 2.0,
-            rate: Default::default(),
-            dropped: 0,
-            latency_ms: Default::default(),
-            latency_uncorrected_ms: Default::default(),
-            errors: Default::default(),
-            by_name: Default::default(),
-            thresholds: vec![],
             generator: Generator {
                 bound: true,
                 reason: "an engine thread was busy 99% of the run".into(),
@@ -156,8 +144,7 @@ mod tests {
                     ..Second::default()
                 },
             ],
-            interrupted: false,
-            watches: vec![],
+            ..Summary::empty("x", 2.0)
         };
         let f = Box::new(s).finish(Some(&run));
         let Detail::Generator(g) = f.detail else {

@@ -1,4 +1,5 @@
-//! Running the built `headroom` binary from tests, with a time limit.
+//! Running the built `headroom` binary from tests, with a time limit, and reading
+//! what it printed.
 
 use std::ffi::OsStr;
 use std::io::Read;
@@ -87,4 +88,20 @@ pub(crate) fn test_store() -> PathBuf {
     std::env::temp_dir()
         .join(format!("headroom-tests-{}", std::process::id()))
         .join("history.db")
+}
+
+/// What a finished `headroom` printed on stdout, as text.
+pub(crate) fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// What a finished `headroom` printed on stderr, as text.
+pub(crate) fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Fails the test unless `out` exited with `code`, showing its stderr.
+#[track_caller]
+pub(crate) fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(out.status.code(), Some(code), "{}", stderr(out));
 }

@@ -2,7 +2,9 @@
 //!
 //! - [`Nginx`]: a real nginx on a free loopback port, stopped when dropped.
 //! - [`headroom_bin`] and [`run_headroom`]: the built `headroom` binary, run with a
-//!   time limit.
+//!   time limit; [`stdout`], [`stderr`] and [`assert_exit`] read what it did.
+//! - [`run_with_summary`] and [`read_summary`]: `headroom run --out` and the summary
+//!   JSON it wrote.
 //! - [`free_port`]: a loopback port that was free a moment ago.
 //! - [`Cluster`]: a throwaway PostgreSQL cluster on a free loopback port.
 //!
@@ -19,8 +21,10 @@ mod pg_cluster;
 mod ports;
 #[cfg(test)]
 mod self_test;
+mod summary;
 
-pub(crate) use headroom::{headroom_bin, run_headroom, test_store};
+pub(crate) use headroom::{assert_exit, headroom_bin, run_headroom, stderr, stdout, test_store};
 pub(crate) use nginx::{Nginx, JSON_BODY};
 pub(crate) use pg_cluster::Cluster;
 pub(crate) use ports::free_port;
+pub(crate) use summary::{read_summary, run_with_summary};

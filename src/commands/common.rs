@@ -1,0 +1,102 @@
+//! What `run` and `find` do alike around the load: scenario overrides and watch specs
+//! from [`CommonArgs`], stopping on Ctrl-C, the record in the run store, and the JSON
+//! written to `--out`. `demo` uses the store and Ctrl-C parts too.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::cli::CommonArgs;
+use crate::engine::Control;
+use crate::plan::Plan;
+use crate::scenario::Overrides;
+use crate::store::{RunKind, RunMeta, RunWriter, Store};
+
+/// The scenario overrides that `--url` and the shared flags give; the caller adds its
+/// own (the load model and its size).
+pub fn overrides(url: Option<&str>, common: &CommonArgs) -> Overrides {
+    Overrides {
+        url: url.map(str::to_owned),
+        threads: common.threads,
+        thresholds: common.thresholds.clone(),
+        max_in_flight: common.max_in_flight,
+        connections: common.connections,
+        timeout: common.timeout,
+        ..Overrides::default()
+    }
+}
+
+/// The specs to watch: the scenario's `watch` list, then each `--watch`.
+pub fn watch_specs(plan: &Plan, common: &CommonArgs) -> Vec<String> {
+    plan.watches
+        .iter()
+        .chain(&common.watches)
+        .cloned()
+        .collect()
+}
+
+/// Makes Ctrl-C stop what `control` drives, so the command still ends normally and
+/// reports what it measured. A handler that cannot be installed costs a warning that
+/// ends with `consequence` (e.g. `"; an interrupted run will leave no summary"`).
+pub fn stop_on_ctrl_c(control: &Control, consequence: &str) {
+    let handler_control = control.clone();
+    if let Err(e) = ctrlc::set_handler(move || handler_control.stop()) {
+        eprintln!("warning: cannot catch Ctrl-C ({e}){consequence}");
+    }
+}
+
+/// What the user calls a record of `kind` in messages: a run or a search.
+fn noun(kind: RunKind) -> &'static str {
+    match kind {
+        RunKind::Run => "run",
+        RunKind::Find => "search",
+    }
+}
+
+/// Opens the run store at `path` for a record of `kind`; a store that cannot be opened
+/// costs a warning, not the command.
+pub fn open_store(path: &Path, kind: RunKind) -> Option<Store> {
+    Store::open(path)
+        .map_err(|e| eprintln!("warning: {e}; this {} will not be kept", noun(kind)))
+        .ok()
+}
+
+/// Records the start of a `kind` run of `plan` (from the `scenario` file, if any) in
+/// `store`, with status `running`. A record that cannot be started costs a warning.
+pub fn begin_record<'s>(
+    store: &'s Store,
+    kind: RunKind,
+    scenario: Option<&Path>,
+    plan: &Plan,
+    labels: &[(String, String)],
+) -> Option<RunWriter<'s>> {
+    let meta = RunMeta::of_this_process(kind, scenario, &plan.name, labels);
+    store
+        .begin_run(&meta)
+        .map_err(|e| eprintln!("warning: {e}; this {} will not be kept", noun(kind)))
+        .ok()
+}
+
+/// Writes `value` as pretty JSON atomically (temp file + rename), so a reader never
+/// sees half a file.
+pub fn write_json(path: &Path, value: &impl Serialize) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
+    let tmp = path.with_extension("json.partial");
+    std::fs::write(&tmp, text + "\n")?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Writes `value` to `out` when `--out` was given. Returns false, having said why on
+/// stderr, when the file cannot be written.
+pub fn write_out(out: Option<&Path>, value: &impl Serialize) -> bool {
+    let Some(path) = out else {
+        return true;
+    };
+    match write_json(path, value) {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            false
+        }
+    }
+}

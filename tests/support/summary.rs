@@ -1,0 +1,36 @@
+//! `headroom run` with `--out`, and the summary JSON it writes.
+
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+use headroom::metrics::summary::Summary;
+
+use super::headroom::{run_headroom, stderr};
+
+/// Runs `headroom run ARGS... --quiet --out DIR/s.json` with at most `limit` of wall
+/// time, and returns its output and the summary it wrote. Whatever the exit code, a
+/// missing or unreadable summary fails the test, showing what headroom printed.
+pub(crate) fn run_with_summary(dir: &Path, args: &[&str], limit: Duration) -> (Output, Summary) {
+    let out_file = dir.join("s.json");
+    let mut all: Vec<String> = vec!["run".into()];
+    all.extend(args.iter().map(|a| a.to_string()));
+    all.extend([
+        "--quiet".into(),
+        "--out".into(),
+        out_file.display().to_string(),
+    ]);
+    let out = run_headroom(&all, limit);
+    let text = std::fs::read_to_string(&out_file)
+        .unwrap_or_else(|e| panic!("no summary ({e}); stderr:\n{}", stderr(&out)));
+    let summary = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("summary is not v1 JSON: {e}\n{text}"));
+    (out, summary)
+}
+
+/// Reads the summary JSON at `path`; a missing or unreadable file fails the test.
+pub(crate) fn read_summary(path: &Path) -> Summary {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("no summary at {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("summary is not v1 JSON: {e}\n{text}"))
+}
