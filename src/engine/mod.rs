@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
-pub use selfcheck::{generator_bound, Evidence, BUSY_BOUND, LAG_BOUND};
+pub use selfcheck::{generator_bound, Evidence, BUSY_BOUND, LAG_BOUND, LATE_SHARE, MIN_LATE};
 
 use crate::metrics::recorder::{Recorder, SecondBucket};
 use crate::metrics::summary::{Generator, Second, Summary};
@@ -226,6 +226,8 @@ fn self_check(plan: &Plan, rec: &Recorder, times: &[ThreadTimes], duration: Dura
         open_model: matches!(plan.load, Load::ArrivalRate { .. }),
         p99_lag: us(rec.lag.value_at_quantile(0.99)),
         max_lag: us(rec.lag.max()),
+        arrivals: rec.lag.len(),
+        late: late_arrivals(&rec.lag),
         thread_busy: times
             .iter()
             .map(|t| (t.cpu + t.waited).as_secs_f64() / wall)
@@ -240,6 +242,13 @@ fn self_check(plan: &Plan, rec: &Recorder, times: &[ThreadTimes], duration: Dura
         bound: reason.is_some(),
         reason: reason.unwrap_or_default(),
     }
+}
+
+/// Arrivals in a lag histogram (microseconds) that started more than [`LAG_BOUND`] late.
+fn late_arrivals(lag: &hdrhistogram::Histogram<u64>) -> u64 {
+    let bound = LAG_BOUND.as_micros() as u64;
+    let on_time = lag.count_between(0, bound);
+    lag.len().saturating_sub(on_time)
 }
 
 /// Collects per-thread seconds and emits each second once every thread reported it.
