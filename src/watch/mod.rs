@@ -143,6 +143,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_run_shorter_than_the_interval_still_gets_a_sample() {
+        let me = format!("pid:{}", std::process::id());
+        let w = Watches::start(std::slice::from_ref(&me), Duration::from_millis(400)).unwrap();
+        std::thread::sleep(Duration::from_millis(250));
+        let out = w.finish(None);
+        let Detail::Process(p) = &out[1].detail else {
+            panic!("not a process summary")
+        };
+        assert_eq!(p.samples.len(), 1);
+        assert!(p.samples[0].t >= 0.25, "{:?}", p.samples[0]);
+        let Detail::Generator(g) = &out[0].detail else {
+            panic!("not a generator summary")
+        };
+        assert!(g.rss_mb.max > 0.0, "{g:?}");
+    }
+
+    #[test]
     fn generator_comes_first_and_samples_every_interval() {
         let me = format!("pid:{}", std::process::id());
         let w = Watches::start(std::slice::from_ref(&me), Duration::from_millis(50)).unwrap();

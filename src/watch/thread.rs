@@ -15,7 +15,8 @@ pub(crate) struct SamplingThread {
 }
 
 impl SamplingThread {
-    /// Starts sampling `watched` every `interval`, the first sample one interval from now.
+    /// Starts sampling `watched` every `interval`, the first sample one interval from
+    /// now, and a last one when stopped (unless the latest is under half an interval old).
     pub(crate) fn spawn(
         mut watched: Vec<Watched>,
         interval: Duration,
@@ -26,16 +27,27 @@ impl SamplingThread {
             .name("headroom-watch".into())
             .spawn(move || {
                 let mut next = start + interval;
+                let mut last = 0.0;
                 loop {
                     let wait = next.saturating_duration_since(Instant::now());
-                    match stopped.recv_timeout(wait) {
-                        Err(RecvTimeoutError::Timeout) => {}
-                        Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
-                    }
-                    let t = start.elapsed().as_secs_f64();
+                    let t = match stopped.recv_timeout(wait) {
+                        Err(RecvTimeoutError::Timeout) => start.elapsed().as_secs_f64(),
+                        Ok(()) | Err(RecvTimeoutError::Disconnected) => {
+                            // Close the run with a last sample unless one was just
+                            // taken, so a run shorter than the interval still has one.
+                            let t = start.elapsed().as_secs_f64();
+                            if t - last >= interval.as_secs_f64() / 2.0 {
+                                for w in &mut watched {
+                                    w.sample(t);
+                                }
+                            }
+                            break;
+                        }
+                    };
                     for w in &mut watched {
                         w.sample(t);
                     }
+                    last = t;
                     next += interval;
                     // A round that overran (a slow endpoint) skips the ticks it missed
                     // rather than sampling in a burst to catch up.
