@@ -334,6 +334,9 @@ fn demo_runs_end_to_end_and_writes_its_report() {
     assert!(html.contains("<svg"), "{html}");
     assert!(html.contains(&format!("ceiling {ceiling} req/s")), "{html}");
     assert!(dir.path().join(".headroom/history.db").is_file());
+    // Nothing went wrong on the way: no warning of any kind.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("warning"), "{stderr}");
 }
 
 #[test]

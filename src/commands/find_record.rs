@@ -12,12 +12,22 @@ use crate::store::{RunWriter, StoreError};
 use crate::watch::{WatchError, Watches};
 
 /// The watches to run around each measured window: specs and sampling interval.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct WatchPlan {
     /// Watch specs (`pid:N`, `docker:NAME`, ...); empty for none besides the generator.
     pub specs: Vec<String>,
     /// How often they sample.
     pub interval: Duration,
+}
+
+impl Default for WatchPlan {
+    /// The generator alone, sampled every second (`--watch-interval`'s default).
+    fn default() -> Self {
+        WatchPlan {
+            specs: Vec::new(),
+            interval: Duration::from_secs(1),
+        }
+    }
 }
 
 impl WatchPlan {

@@ -45,8 +45,9 @@ const CONNECT_BACKOFF: Duration = Duration::from_millis(50);
 pub(crate) enum Report {
     /// A finished second of this thread.
     Second(SecondBucket),
-    /// The thread is done: its whole record, the final partial second, and its CPU use.
-    Done(Box<Recorder>, SecondBucket, ThreadTimes),
+    /// The thread is done: its whole record, the final partial second, its CPU use,
+    /// and when its last request ended.
+    Done(Box<Recorder>, SecondBucket, ThreadTimes, Option<Instant>),
 }
 
 /// This thread's identity within the run.
@@ -113,7 +114,7 @@ pub(crate) fn run_thread(
     let t = recorder.second.t;
     let last = recorder.take_second(t + 1);
     let whole = Box::new(recorder.clone());
-    let _ = tx.send(Report::Done(whole, last, times));
+    let _ = tx.send(Report::Done(whole, last, times, state.last_done.get()));
     result
 }
 

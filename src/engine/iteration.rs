@@ -2,7 +2,7 @@
 //! steps in order with captured variables — on the caller's connection, recording
 //! every request in the thread's recorder. Hit errors are recorded, never returned.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,6 +32,8 @@ pub(crate) struct ThreadState {
     pub(crate) start: Instant,
     /// This thread's measurements.
     pub(crate) recorder: RefCell<Recorder>,
+    /// When this thread's latest request ended (none yet: `None`).
+    pub(crate) last_done: Cell<Option<Instant>>,
     /// This thread's random source.
     pub(crate) rng: RefCell<SmallRng>,
     /// Set to stop early (Ctrl-C).
@@ -168,6 +170,7 @@ async fn send(
         uncorrected: done - sent,
         error,
     });
+    state.last_done.set(Some(done));
     match error {
         None => Sent::Ok,
         Some(ErrorKind::Connect) => Sent::ConnectFailed,

@@ -131,6 +131,7 @@ pub fn run(
             addr,
             start: placeholder,
             recorder: Recorder::new(plan.names.len()).into(),
+            last_done: None.into(),
             rng: SmallRng::from_os_rng().into(),
             stop: control.stop.clone(),
             connect_failure: connect_failure.clone(),
@@ -149,11 +150,13 @@ pub fn run(
     let mut merged = Recorder::new(plan.names.len());
     let mut cpu = Vec::new();
     let mut stopped_at = None;
+    let mut last_done: Option<Instant> = None;
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(Report::Second(bucket)) => timeline.add(bucket, false, on_second),
-            Ok(Report::Done(recorder, last, thread_cpu)) => {
+            Ok(Report::Done(recorder, last, thread_cpu, done)) => {
                 merged.merge(&recorder);
+                last_done = last_done.max(done);
                 timeline.add(last, true, on_second);
                 cpu.push(thread_cpu);
             }
@@ -171,10 +174,6 @@ pub fn run(
             Err(_) => return Err(EngineError::Thread("an engine thread panicked".into())),
         }
     }
-    // The schedule ran until its end or the interruption; requests kept completing
-    // until the threads finished draining, and the achieved rate counts that time too
-    // (else a backlog drained after the schedule would inflate it).
-    let ended = Instant::now();
     let start = start_line.fixed().unwrap_or(placeholder);
     let planned = plan.duration();
     let interrupted = stopped_at.is_some_and(|t| t < start + planned);
@@ -182,7 +181,8 @@ pub fn run(
         Some(t) if interrupted => t.saturating_duration_since(start),
         _ => planned,
     };
-    let measured = ended.saturating_duration_since(start).max(scheduled);
+    let fastest = Duration::from_micros(merged.overall.latency.min());
+    let measured = measured_span(start, scheduled, last_done, fastest);
     let generator = self_check(&plan, &merged, &cpu, scheduled);
     let summary = summarize::summarize(
         &plan,
@@ -242,6 +242,25 @@ fn self_check(plan: &Plan, rec: &Recorder, times: &[ThreadTimes], duration: Dura
         bound: reason.is_some(),
         reason: reason.unwrap_or_default(),
     }
+}
+
+/// How long the run served requests, for the achieved rate: the schedule, plus the
+/// time requests kept completing after it beyond what one request takes anyway.
+///
+/// A backlog drained after the schedule extends the span, so it cannot inflate the
+/// rate; the last requests of a target that kept up end one latency after the
+/// schedule, as the first ones ended one latency after its start, and do not shrink it.
+fn measured_span(
+    start: Instant,
+    scheduled: Duration,
+    last_done: Option<Instant>,
+    fastest: Duration,
+) -> Duration {
+    let Some(last_done) = last_done else {
+        return scheduled;
+    };
+    let after = last_done.saturating_duration_since(start + scheduled);
+    scheduled + after.saturating_sub(fastest)
 }
 
 /// Arrivals in a lag histogram (microseconds) that started more than [`LAG_BOUND`] late.
@@ -327,5 +346,26 @@ impl<'a> Timeline<'a> {
         }
         self.done.sort_by_key(|s| s.t);
         self.done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_span_grows_by_the_drain_beyond_one_request() {
+        let start = Instant::now();
+        let ms = Duration::from_millis;
+        let s = Duration::from_secs(2);
+        let fastest = ms(10);
+        // The last request ended one latency after the schedule: the target kept up.
+        assert_eq!(measured_span(start, s, Some(start + s + ms(9)), fastest), s);
+        // A 500 ms backlog drained after the schedule counts, less one latency.
+        let drained = measured_span(start, s, Some(start + s + ms(510)), fastest);
+        assert_eq!(drained, s + ms(500));
+        // Nothing completed (or everything before the end): the schedule alone.
+        assert_eq!(measured_span(start, s, None, fastest), s);
+        assert_eq!(measured_span(start, s, Some(start + ms(300)), fastest), s);
     }
 }
