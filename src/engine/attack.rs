@@ -77,7 +77,10 @@ pub(crate) fn run_thread(
         .build();
     // Even a thread whose runtime failed must reach the start line, or the others
     // would wait for it forever.
-    state.start = start_line.wait();
+    let Some(start) = start_line.wait() else {
+        return Ok(()); // The run was given up before it started.
+    };
+    state.start = start;
     let runtime = runtime?;
     let times_before = thread_times();
     let state = Rc::new(state);

@@ -136,12 +136,19 @@ pub fn run(
             stop: control.stop.clone(),
             connect_failure: connect_failure.clone(),
         };
-        let (tx, start_line) = (tx.clone(), start_line.clone());
+        let (tx, line) = (tx.clone(), start_line.clone());
         let slot = Slot { index, threads };
         let handle = std::thread::Builder::new()
             .name(format!("headroom-engine-{index}"))
-            .spawn(move || attack::run_thread(state, slot, &start_line, tx))
-            .map_err(|e| EngineError::Thread(e.to_string()))?;
+            .spawn(move || attack::run_thread(state, slot, &line, tx));
+        let handle = match handle {
+            Ok(handle) => handle,
+            Err(e) => {
+                // The threads already spawned wait at the line: let them go unused.
+                start_line.close();
+                return Err(EngineError::Thread(e.to_string()));
+            }
+        };
         handles.push(handle);
     }
     drop(tx);

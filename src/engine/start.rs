@@ -6,44 +6,81 @@
 //! first arrivals already due, starts them late, and that lag both inflates latency
 //! (timed from the schedule) and marks the run generator-bound.
 
-use std::sync::{Barrier, Mutex};
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// How far after the last thread is ready the schedule starts, so that a thread
 /// woken a little later than the others still finds its first arrival ahead.
 const MARGIN: Duration = Duration::from_millis(5);
 
-/// Shared by the engine threads of one run.
+/// Shared by the engine threads of one run and the thread that started them.
 #[derive(Debug)]
 pub(crate) struct StartLine {
-    ready: Barrier,
-    at: Mutex<Option<Instant>>,
+    gate: Mutex<Gate>,
+    opened: Condvar,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Gate {
+    /// Threads still to arrive.
+    Waiting(usize),
+    /// Everyone arrived; the schedule starts at this instant.
+    Open(Instant),
+    /// The run was given up before it started (a thread could not be spawned).
+    Closed,
 }
 
 impl StartLine {
     /// A start line for `threads` engine threads.
     pub(crate) fn new(threads: usize) -> StartLine {
         StartLine {
-            ready: Barrier::new(threads),
-            at: Mutex::new(None),
+            gate: Mutex::new(Gate::Waiting(threads)),
+            opened: Condvar::new(),
         }
     }
 
-    /// Waits until every thread is ready, then returns the common start instant.
-    /// Every thread must call this exactly once, even one about to fail, or the
-    /// others wait forever.
-    pub(crate) fn wait(&self) -> Instant {
-        self.ready.wait();
-        *self.lock().get_or_insert_with(|| Instant::now() + MARGIN)
+    /// Waits until every thread is ready, then returns the common start instant;
+    /// `None` when the run was given up ([`StartLine::close`]). Every thread must call
+    /// this exactly once, even one about to fail, or the others wait for it.
+    pub(crate) fn wait(&self) -> Option<Instant> {
+        let mut gate = self.lock();
+        if let Gate::Waiting(left) = *gate {
+            *gate = match left {
+                0 | 1 => Gate::Open(Instant::now() + MARGIN),
+                _ => Gate::Waiting(left - 1),
+            };
+            self.opened.notify_all();
+        }
+        let gate = self
+            .opened
+            .wait_while(gate, |g| matches!(g, Gate::Waiting(_)))
+            .unwrap_or_else(|p| p.into_inner());
+        match *gate {
+            Gate::Open(at) => Some(at),
+            Gate::Waiting(_) | Gate::Closed => None,
+        }
+    }
+
+    /// Gives the run up before it starts: threads waiting, or still to arrive, get
+    /// `None` and return without sending anything. No effect once the line is open.
+    pub(crate) fn close(&self) {
+        let mut gate = self.lock();
+        if let Gate::Waiting(_) = *gate {
+            *gate = Gate::Closed;
+            self.opened.notify_all();
+        }
     }
 
     /// The start instant, once the threads have fixed it.
     pub(crate) fn fixed(&self) -> Option<Instant> {
-        *self.lock()
+        match *self.lock() {
+            Gate::Open(at) => Some(at),
+            Gate::Waiting(_) | Gate::Closed => None,
+        }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Instant>> {
-        self.at.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> MutexGuard<'_, Gate> {
+        self.gate.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -68,12 +105,29 @@ mod tests {
                 })
             })
             .collect();
-        let starts: Vec<Instant> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        let starts: Vec<Instant> = handles
+            .into_iter()
+            .map(|h| h.join().unwrap().expect("the line opened"))
+            .collect();
         assert!(starts.iter().all(|s| *s == starts[0]));
         assert!(
             starts[0] >= before + slow,
             "the start waited for the slow thread"
         );
         assert_eq!(line.fixed(), Some(starts[0]));
+    }
+
+    #[test]
+    fn closing_the_line_releases_the_threads_that_came() {
+        let line = Arc::new(StartLine::new(3));
+        let early = {
+            let line = line.clone();
+            std::thread::spawn(move || line.wait())
+        };
+        std::thread::sleep(Duration::from_millis(20));
+        line.close();
+        assert_eq!(early.join().unwrap(), None);
+        assert_eq!(line.wait(), None, "a thread arriving after the close");
+        assert_eq!(line.fixed(), None);
     }
 }
