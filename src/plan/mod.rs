@@ -47,18 +47,20 @@ impl Plan {
     /// The longest timeout any request of the plan may run into: how long an
     /// in-flight request may still need after the schedule ends.
     pub fn longest_timeout(&self) -> Duration {
-        let own = self.items.iter().flat_map(|item| match item {
-            Item::Request(r) => vec![r.timeout],
-            Item::Flow(f) => f
-                .steps
-                .iter()
-                .filter_map(|s| match s {
-                    Step::Request { request, .. } => Some(request.timeout),
-                    Step::Think(_) => None,
-                })
-                .collect(),
-        });
-        own.flatten().fold(self.timeout, Duration::max)
+        let mut longest = self.timeout;
+        for item in &self.items {
+            match item {
+                Item::Request(r) => longest = longest.max(r.timeout_in(self)),
+                Item::Flow(f) => {
+                    for step in &f.steps {
+                        if let Step::Request { request, .. } = step {
+                            longest = longest.max(request.timeout_in(self));
+                        }
+                    }
+                }
+            }
+        }
+        longest
     }
 
     /// Total scheduled duration of the run.
@@ -143,7 +145,7 @@ pub struct RequestTemplate {
     pub body: Option<Template>,
     /// What a response must satisfy; a failure is an error of kind `check`.
     pub expect: Expect,
-    /// This request's own timeout, when it differs from the run's [`Plan::timeout`].
+    /// The request's own `timeout:`; `None` uses the run's [`Plan::timeout`].
     pub timeout: Option<Duration>,
 }
 
