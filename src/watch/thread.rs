@@ -30,24 +30,20 @@ impl SamplingThread {
                 let mut last = 0.0;
                 loop {
                     let wait = next.saturating_duration_since(Instant::now());
-                    let t = match stopped.recv_timeout(wait) {
-                        Err(RecvTimeoutError::Timeout) => start.elapsed().as_secs_f64(),
-                        Ok(()) | Err(RecvTimeoutError::Disconnected) => {
-                            // Close the run with a last sample unless one was just
-                            // taken, so a run shorter than the interval still has one.
-                            let t = start.elapsed().as_secs_f64();
-                            if t - last >= interval.as_secs_f64() / 2.0 {
-                                for w in &mut watched {
-                                    w.sample(t);
-                                }
-                            }
-                            break;
+                    let stopping =
+                        !matches!(stopped.recv_timeout(wait), Err(RecvTimeoutError::Timeout));
+                    let t = start.elapsed().as_secs_f64();
+                    // The stop closes the run with a last sample unless one was just
+                    // taken, so a run shorter than the interval still has one.
+                    if !stopping || t - last >= interval.as_secs_f64() / 2.0 {
+                        for w in &mut watched {
+                            w.sample(t);
                         }
-                    };
-                    for w in &mut watched {
-                        w.sample(t);
+                        last = t;
                     }
-                    last = t;
+                    if stopping {
+                        break;
+                    }
                     next += interval;
                     // A round that overran (a slow endpoint) skips the ticks it missed
                     // rather than sampling in a burst to catch up.
