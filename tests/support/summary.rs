@@ -21,10 +21,8 @@ pub(crate) fn run_with_summary(dir: &Path, args: &[&str], limit: Duration) -> (O
         out_file.display().to_string(),
     ]);
     let out = run_headroom(&all, limit);
-    let text = std::fs::read_to_string(&out_file)
-        .unwrap_or_else(|e| panic!("no summary ({e}); stderr:\n{}", stderr(&out)));
-    let summary = serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("summary is not v1 JSON: {e}\n{text}"));
+    assert!(out_file.is_file(), "no summary; stderr:\n{}", stderr(&out));
+    let summary = read_summary(&out_file);
     (out, summary)
 }
 
