@@ -117,6 +117,7 @@ pub(crate) fn summarize(
             let s = NameSummary {
                 requests: t.requests(),
                 latency_ms: latency(&t.latency),
+                latency_success_ms: latency(&t.success),
                 errors: errors(t),
             };
             (name.clone(), s)
@@ -130,8 +131,13 @@ pub(crate) fn summarize(
         duration_s: secs,
         rate: Rates { offered, achieved },
         dropped: rec.dropped,
+        scheduled: rec.scheduled,
+        completed: requests - rec.overall.error_count(),
+        abandoned: rec.abandoned,
+        retries: rec.retries,
         latency_ms: latency(&rec.overall.latency),
         latency_uncorrected_ms: latency(&rec.overall.uncorrected),
+        latency_success_ms: latency(&rec.overall.success),
         errors: errors(&rec.overall),
         by_name,
         thresholds: Vec::new(),

@@ -23,13 +23,17 @@ pub enum ErrorKind {
     Status5xx,
     /// An expectation (status, body, JSON path) or a capture failed.
     Check,
-    /// The response could not be parsed as HTTP.
+    /// The response could not be parsed as HTTP, or a part of it (head, chunk line,
+    /// trailers, kept body) was larger than its limit.
     Protocol,
+    /// The generator itself failed, not the target: no file descriptor left (EMFILE,
+    /// ENFILE), no local port (EADDRNOTAVAIL). Feeds the generator-bound verdict.
+    Generator,
 }
 
 impl ErrorKind {
     /// Every kind, in a fixed order; `kind as usize` indexes it.
-    pub const ALL: [ErrorKind; 7] = [
+    pub const ALL: [ErrorKind; ErrorKind::COUNT] = [
         ErrorKind::Connect,
         ErrorKind::Timeout,
         ErrorKind::Reset,
@@ -37,7 +41,11 @@ impl ErrorKind {
         ErrorKind::Status5xx,
         ErrorKind::Check,
         ErrorKind::Protocol,
+        ErrorKind::Generator,
     ];
+
+    /// How many kinds there are.
+    pub const COUNT: usize = 8;
 
     /// The name used in summaries and reports.
     pub fn as_str(self) -> &'static str {
@@ -49,6 +57,7 @@ impl ErrorKind {
             ErrorKind::Status5xx => "status_5xx",
             ErrorKind::Check => "check",
             ErrorKind::Protocol => "protocol",
+            ErrorKind::Generator => "generator",
         }
     }
 

@@ -57,8 +57,10 @@ pub struct Tally {
     pub latency: Histogram<u64>,
     /// Uncorrected latency, microseconds.
     pub uncorrected: Histogram<u64>,
+    /// Corrected latency of successful requests only, microseconds.
+    pub success: Histogram<u64>,
     /// Errors by kind, indexed as [`ErrorKind::ALL`].
-    pub errors: [u64; 7],
+    pub errors: [u64; ErrorKind::COUNT],
 }
 
 impl Default for Tally {
@@ -66,7 +68,8 @@ impl Default for Tally {
         Tally {
             latency: new_histogram(SIGFIG),
             uncorrected: new_histogram(SIGFIG),
-            errors: [0; 7],
+            success: new_histogram(SIGFIG),
+            errors: [0; ErrorKind::COUNT],
         }
     }
 }
@@ -75,8 +78,9 @@ impl Tally {
     fn record(&mut self, hit: &Hit) {
         put(&mut self.latency, hit.corrected);
         put(&mut self.uncorrected, hit.uncorrected);
-        if let Some(kind) = hit.error {
-            self.errors[kind as usize] += 1;
+        match hit.error {
+            Some(kind) => self.errors[kind as usize] += 1,
+            None => put(&mut self.success, hit.corrected),
         }
     }
 
@@ -97,6 +101,9 @@ impl Tally {
             .expect("auto-resizing histograms always merge");
         self.uncorrected
             .add(&other.uncorrected)
+            .expect("auto-resizing histograms always merge");
+        self.success
+            .add(&other.success)
             .expect("auto-resizing histograms always merge");
         for (a, b) in self.errors.iter_mut().zip(other.errors) {
             *a += b;
@@ -163,6 +170,12 @@ pub struct Recorder {
     pub by_name: Vec<Tally>,
     /// Scheduled iterations dropped at the in-flight cap.
     pub dropped: u64,
+    /// Requests begun plus iterations dropped: what the run set out to send.
+    pub scheduled: u64,
+    /// Requests begun that never finished: still in flight when the run ended.
+    pub abandoned: u64,
+    /// Requests sent again on a fresh connection after a stale keep-alive one.
+    pub retries: u64,
     /// Delay between scheduled and actual start of each iteration, microseconds.
     pub lag: Histogram<u64>,
     /// The second being filled.
@@ -176,6 +189,9 @@ impl Recorder {
             overall: Tally::default(),
             by_name: vec![Tally::default(); names],
             dropped: 0,
+            scheduled: 0,
+            abandoned: 0,
+            retries: 0,
             lag: new_histogram(SIGFIG),
             second: SecondBucket::new(0),
         }
@@ -193,6 +209,7 @@ impl Recorder {
 
     /// Records an iteration that could not start because the in-flight cap was reached.
     pub fn record_dropped(&mut self) {
+        self.scheduled += 1;
         self.dropped += 1;
         self.second.dropped += 1;
     }
@@ -215,6 +232,9 @@ impl Recorder {
             a.merge(b);
         }
         self.dropped += other.dropped;
+        self.scheduled += other.scheduled;
+        self.abandoned += other.abandoned;
+        self.retries += other.retries;
         self.lag
             .add(&other.lag)
             .expect("auto-resizing histograms always merge");

@@ -22,12 +22,34 @@ pub struct Summary {
     pub rate: Rates,
     /// Scheduled iterations that could not start because the in-flight cap was reached.
     pub dropped: u64,
+    /// Requests the run set out to send: every request begun (including one still
+    /// waiting for a connection) plus every dropped iteration. The accounting identity
+    /// (DESIGN.md rule 6) always holds:
+    /// `scheduled = completed + errors.count + dropped + abandoned`.
+    #[serde(default)]
+    pub scheduled: u64,
+    /// Requests that succeeded (`requests - errors.count`).
+    #[serde(default)]
+    pub completed: u64,
+    /// Requests still in flight when the run ended (the drain after the schedule gave
+    /// up, or the run was interrupted): begun, never finished, counted nowhere else.
+    #[serde(default)]
+    pub abandoned: u64,
+    /// Requests sent a second time on a fresh connection because a reused keep-alive
+    /// connection turned out to be closed (only requests safe to repeat are retried).
+    #[serde(default)]
+    pub retries: u64,
     /// Latency over all requests, in milliseconds. In the open model it is measured
     /// from each request's scheduled start (no coordinated omission).
     pub latency_ms: Latency,
     /// Latency measured from the actual send, kept beside the corrected one for
     /// comparison (equal to `latency_ms` in the closed model).
     pub latency_uncorrected_ms: Latency,
+    /// Latency of successful requests only (corrected as `latency_ms`): fast failures,
+    /// such as a rate limiter's 503s, cannot make it look good. Thresholds name it
+    /// `success_p95` and the like.
+    #[serde(default)]
+    pub latency_success_ms: Latency,
     /// Errors over all requests.
     pub errors: Errors,
     /// Per request name.
@@ -59,8 +81,13 @@ impl Summary {
             duration_s,
             rate: Rates::default(),
             dropped: 0,
+            scheduled: 0,
+            completed: 0,
+            abandoned: 0,
+            retries: 0,
             latency_ms: Latency::default(),
             latency_uncorrected_ms: Latency::default(),
+            latency_success_ms: Latency::default(),
             errors: Errors::default(),
             by_name: BTreeMap::new(),
             thresholds: Vec::new(),
@@ -110,7 +137,8 @@ pub struct Errors {
     pub count: u64,
     /// `count / requests` (0 when there were no requests).
     pub rate: f64,
-    /// Count per kind (`connect`, `timeout`, `reset`, `status_4xx`, `status_5xx`, `check`, `protocol`).
+    /// Count per kind (`connect`, `timeout`, `reset`, `status_4xx`, `status_5xx`, `check`,
+    /// `protocol`, `generator`).
     pub by_kind: BTreeMap<String, u64>,
 }
 
@@ -121,6 +149,9 @@ pub struct NameSummary {
     pub requests: u64,
     /// Latency percentiles in milliseconds.
     pub latency_ms: Latency,
+    /// Latency of this name's successful requests only, in milliseconds.
+    #[serde(default)]
+    pub latency_success_ms: Latency,
     /// Errors under this name.
     pub errors: Errors,
 }

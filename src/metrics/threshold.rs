@@ -217,6 +217,7 @@ mod tests {
         let name = |requests, p95, errors| NameSummary {
             requests,
             latency_ms: latency(p95),
+            latency_success_ms: latency(p95),
             errors: Errors {
                 count: errors,
                 ..Errors::default()
@@ -233,8 +234,13 @@ mod tests {
                 achieved: 1999.6,
             },
             dropped: 3,
+            scheduled: 10_003,
+            completed: 9_950,
+            abandoned: 0,
+            retries: 0,
             latency_ms: latency(0.8),
             latency_uncorrected_ms: latency(0.6),
+            latency_success_ms: latency(0.7),
             errors: Errors {
                 count: 50,
                 rate: 0.005,

@@ -244,6 +244,7 @@ mod tests {
         NameSummary {
             requests,
             latency_ms: latency_ms(scale),
+            latency_success_ms: latency_ms(scale),
             errors: Errors {
                 count: errors,
                 ..Errors::default()
@@ -265,8 +266,13 @@ mod tests {
                 achieved: 1999.6,
             },
             dropped: 3,
+            scheduled: 10_003,
+            completed: 9_950,
+            abandoned: 0,
+            retries: 0,
             latency_ms: latency_ms(1.0),
             latency_uncorrected_ms: latency_ms(0.5),
+            latency_success_ms: latency_ms(0.9),
             errors: Errors {
                 count: 50,
                 rate: 0.005,

@@ -26,9 +26,37 @@ pub(crate) fn run_with_summary(dir: &Path, args: &[&str], limit: Duration) -> (O
     (out, summary)
 }
 
-/// Reads the summary JSON at `path`; a missing or unreadable file fails the test.
+/// Reads the summary JSON at `path`; a missing or unreadable file, or a summary that
+/// does not add up ([`assert_adds_up`]), fails the test.
 pub(crate) fn read_summary(path: &Path) -> Summary {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("no summary at {}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("summary is not v1 JSON: {e}\n{text}"))
+    let summary: Summary = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("summary is not v1 JSON: {e}\n{text}"));
+    assert_adds_up(&summary);
+    summary
+}
+
+/// Fails the test unless every scheduled request is accounted for (DESIGN.md rule 6):
+/// `scheduled = completed + errors.count + dropped + abandoned`, the errors by kind
+/// sum to `errors.count`, and `requests = completed + errors.count`.
+#[track_caller]
+pub(crate) fn assert_adds_up(s: &Summary) {
+    let by_kind: u64 = s.errors.by_kind.values().sum();
+    assert_eq!(by_kind, s.errors.count, "errors by kind: {:?}", s.errors);
+    assert_eq!(
+        s.requests,
+        s.completed + s.errors.count,
+        "requests = completed + failed"
+    );
+    assert_eq!(
+        s.scheduled,
+        s.completed + s.errors.count + s.dropped + s.abandoned,
+        "scheduled {} != completed {} + failed {} + dropped {} + abandoned {}",
+        s.scheduled,
+        s.completed,
+        s.errors.count,
+        s.dropped,
+        s.abandoned
+    );
 }
