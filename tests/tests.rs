@@ -1,6 +1,7 @@
 //! Integration tests: the built `headroom` binary and its helpers against real servers
 //! on 127.0.0.1.
 
+mod accounting;
 mod find_cli;
 mod report_cli;
 mod run_cli;
