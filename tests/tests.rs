@@ -6,6 +6,7 @@ mod find_cli;
 mod report_cli;
 mod run_cli;
 mod run_errors;
+mod run_faults;
 mod run_shapes;
 mod store_cli;
 mod support;
