@@ -15,7 +15,7 @@ use super::knee::knee;
 use super::result::{value, LimitedBy, SearchResult};
 use super::step::{measure, warm_up, StepRecord, StepTiming, Unit};
 use super::strategy::{Conclusion, Next, Range, Strategy};
-use super::text::failed_rules;
+use super::text::failures;
 use crate::engine::{Control, Live};
 use crate::metrics::recorder::Recorder;
 use crate::plan::Plan;
@@ -224,7 +224,7 @@ fn conclude(end: End, unit: Unit, steps: Vec<StepRecord>, took: Duration) -> Sea
         steps
             .iter()
             .find(|s| s.rate == rate && !s.passed && !s.summary.generator.bound)
-            .map(|s| failed_rules(&s.summary))
+            .map(failures)
             .unwrap_or_default()
     };
     let lower = |best: Option<f64>| {

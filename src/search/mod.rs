@@ -2,7 +2,8 @@
 //!
 //! [`driver::search`] drives it: the [`strategy::Strategy`] picks each step's rate (or
 //! user count) — grow ×2, bisect, confirm — and [`step::run_step`] runs it (warm-up,
-//! then a measured window judged by the plan's thresholds). Between steps,
+//! then a measured window judged by the plan's thresholds and by whether the target
+//! kept up, [`keepup`]). Between steps,
 //! [`isolation`] waits out a cooldown and the TIME_WAIT sockets toward the target, and
 //! [`hooks`] runs the scenario's shell commands. The outcome is a
 //! [`result::SearchResult`] with every step's summary, the ceiling, the [`knee`] and
@@ -11,6 +12,7 @@
 pub mod driver;
 pub mod hooks;
 pub mod isolation;
+pub mod keepup;
 pub mod knee;
 pub mod result;
 pub mod step;

@@ -73,8 +73,8 @@ pub fn row(step: &StepRecord, unit: Unit) -> Vec<String> {
     ]
 }
 
-/// `pass`, `fail: p95 < 50ms (61.2ms)`, `generator-bound`, with `(again)` on a
-/// confirmation run.
+/// `pass`, `fail: p95 < 50ms (61.2ms)`, `fail: did not keep up (achieved 1201.6/s of
+/// 1240.0/s)`, `generator-bound`, with `(again)` on a confirmation run.
 pub fn verdict(step: &StepRecord) -> String {
     let s = &step.summary;
     let mut v = if s.generator.bound {
@@ -86,12 +86,23 @@ pub fn verdict(step: &StepRecord) -> String {
     } else if s.requests == 0 {
         "fail: no request completed".to_string()
     } else {
-        format!("fail: {}", failed_rules(s))
+        format!("fail: {}", failures(step))
     };
     if step.confirmation {
         v.push_str(" (again)");
     }
     v
+}
+
+/// Why a step failed: its failed thresholds, then how the target fell behind.
+pub fn failures(step: &StepRecord) -> String {
+    let rules = failed_rules(&step.summary);
+    let behind = step.keep_up.describe().unwrap_or_default();
+    match (rules.is_empty(), behind.is_empty()) {
+        (false, false) => format!("{rules}, {behind}"),
+        (true, _) => behind,
+        (false, true) => rules,
+    }
 }
 
 /// The failed thresholds of a summary with their measured values:
