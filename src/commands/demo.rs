@@ -235,9 +235,9 @@ pub fn markdown(
         value(capacity),
         accuracy(result, capacity)
     );
-    let knee = result
-        .knee
-        .map_or("none seen".into(), |k| format!("{} {unit}", value(k)));
+    let knee = result.knee.map_or("none that matters".into(), |k| {
+        format!("{} {unit}", value(k))
+    });
     let _ = writeln!(md, "- Knee: {knee}.");
     let _ = writeln!(md, "- Limited by: `{}`.", result.limited_by.as_str());
     let _ = writeln!(md, "- Generator: {}.", generator_verdict(result));

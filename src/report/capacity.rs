@@ -12,7 +12,7 @@ use std::fmt::Write;
 use super::charts::{nice_step, number, YAxis, BOTTOM, LEFT, RIGHT, WIDTH};
 use super::html::escape;
 use crate::report::units::{latency, per_second, percent};
-use crate::search::knee::knee;
+use crate::search::knee::{knee, latency_limit};
 use crate::search::result::value;
 use crate::store::StoredRun;
 
@@ -97,7 +97,7 @@ impl Capacity {
             steps,
             unit,
             ceiling,
-            knee: knee(&measured),
+            knee: knee(&measured, latency_limit(&first.summary.thresholds)),
         })
     }
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::hooks::{run_hook, wait_until, HookError};
 use super::isolation::{between_steps, IsolationOptions, IsolationReport};
-use super::knee::knee;
+use super::knee::{knee, latency_limit};
 use super::result::{value, LimitedBy, SearchResult};
 use super::step::{measure, warm_up, StepRecord, StepTiming, Unit};
 use super::strategy::{Conclusion, Next, Range, Strategy};
@@ -304,11 +304,14 @@ fn conclude(end: End, unit: Unit, steps: Vec<StepRecord>, took: Duration) -> Sea
         .filter(|s| !s.summary.generator.bound && !s.summary.interrupted && s.summary.requests > 0)
         .map(|s| (s.rate, s.summary.latency_ms.p95))
         .collect();
+    let limit = steps
+        .first()
+        .and_then(|s| latency_limit(&s.summary.thresholds));
     SearchResult {
         version: 1,
         ceiling,
         ceiling_is_lower_bound: lower_bound && ceiling.is_some(),
-        knee: knee(&points),
+        knee: knee(&points, limit),
         limited_by,
         unit,
         failed_at,

@@ -144,7 +144,7 @@ pub fn render(result: &SearchResult) -> String {
     };
     out.push_str(&format!("Ceiling:    {ceiling}\n"));
     let knee = result.knee.map_or(
-        "none seen (p95 never grew faster than the load)".into(),
+        "none that matters (p95 never outgrew the load to twice its baseline and a fifth of the latency threshold)".into(),
         |k| {
             format!(
                 "{} {unit} (p95 grows faster than the load beyond it)",
