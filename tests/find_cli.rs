@@ -5,6 +5,7 @@
 //! at a time (`SERIAL`) with short steps; together they take about two minutes.
 //! Issue 9's honest-verdict checks of a search live in submodules.
 
+mod isolation;
 mod keep_up;
 
 use std::path::{Path, PathBuf};

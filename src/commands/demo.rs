@@ -213,9 +213,9 @@ pub fn markdown(
     let _ = writeln!(md, "## Steps\n");
     let _ = writeln!(
         md,
-        "| Rate | Achieved | Success | p50 | p95 | p99 | Dropped | Verdict |"
+        "| Rate | Achieved | Success | p50 | p95 | p99 | Dropped | Wait | Verdict |"
     );
-    let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|---|");
+    let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     for step in &result.steps {
         let cells = text::row(step, result.unit);
         let _ = writeln!(md, "| {} |", cells.join(" | ").replace('\n', " "));

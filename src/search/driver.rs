@@ -1,16 +1,17 @@
 //! [`search`]: the loop that asks the [`Strategy`] for the next value, isolates, runs
 //! hooks and the step, and turns the way it ended into a [`SearchResult`].
 //!
-//! Per step, in order: isolation from the previous step (cooldown, TIME_WAIT drain),
+//! Per step, in order: isolation from the previous step (cooldown, wait for ports),
 //! `before_step` hooks, `wait_until`, warm-up, measured window, `after_step` hooks. A
 //! failing hook, an engine error or Ctrl-C ends the search; so does a generator-bound
 //! step, once it is bound again when re-run (a busy moment on a shared machine can
 //! bind one short step). The steps done so far are kept in the result.
 
+use std::net::ToSocketAddrs;
 use std::time::{Duration, Instant};
 
 use super::hooks::{run_hook, wait_until, HookError};
-use super::isolation::{between_steps, IsolationOptions, IsolationReport};
+use super::isolation::{between_steps, ports, IsolationOptions, IsolationReport, NextStep};
 use super::knee::{knee, latency_limit};
 use super::result::{value, LimitedBy, SearchResult};
 use super::step::{measure, warm_up, StepRecord, StepTiming, Unit};
@@ -93,6 +94,12 @@ pub fn search(
     let mut steps: Vec<StepRecord> = Vec::new();
     // The value of a generator-bound step being re-run, if any.
     let mut rerun_bound: Option<f64> = None;
+    // Where the steps connect, for the isolation's port count (the engine resolves
+    // the name again for each step and reports a failure there).
+    let addr = (base.target.host.as_str(), base.target.port)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next());
     let end = loop {
         if control.is_stopped() {
             break End::Interrupted;
@@ -102,7 +109,12 @@ pub fn search(
             Next::Done(c) => break End::Strategy(c),
         };
         let isolation = (!steps.is_empty()).then(|| {
-            let r = between_steps(&opts.isolation, base.target.port, control);
+            let next = NextStep {
+                addr,
+                port: base.target.port,
+                ports_needed: ports::needed(base, value, steps.last().map(|s| &s.summary)),
+            };
+            let r = between_steps(&opts.isolation, &next, control);
             on_event(Event::Isolated(&r));
             r
         });

@@ -1,13 +1,16 @@
 //! Text output of a search: the live line printed as each step ends ([`step_line`]),
 //! the step table in the shape of a hand-kept load-test log ([`table`]: `Rate |
-//! Achieved | Success | p50 | p95 | p99 | Dropped | Verdict`), and the closing lines
-//! with ceiling, knee and `limited_by` ([`render`]).
+//! Achieved | Success | p50 | p95 | p99 | Dropped | Wait | Verdict`, where Wait is the
+//! isolation wait before the step beyond its cooldown), the line for a long isolation
+//! wait ([`isolation_line`]), and the closing lines with ceiling, knee and
+//! `limited_by` ([`render`]).
 
+use super::isolation::IsolationReport;
 use super::result::{value, SearchResult};
 use super::step::{StepRecord, Unit};
 use crate::metrics::summary::{Summary, ThresholdResult};
 use crate::report::table::{Align, Table};
-use crate::report::units::{latency, per_second, percent};
+use crate::report::units::{latency, per_second, percent, seconds};
 
 /// One line for a finished step: value, achieved rate, p50/p95/p99, errors, dropped,
 /// verdict.
@@ -39,6 +42,7 @@ pub fn table(result: &SearchResult) -> String {
         Align::Right,
         Align::Right,
         Align::Right,
+        Align::Right,
         Align::Left,
     ]);
     let first = match result.unit {
@@ -46,7 +50,7 @@ pub fn table(result: &SearchResult) -> String {
         Unit::Users => "Users",
     };
     t.row([
-        first, "Achieved", "Success", "p50", "p95", "p99", "Dropped", "Verdict",
+        first, "Achieved", "Success", "p50", "p95", "p99", "Dropped", "Wait", "Verdict",
     ]);
     for step in &result.steps {
         t.row(row(step, result.unit));
@@ -69,8 +73,35 @@ pub fn row(step: &StepRecord, unit: Unit) -> Vec<String> {
         latency(s.latency_ms.p95),
         latency(s.latency_ms.p99),
         s.dropped.to_string(),
+        step.isolation
+            .map_or("-".into(), |r| seconds(r.drain_wait_s)),
         verdict(step),
     ]
+}
+
+/// What a long isolation wait waited for: `waited 4.2s for free local ports toward the
+/// target (1200 → 5000 free, 3000 needed); TIME_WAIT sockets toward port 8080: 2061 →
+/// 2056, gave up: the count stopped moving`.
+pub fn isolation_line(r: &IsolationReport, port: u16) -> String {
+    let mut line = format!("waited {}", seconds(r.drain_wait_s));
+    if let (Some(needed), Some(before), Some(after)) =
+        (r.ports_needed, r.ports_free_before, r.ports_free_after)
+    {
+        line.push_str(&format!(
+            " for free local ports toward the target ({before} → {after} free, {needed} needed)"
+        ));
+    }
+    line.push_str(&format!(
+        "; TIME_WAIT sockets toward port {port}: {} → {}",
+        r.time_wait_before.unwrap_or(0),
+        r.time_wait_after.unwrap_or(0)
+    ));
+    if r.stalled {
+        line.push_str(", gave up: the count stopped moving");
+    } else if !r.drained {
+        line.push_str(", gave up at the drain timeout");
+    }
+    line
 }
 
 /// `pass`, `fail: p95 < 50ms (61.2ms)`, `fail: did not keep up (achieved 1201.6/s of
@@ -154,10 +185,23 @@ pub fn render(result: &SearchResult) -> String {
     );
     out.push_str(&format!("Knee:       {knee}\n"));
     out.push_str(&format!("Limited by: {}\n", result.limited_by.as_str()));
+    let waited: f64 = result
+        .steps
+        .iter()
+        .filter_map(|s| s.isolation.map(|r| r.drain_wait_s))
+        .sum();
+    let waits = if waited >= 0.5 {
+        format!(
+            " (of which {} waiting beyond the cooldowns)",
+            seconds(waited)
+        )
+    } else {
+        String::new()
+    };
     out.push_str(&format!(
-        "Steps:      {} in {}\n",
+        "Steps:      {} in {}{waits}\n",
         result.steps.len(),
-        crate::report::units::seconds(result.duration_s)
+        seconds(result.duration_s)
     ));
     out.push('\n');
     out.push_str(&result.conclusion);
