@@ -291,10 +291,15 @@ fn conclude(end: End, unit: Unit, steps: Vec<StepRecord>, took: Duration) -> Sea
                 true,
                 LimitedBy::Generator,
                 format!(
-                    "The generator, not the target, limited the step at {} {u} ({}), so that step says nothing about the target; {}. To search higher, give the generator more --threads, run it on another machine, or split the load across shards.",
+                    "The generator, not the target, limited the step at {} {u} ({}), so that step says nothing about the target; {}. {}",
                     value(step.rate),
                     step.summary.generator.reason,
-                    lower(best_unbound)
+                    lower(best_unbound),
+                    if step.summary.generator.starved {
+                        "To search higher, run headroom on another machine than the target's: other processes kept the host's CPU busy, and more --threads will not help."
+                    } else {
+                        "To search higher, give the generator more --threads, run it on another machine, or split the load across shards."
+                    }
                 ),
             )
         }

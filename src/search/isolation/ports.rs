@@ -198,11 +198,20 @@ mod tests {
     }
 
     #[test]
-    fn this_machine_has_a_port_range_and_a_fresh_target_takes_none() {
+    fn this_machine_has_a_port_range_and_connections_take_ports() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let ports = free_toward(listener.local_addr().unwrap()).expect("/proc is readable");
+        let addr = listener.local_addr().unwrap();
+        let ports = free_toward(addr).expect("/proc is readable");
         assert!(ports.range > 1000, "{ports:?}");
-        assert!(ports.taken <= 1, "{ports:?}"); // at most our listener, if in the range
+        // Listeners anywhere on the machine (other tests bind port 0) take ports too.
+        assert!(ports.taken < ports.range / 2, "{ports:?}");
+        let held: Vec<_> = (0..3)
+            .map(|_| std::net::TcpStream::connect(addr).unwrap())
+            .collect();
+        let with = free_toward(addr).unwrap();
+        assert!(with.taken >= 3, "{with:?}");
+        assert_eq!(with.free(), with.range - with.taken);
+        drop(held);
     }
 
     fn plan(extra: impl FnOnce(&mut Overrides)) -> Plan {
