@@ -97,7 +97,7 @@ pub struct FindArgs {
     pub cooldown: Duration,
     /// After the cooldown, wait for this many free local ports toward the target: `auto`
     /// (twice the connections the next step may open, plus 100), a number, or `off`.
-    /// No wait when enough are free
+    /// No wait when enough are free.
     #[arg(long, default_value = "auto", value_name = "auto|N|off")]
     pub wait_ports: crate::search::PortRule,
     /// Also wait until at most this many sockets toward the target's port are in
