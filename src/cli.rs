@@ -99,11 +99,17 @@ pub struct FindArgs {
     /// Minimum rest between steps.
     #[arg(long, default_value = "2s", value_parser = parse_duration)]
     pub cooldown: Duration,
-    /// After the cooldown, wait until at most this many sockets toward the target's port
-    /// are in TIME_WAIT...
-    #[arg(long, default_value_t = 1000)]
-    pub time_wait_limit: usize,
-    /// ...but no longer than this.
+    /// After the cooldown, wait for this many free local ports toward the target: `auto`
+    /// (twice the connections the next step may open, plus 100), a number, or `off`.
+    /// No wait when enough are free.
+    #[arg(long, default_value = "auto", value_name = "auto|N|off")]
+    pub wait_ports: crate::search::PortRule,
+    /// Also wait until at most this many sockets toward the target's port are in
+    /// TIME_WAIT (no such wait unless given)...
+    #[arg(long)]
+    pub time_wait_limit: Option<usize>,
+    /// ...but no longer than this (the wait also gives up when the count stops moving
+    /// for 5 s).
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub drain_timeout: Duration,
     /// Engine, watch, output and store flags, as for `run`.

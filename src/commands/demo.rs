@@ -215,9 +215,9 @@ pub fn markdown(
     let _ = writeln!(md, "## Steps\n");
     let _ = writeln!(
         md,
-        "| Rate | Achieved | Success | p50 | p95 | p99 | Dropped | Verdict |"
+        "| Rate | Achieved | Success | p50 | p95 | p99 | Dropped | Wait | Verdict |"
     );
-    let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|---|");
+    let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     for step in &result.steps {
         let cells = text::row(step, result.unit);
         let _ = writeln!(md, "| {} |", cells.join(" | ").replace('\n', " "));
@@ -237,9 +237,9 @@ pub fn markdown(
         value(capacity),
         accuracy(result, capacity)
     );
-    let knee = result
-        .knee
-        .map_or("none seen".into(), |k| format!("{} {unit}", value(k)));
+    let knee = result.knee.map_or("none that matters".into(), |k| {
+        format!("{} {unit}", value(k))
+    });
     let _ = writeln!(md, "- Knee: {knee}.");
     let _ = writeln!(md, "- Limited by: `{}`.", result.limited_by.as_str());
     let _ = writeln!(md, "- Generator: {}.", generator_verdict(result));

@@ -127,8 +127,10 @@ pub fn prepare(args: &FindArgs) -> Result<(Plan, SearchOptions), String> {
         },
         isolation: IsolationOptions {
             cooldown: args.cooldown,
+            ports: args.wait_ports,
             time_wait_limit: args.time_wait_limit,
             drain_timeout: args.drain_timeout,
+            ..IsolationOptions::default()
         },
     };
     Ok((plan, opts))
@@ -171,18 +173,7 @@ pub fn execute(
         } => keeper.measured(index, step, recorder),
         _ if quiet => {}
         Event::Isolated(r) if r.drain_wait_s >= 0.5 || !r.drained => {
-            eprintln!(
-                "         waited {} for TIME_WAIT sockets toward port {} to drain ({} → {}){}",
-                seconds(r.drain_wait_s),
-                plan.target.port,
-                r.time_wait_before.unwrap_or(0),
-                r.time_wait_after.unwrap_or(0),
-                if r.drained {
-                    ""
-                } else {
-                    ", gave up at the drain timeout"
-                }
-            )
+            eprintln!("         {}", text::isolation_line(r, plan.target.port))
         }
         Event::Finished(index, step) => eprintln!("{}", text::step_line(index, step, unit)),
         _ => {}

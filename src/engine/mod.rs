@@ -27,7 +27,10 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
-pub use selfcheck::{generator_bound, Evidence, BUSY_BOUND, LAG_BOUND, LATE_SHARE, MIN_LATE};
+pub use selfcheck::{
+    generator_bound, starved, Evidence, BUSY_BOUND, HOST_SATURATED, LAG_BOUND, LATE_SHARE,
+    MIN_LATE, OTHERS_SHARE, STARVED_WAIT,
+};
 
 use crate::metrics::recorder::{Recorder, SecondBucket};
 use crate::metrics::summary::{Generator, Second, Summary};
@@ -280,6 +283,17 @@ fn self_check(plan: &Plan, rec: &Recorder, times: &[ThreadTimes], duration: Dura
             .iter()
             .map(|t| (t.cpu + t.waited).as_secs_f64() / wall)
             .collect(),
+        thread_waited: times
+            .iter()
+            .map(|t| t.waited.as_secs_f64() / wall)
+            .collect(),
+        // The host's ticks over the longest-lived engine thread's life.
+        host_busy: times
+            .iter()
+            .map(|t| t.host)
+            .max_by_key(|h| h.total)
+            .and_then(|h| h.busy_share()),
+        cpus: times.iter().map(|t| t.host.cpus).max().unwrap_or(0),
     };
     // Out of descriptors or local ports is the generator's own limit, however idle
     // its threads were: the requests it could not open say nothing of the target.
@@ -294,6 +308,8 @@ fn self_check(plan: &Plan, rec: &Recorder, times: &[ThreadTimes], duration: Dura
         })
     });
     Generator {
+        host_cpu_percent: evidence.host_busy.map_or(0.0, |h| h * 100.0),
+        starved: reason.is_some() && starved(&evidence).is_some(),
         cpu_percent: times.iter().map(|t| t.cpu.as_secs_f64()).sum::<f64>() / wall * 100.0,
         threads: times.len(),
         max_lag_ms: evidence.max_lag.as_secs_f64() * 1000.0,

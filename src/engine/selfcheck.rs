@@ -1,5 +1,8 @@
 //! The generator's verdict on itself (DESIGN.md rule 5): did the generator, rather
-//! than the target, limit what this run measured?
+//! than the target, limit what this run measured? And if it did, was it short of
+//! threads, or starved of CPU by other processes on a saturated host ([`starved`])?
+//! The advice differs: more `--threads` help the first, only another machine helps
+//! the second.
 
 use std::time::Duration;
 
@@ -15,6 +18,17 @@ pub const LATE_SHARE: f64 = 0.01;
 pub const MIN_LATE: u64 = 10;
 /// Share of one core an engine thread may use before it is the bottleneck.
 pub const BUSY_BOUND: f64 = 0.90;
+/// Busy share of all the host's cores (not idle, not waiting for I/O) at which the
+/// host counts as saturated.
+pub const HOST_SATURATED: f64 = 0.95;
+/// Share of the CPU time the engine threads wanted that they spent runnable but
+/// waiting for a core, beyond which they were starved. An engine thread on a machine
+/// with a free core waits a few percent (wake-up latency).
+pub const STARVED_WAIT: f64 = 0.25;
+/// Share of the host's cores that processes other than the engine threads kept busy
+/// for them to be the cause: a host saturated by the engine threads alone needs
+/// shards on more machines, not a quieter one.
+pub const OTHERS_SHARE: f64 = 0.25;
 
 /// What the self-check looks at.
 #[derive(Debug, Clone)]
@@ -32,11 +46,19 @@ pub struct Evidence {
     /// CPU each engine thread wanted (time running plus time runnable but waiting for
     /// a core) divided by the run's wall time.
     pub thread_busy: Vec<f64>,
+    /// Of that, the time each engine thread was runnable but waiting for a core,
+    /// divided by the run's wall time (same order as `thread_busy`).
+    pub thread_waited: Vec<f64>,
+    /// Busy share of all the host's cores over the run, 0 to 1 (`None`: unknown).
+    pub host_busy: Option<f64>,
+    /// The host's cores.
+    pub cpus: usize,
 }
 
-/// `Some(reason)` when the generator limited the result.
+/// `Some(reason)` when the generator limited the result. When it was [`starved`], the
+/// reason says so first.
 pub fn generator_bound(e: &Evidence) -> Option<String> {
-    let mut reasons = Vec::new();
+    let mut reasons: Vec<String> = Vec::new();
     let late_share = e.late as f64 / e.arrivals.max(1) as f64;
     if e.open_model && late_share > LATE_SHARE && e.late >= MIN_LATE {
         reasons.push(format!(
@@ -56,7 +78,38 @@ pub fn generator_bound(e: &Evidence) -> Option<String> {
             BUSY_BOUND * 100.0
         ));
     }
-    (!reasons.is_empty()).then(|| reasons.join("; "))
+    if reasons.is_empty() {
+        return None;
+    }
+    if let Some(starved) = starved(e) {
+        reasons.insert(0, starved);
+    }
+    Some(reasons.join("; "))
+}
+
+/// `Some(sentence)` when the host's CPU was saturated ([`HOST_SATURATED`]), mostly by
+/// other processes ([`OTHERS_SHARE`]), and the engine threads spent much of the time
+/// they wanted a core waiting for one ([`STARVED_WAIT`]): the generator was starved,
+/// not short of threads. Says nothing about whether the run was bound.
+pub fn starved(e: &Evidence) -> Option<String> {
+    let host = e.host_busy.filter(|h| h.is_finite())?;
+    let wanted: f64 = e.thread_busy.iter().sum();
+    let waited: f64 = e.thread_waited.iter().sum();
+    if host < HOST_SATURATED || wanted <= 0.0 || waited / wanted < STARVED_WAIT {
+        return None;
+    }
+    // Cores the engine threads ran on, as a share of the host; the rest of the busy
+    // share was other processes'.
+    let engine = (wanted - waited).max(0.0) / e.cpus.max(1) as f64;
+    if host - engine < OTHERS_SHARE {
+        return None;
+    }
+    Some(format!(
+        "starved of CPU: host CPU {:.0}% busy, {:.0}% of it by other processes, and the engine threads waited for a core {:.0}% of the time they wanted one: the generator competes with the target for CPU — run headroom on another machine",
+        host * 100.0,
+        (host - engine) * 100.0,
+        waited / wanted * 100.0
+    ))
 }
 
 fn ms(d: Duration) -> f64 {
@@ -67,7 +120,7 @@ fn ms(d: Duration) -> f64 {
 mod tests {
     use super::*;
 
-    /// `late` of `arrivals` started more than the bound late.
+    /// `late` of `arrivals` started more than the bound late, on an idle 2-core host.
     fn evidence(open: bool, late: u64, arrivals: u64, busy: &[f64]) -> Evidence {
         let lag = Duration::from_millis(if late > 0 { 50 } else { 1 });
         Evidence {
@@ -77,7 +130,67 @@ mod tests {
             arrivals,
             late,
             thread_busy: busy.to_vec(),
+            thread_waited: busy.iter().map(|b| b * 0.02).collect(),
+            host_busy: Some(0.3),
+            cpus: 2,
         }
+    }
+
+    /// `evidence` on a host `host` busy whose engine threads waited `waited` of the
+    /// wall time each.
+    fn on_host(mut e: Evidence, host: f64, waited: f64) -> Evidence {
+        e.host_busy = Some(host);
+        e.thread_waited = vec![waited; e.thread_busy.len()];
+        e
+    }
+
+    #[test]
+    fn a_saturated_host_that_kept_the_engine_waiting_is_starvation() {
+        // Late arrivals; one engine thread ran 30 % of a core and waited 40 % more,
+        // on a host 98 % busy: 15 % of it the engine's, 83 % other processes'.
+        let e = on_host(evidence(true, 500, 5000, &[0.7]), 0.98, 0.4);
+        let why = starved(&e).expect("starved");
+        assert!(
+            why.starts_with("starved of CPU: host CPU 98% busy, 83% of it by other processes, and the engine threads waited for a core 57% of the time")
+                && why.ends_with("run headroom on another machine"),
+            "{why}"
+        );
+        let reason = generator_bound(&e).unwrap();
+        assert!(
+            reason.starts_with("starved of CPU") && reason.contains("behind schedule"),
+            "{reason}"
+        );
+        assert!(!reason.contains("--threads"), "{reason}");
+
+        let cases = [
+            // Host not saturated: the engine is short of threads, not starved.
+            (on_host(evidence(true, 500, 5000, &[0.7]), 0.80, 0.4), false),
+            // Saturated, but the engine threads hardly waited.
+            (
+                on_host(evidence(true, 500, 5000, &[0.95]), 0.99, 0.05),
+                false,
+            ),
+            // Saturated by the engine itself (two threads running 90 % each of 2 cores).
+            (
+                on_host(evidence(true, 500, 5000, &[1.2, 1.2]), 0.99, 0.3),
+                false,
+            ),
+            // Unknown host figures.
+            (
+                Evidence {
+                    host_busy: None,
+                    ..on_host(evidence(true, 500, 5000, &[0.7]), 0.98, 0.4)
+                },
+                false,
+            ),
+        ];
+        for (e, want) in cases {
+            assert_eq!(starved(&e).is_some(), want, "{e:?}");
+        }
+        // Starvation without a bound run is no verdict at all.
+        let calm = on_host(evidence(true, 0, 5000, &[0.3]), 0.99, 0.2);
+        assert!(starved(&calm).is_some());
+        assert_eq!(generator_bound(&calm), None);
     }
 
     #[test]

@@ -182,6 +182,14 @@ pub struct Generator {
     pub bound: bool,
     /// Why `bound` is true, in words (empty otherwise).
     pub reason: String,
+    /// Busy share of the whole host's CPU (all cores; not idle, not waiting for I/O)
+    /// over the run, percent (0 when unknown).
+    #[serde(default)]
+    pub host_cpu_percent: f64,
+    /// True when the generator was bound because other processes on a saturated host
+    /// starved it of CPU: more `--threads` will not help, another machine will.
+    #[serde(default)]
+    pub starved: bool,
 }
 
 /// One second of the run.

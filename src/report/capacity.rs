@@ -12,7 +12,7 @@ use std::fmt::Write;
 use super::charts::{nice_step, number, YAxis, BOTTOM, LEFT, RIGHT, WIDTH};
 use super::html::escape;
 use crate::report::units::{latency, per_second, percent};
-use crate::search::knee::knee;
+use crate::search::knee::{knee, latency_limit};
 use crate::search::result::value;
 use crate::store::StoredRun;
 
@@ -42,6 +42,8 @@ pub struct StepPoint {
     pub ok: bool,
     /// The generator limited the step.
     pub bound: bool,
+    /// How the target fell behind the step's load, in words (`None`: it kept up).
+    pub behind: Option<String>,
 }
 
 /// A search's steps with its ceiling and knee.
@@ -78,6 +80,7 @@ impl Capacity {
                 errors: s.summary.errors.rate,
                 ok: s.ok,
                 bound: s.summary.generator.bound,
+                behind: crate::search::keepup::judge(&s.summary).describe(),
             })
             .collect();
         let ceiling = steps
@@ -97,7 +100,7 @@ impl Capacity {
             steps,
             unit,
             ceiling,
-            knee: knee(&measured),
+            knee: knee(&measured, latency_limit(&first.summary.thresholds)),
         })
     }
 
@@ -117,10 +120,11 @@ impl Capacity {
             "| step | {unit} | achieved | p95 | p99 | errors | verdict |\n|---:|---:|---:|---:|---:|---:|:---|"
         );
         for s in &self.steps {
-            let verdict = match (s.bound, s.ok) {
-                (true, _) => "generator-bound",
-                (false, true) => "pass",
-                (false, false) => "fail",
+            let verdict = match (s.bound, s.ok, &s.behind) {
+                (true, _, _) => "generator-bound".to_string(),
+                (false, true, _) => "pass".to_string(),
+                (false, false, Some(behind)) => format!("fail: {behind}"),
+                (false, false, None) => "fail".to_string(),
             };
             let _ = writeln!(
                 out,
@@ -261,6 +265,7 @@ mod tests {
             errors: 0.0,
             ok,
             bound: false,
+            behind: None,
         }
     }
 
@@ -291,6 +296,13 @@ mod tests {
         );
         assert_eq!(md.matches("| pass |").count(), 3, "{md}");
         assert_eq!(md.matches("| fail |").count(), 1, "{md}");
+        let mut c = capacity();
+        c.steps[2].behind = Some("did not keep up (achieved 210.0/s of 400.0/s)".into());
+        let md = c.markdown();
+        assert!(
+            md.contains("| fail: did not keep up (achieved 210.0/s of 400.0/s) |"),
+            "{md}"
+        );
     }
 
     #[test]

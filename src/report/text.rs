@@ -243,14 +243,25 @@ fn generator(out: &mut String, s: &Summary) {
         } else {
             g.reason.as_str()
         };
+        let advice = if g.starved {
+            format!(
+                "The host's CPU was saturated ({:.0}% busy) by other processes: run the\n\
+                 \x20 generator on another machine than the target's; more --threads will not help.\n",
+                g.host_cpu_percent
+            )
+        } else {
+            format!(
+                "Give the generator more room and run again: more --threads\n\
+                 \x20 (it has {}), another machine than the target's, or the load split across shards.\n",
+                g.threads
+            )
+        };
         let _ = write!(
             out,
             "\nWARNING: the load generator, not the target, limited this run.\n\
              \x20 reason: {reason}\n\
              \x20 These figures describe the generator's limit, not the target's: do not read\n\
-             \x20 them as a ceiling. Give the generator more room and run again: more --threads\n\
-             \x20 (it has {}), another machine than the target's, or the load split across shards.\n",
-            g.threads
+             \x20 them as a ceiling. {advice}"
         );
     }
 }
@@ -325,6 +336,7 @@ mod tests {
                 p99_lag_ms: 12.0,
                 bound: true,
                 reason: "CPU at 97% of the engine threads' capacity".into(),
+                ..Generator::default()
             },
             timeline: vec![],
             interrupted: false,
@@ -376,6 +388,19 @@ WARNING: the load generator, not the target, limited this run.
 ";
         let text = render(&open_run());
         assert_eq!(text, want, "\n{text}");
+    }
+
+    #[test]
+    fn a_starved_generator_is_told_to_move_not_to_add_threads() {
+        let mut s = open_run();
+        s.generator.starved = true;
+        s.generator.host_cpu_percent = 98.4;
+        let text = render(&s);
+        assert!(
+            text.contains("The host's CPU was saturated (98% busy) by other processes: run the\n  generator on another machine than the target's; more --threads will not help."),
+            "{text}"
+        );
+        assert!(!text.contains("(it has 2)"), "{text}");
     }
 
     #[test]

@@ -1,21 +1,22 @@
 //! [`search`]: the loop that asks the [`Strategy`] for the next value, isolates, runs
 //! hooks and the step, and turns the way it ended into a [`SearchResult`].
 //!
-//! Per step, in order: isolation from the previous step (cooldown, TIME_WAIT drain),
+//! Per step, in order: isolation from the previous step (cooldown, wait for ports),
 //! `before_step` hooks, `wait_until`, warm-up, measured window, `after_step` hooks. A
 //! failing hook, an engine error or Ctrl-C ends the search; so does a generator-bound
 //! step, once it is bound again when re-run (a busy moment on a shared machine can
 //! bind one short step). The steps done so far are kept in the result.
 
+use std::net::ToSocketAddrs;
 use std::time::{Duration, Instant};
 
 use super::hooks::{run_hook, wait_until, HookError};
-use super::isolation::{between_steps, IsolationOptions, IsolationReport};
-use super::knee::knee;
+use super::isolation::{between_steps, ports, IsolationOptions, IsolationReport, NextStep};
+use super::knee::{knee, latency_limit};
 use super::result::{value, LimitedBy, SearchResult};
 use super::step::{run_step, StepRecord, StepTiming, Unit};
 use super::strategy::{Conclusion, Next, Range, Strategy};
-use super::text::failed_rules;
+use super::text::failures;
 use crate::engine::{Control, Live, Observer};
 use crate::metrics::recorder::Recorder;
 use crate::plan::Plan;
@@ -114,6 +115,12 @@ pub fn search(
     let mut steps: Vec<StepRecord> = Vec::new();
     // The value of a generator-bound step being re-run, if any.
     let mut rerun_bound: Option<f64> = None;
+    // Where the steps connect, for the isolation's port count (the engine resolves
+    // the name again for each step and reports a failure there).
+    let addr = (base.target.host.as_str(), base.target.port)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next());
     let end = loop {
         if control.is_stopped() {
             break End::Interrupted;
@@ -123,7 +130,12 @@ pub fn search(
             Next::Done(c) => break End::Strategy(c),
         };
         let isolation = (!steps.is_empty()).then(|| {
-            let r = between_steps(&opts.isolation, base.target.port, control);
+            let next = NextStep {
+                addr,
+                port: base.target.port,
+                ports_needed: ports::needed(base, value, steps.last().map(|s| &s.summary)),
+            };
+            let r = between_steps(&opts.isolation, &next, control);
             on_event(Event::Isolated(&r));
             r
         });
@@ -245,7 +257,7 @@ fn conclude(end: End, unit: Unit, steps: Vec<StepRecord>, took: Duration) -> Sea
         steps
             .iter()
             .find(|s| s.rate == rate && !s.passed && !s.summary.generator.bound)
-            .map(|s| failed_rules(&s.summary))
+            .map(failures)
             .unwrap_or_default()
     };
     let lower = |best: Option<f64>| {
@@ -300,10 +312,15 @@ fn conclude(end: End, unit: Unit, steps: Vec<StepRecord>, took: Duration) -> Sea
                 true,
                 LimitedBy::Generator,
                 format!(
-                    "The generator, not the target, limited the step at {} {u} ({}), so that step says nothing about the target; {}. To search higher, give the generator more --threads, run it on another machine, or split the load across shards.",
+                    "The generator, not the target, limited the step at {} {u} ({}), so that step says nothing about the target; {}. {}",
                     value(step.rate),
                     step.summary.generator.reason,
-                    lower(best_unbound)
+                    lower(best_unbound),
+                    if step.summary.generator.starved {
+                        "To search higher, run headroom on another machine than the target's: other processes kept the host's CPU busy, and more --threads will not help."
+                    } else {
+                        "To search higher, give the generator more --threads, run it on another machine, or split the load across shards."
+                    }
                 ),
             )
         }
@@ -325,11 +342,14 @@ fn conclude(end: End, unit: Unit, steps: Vec<StepRecord>, took: Duration) -> Sea
         .filter(|s| !s.summary.generator.bound && !s.summary.interrupted && s.summary.requests > 0)
         .map(|s| (s.rate, s.summary.latency_ms.p95))
         .collect();
+    let limit = steps
+        .first()
+        .and_then(|s| latency_limit(&s.summary.thresholds));
     SearchResult {
         version: 1,
         ceiling,
         ceiling_is_lower_bound: lower_bound && ceiling.is_some(),
-        knee: knee(&points),
+        knee: knee(&points, limit),
         limited_by,
         unit,
         failed_at,

@@ -2,8 +2,9 @@
 //!
 //! [`driver::search`] drives it: the [`strategy::Strategy`] picks each step's rate (or
 //! user count) — grow ×2, bisect, confirm — and [`step::run_step`] runs it (warm-up,
-//! then a measured window judged by the plan's thresholds). Between steps,
-//! [`isolation`] waits out a cooldown and the TIME_WAIT sockets toward the target, and
+//! then a measured window judged by the plan's thresholds and by whether the target
+//! kept up, [`keepup`]). Between steps,
+//! [`isolation`] waits out a cooldown and, if need be, for free local ports toward the target, and
 //! [`hooks`] runs the scenario's shell commands. The outcome is a
 //! [`result::SearchResult`] with every step's summary, the ceiling, the [`knee`] and
 //! why the search stopped; [`text`] prints it.
@@ -11,6 +12,7 @@
 pub mod driver;
 pub mod hooks;
 pub mod isolation;
+pub mod keepup;
 pub mod knee;
 pub mod result;
 pub mod step;
@@ -18,7 +20,7 @@ pub mod strategy;
 pub mod text;
 
 pub use driver::{search, Event, SearchOptions};
-pub use isolation::IsolationOptions;
+pub use isolation::{IsolationOptions, PortRule};
 pub use result::{LimitedBy, SearchResult};
 pub use step::{StepRecord, StepTiming, Unit};
 pub use strategy::Range;

@@ -48,7 +48,8 @@ pub struct SearchResult {
     /// True when `ceiling` is only a lower bound (limited by the generator, the range,
     /// an interruption or an error).
     pub ceiling_is_lower_bound: bool,
-    /// The value after which p95 grew faster than the load (see [`super::knee`]).
+    /// The value after which p95 grew faster than the load, to a latency that matters
+    /// against the baseline and the threshold (see [`super::knee`]).
     pub knee: Option<f64>,
     /// Why the search stopped.
     pub limited_by: LimitedBy,

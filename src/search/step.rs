@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::isolation::IsolationReport;
+use super::keepup::{self, KeepUp};
 use crate::engine::{self, Control, EngineError, Observer};
 use crate::metrics::recorder::Recorder;
 use crate::metrics::summary::Summary;
@@ -69,6 +70,9 @@ pub struct StepRecord {
     pub warmup_s: f64,
     /// The wait between the previous step and this one (`None` for the first step).
     pub isolation: Option<IsolationReport>,
+    /// Whether the target kept up with the load (a step that did not never passes).
+    #[serde(default)]
+    pub keep_up: KeepUp,
     /// The measured window's summary, with its thresholds and generator self-check.
     pub summary: Summary,
 }
@@ -121,15 +125,19 @@ pub fn run_step(
         confirmation: false,
         warmup_s: timing.warmup.as_secs_f64(),
         isolation: None,
+        keep_up: keepup::judge(&summary),
         summary,
     };
     Ok((record, outcome.recorder))
 }
 
-/// A step passes when it completed requests, ran its whole window, and every threshold
-/// held.
+/// A step passes when it completed requests, ran its whole window, every threshold
+/// held, and the target kept up ([`keepup::judge`]).
 pub fn passed(summary: &Summary) -> bool {
-    summary.requests > 0 && !summary.interrupted && summary.thresholds.iter().all(|t| t.ok)
+    summary.requests > 0
+        && !summary.interrupted
+        && summary.thresholds.iter().all(|t| t.ok)
+        && keepup::judge(summary).kept_up()
 }
 
 #[cfg(test)]
@@ -194,6 +202,11 @@ mod tests {
         assert!(!passed(&s));
         s.interrupted = false;
         s.requests = 0;
+        assert!(!passed(&s));
+        // Thresholds held, but the target served 900 of 1000 scheduled per second.
+        s.requests = 900;
+        s.rate.offered = 1000.0;
+        s.rate.achieved = 900.0;
         assert!(!passed(&s));
     }
 }

@@ -1,13 +1,16 @@
 //! Text output of a search: the live line printed as each step ends ([`step_line`]),
 //! the step table in the shape of a hand-kept load-test log ([`table`]: `Rate |
-//! Achieved | Success | p50 | p95 | p99 | Dropped | Verdict`), and the closing lines
-//! with ceiling, knee and `limited_by` ([`render`]).
+//! Achieved | Success | p50 | p95 | p99 | Dropped | Wait | Verdict`, where Wait is the
+//! isolation wait before the step beyond its cooldown), the line for a long isolation
+//! wait ([`isolation_line`]), and the closing lines with ceiling, knee and
+//! `limited_by` ([`render`]).
 
+use super::isolation::IsolationReport;
 use super::result::{value, SearchResult};
 use super::step::{StepRecord, Unit};
 use crate::metrics::summary::{Summary, ThresholdResult};
 use crate::report::table::{Align, Table};
-use crate::report::units::{latency, per_second, percent};
+use crate::report::units::{latency, per_second, percent, seconds};
 
 /// One line for a finished step: value, achieved rate, p50/p95/p99, errors, dropped,
 /// verdict.
@@ -39,6 +42,7 @@ pub fn table(result: &SearchResult) -> String {
         Align::Right,
         Align::Right,
         Align::Right,
+        Align::Right,
         Align::Left,
     ]);
     let first = match result.unit {
@@ -46,7 +50,7 @@ pub fn table(result: &SearchResult) -> String {
         Unit::Users => "Users",
     };
     t.row([
-        first, "Achieved", "Success", "p50", "p95", "p99", "Dropped", "Verdict",
+        first, "Achieved", "Success", "p50", "p95", "p99", "Dropped", "Wait", "Verdict",
     ]);
     for step in &result.steps {
         t.row(row(step, result.unit));
@@ -69,12 +73,39 @@ pub fn row(step: &StepRecord, unit: Unit) -> Vec<String> {
         latency(s.latency_ms.p95),
         latency(s.latency_ms.p99),
         s.dropped.to_string(),
+        step.isolation
+            .map_or("-".into(), |r| seconds(r.drain_wait_s)),
         verdict(step),
     ]
 }
 
-/// `pass`, `fail: p95 < 50ms (61.2ms)`, `generator-bound`, with `(again)` on a
-/// confirmation run.
+/// What a long isolation wait waited for: `waited 4.2s for free local ports toward the
+/// target (1200 → 5000 free, 3000 needed); TIME_WAIT sockets toward port 8080: 2061 →
+/// 2056, gave up: the count stopped moving`.
+pub fn isolation_line(r: &IsolationReport, port: u16) -> String {
+    let mut line = format!("waited {}", seconds(r.drain_wait_s));
+    if let (Some(needed), Some(before), Some(after)) =
+        (r.ports_needed, r.ports_free_before, r.ports_free_after)
+    {
+        line.push_str(&format!(
+            " for free local ports toward the target ({before} → {after} free, {needed} needed)"
+        ));
+    }
+    line.push_str(&format!(
+        "; TIME_WAIT sockets toward port {port}: {} → {}",
+        r.time_wait_before.unwrap_or(0),
+        r.time_wait_after.unwrap_or(0)
+    ));
+    if r.stalled {
+        line.push_str(", gave up: the count stopped moving");
+    } else if !r.drained {
+        line.push_str(", gave up at the drain timeout");
+    }
+    line
+}
+
+/// `pass`, `fail: p95 < 50ms (61.2ms)`, `fail: did not keep up (achieved 1201.6/s of
+/// 1240.0/s)`, `generator-bound`, with `(again)` on a confirmation run.
 pub fn verdict(step: &StepRecord) -> String {
     let s = &step.summary;
     let mut v = if s.generator.bound {
@@ -86,12 +117,23 @@ pub fn verdict(step: &StepRecord) -> String {
     } else if s.requests == 0 {
         "fail: no request completed".to_string()
     } else {
-        format!("fail: {}", failed_rules(s))
+        format!("fail: {}", failures(step))
     };
     if step.confirmation {
         v.push_str(" (again)");
     }
     v
+}
+
+/// Why a step failed: its failed thresholds, then how the target fell behind.
+pub fn failures(step: &StepRecord) -> String {
+    let rules = failed_rules(&step.summary);
+    let behind = step.keep_up.describe().unwrap_or_default();
+    match (rules.is_empty(), behind.is_empty()) {
+        (false, false) => format!("{rules}, {behind}"),
+        (true, _) => behind,
+        (false, true) => rules,
+    }
 }
 
 /// The failed thresholds of a summary with their measured values:
@@ -133,7 +175,7 @@ pub fn render(result: &SearchResult) -> String {
     };
     out.push_str(&format!("Ceiling:    {ceiling}\n"));
     let knee = result.knee.map_or(
-        "none seen (p95 never grew faster than the load)".into(),
+        "none that matters (p95 never outgrew the load to twice its baseline and a fifth of the latency threshold)".into(),
         |k| {
             format!(
                 "{} {unit} (p95 grows faster than the load beyond it)",
@@ -143,10 +185,23 @@ pub fn render(result: &SearchResult) -> String {
     );
     out.push_str(&format!("Knee:       {knee}\n"));
     out.push_str(&format!("Limited by: {}\n", result.limited_by.as_str()));
+    let waited: f64 = result
+        .steps
+        .iter()
+        .filter_map(|s| s.isolation.map(|r| r.drain_wait_s))
+        .sum();
+    let waits = if waited >= 0.5 {
+        format!(
+            " (of which {} waiting beyond the cooldowns)",
+            seconds(waited)
+        )
+    } else {
+        String::new()
+    };
     out.push_str(&format!(
-        "Steps:      {} in {}\n",
+        "Steps:      {} in {}{waits}\n",
         result.steps.len(),
-        crate::report::units::seconds(result.duration_s)
+        seconds(result.duration_s)
     ));
     out.push('\n');
     out.push_str(&result.conclusion);
