@@ -2,6 +2,7 @@
 //! on 127.0.0.1.
 
 mod find_cli;
+mod hostile;
 mod report_cli;
 mod run_cli;
 mod run_errors;
