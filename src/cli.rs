@@ -17,6 +17,10 @@ pub const EXIT_FAILURE: i32 = 1;
 pub const EXIT_BAD_INPUT: i32 = 2;
 /// Exit code: a threshold failed (as k6).
 pub const EXIT_THRESHOLD: i32 = 99;
+/// Exit code: the run was interrupted (Ctrl-C, SIGTERM) before its schedule ended, as
+/// k6's external abort. Its summary is still written, marked `interrupted: true`, and
+/// covers what ran; no verdict is drawn from partial data.
+pub const EXIT_INTERRUPTED: i32 = 105;
 
 /// Load testing and capacity finding.
 #[derive(Debug, Parser)]
@@ -218,6 +222,14 @@ pub fn main() -> i32 {
             return code;
         }
     };
+    // A load generator holds a socket per connection in flight: at the usual soft
+    // limit of 1024 descriptors, a slow target at a high rate would run it out of
+    // descriptors and show as the target's connect errors. The hard limit is ours.
+    if let Err(e) = crate::engine::raise_fd_limit() {
+        eprintln!(
+            "warning: cannot raise the open-files limit ({e}); the run may run out of sockets"
+        );
+    }
     match cli.command {
         Command::Run(args) => commands::run::run(&args),
         Command::Find(args) => commands::find::run(&args),

@@ -53,12 +53,16 @@ fn noun(kind: RunKind) -> &'static str {
     }
 }
 
-/// Opens the run store at `path` for a record of `kind`; a store that cannot be opened
-/// costs a warning, not the command.
-pub fn open_store(path: &Path, kind: RunKind) -> Option<Store> {
-    Store::open(path)
-        .map_err(|e| eprintln!("warning: {e}; this {} will not be kept", noun(kind)))
-        .ok()
+/// Opens the run store at `path`. A store that cannot be opened or written is bad
+/// input, found before any load is sent: a run the user cannot keep is not worth
+/// sending, and `--store` (or `HEADROOM_STORE`) says where to keep it instead.
+pub fn open_store(path: &Path) -> Result<Store, String> {
+    Store::open(path).map_err(|e| {
+        format!(
+            "{e} (the run store; choose another with --store or {})",
+            crate::store::STORE_ENV
+        )
+    })
 }
 
 /// Records the start of a `kind` run of `plan` (from the `scenario` file, if any) in

@@ -117,7 +117,9 @@ pub fn demo(out_dir: &Path) -> anyhow::Result<(SearchResult, DemoReports)> {
     let control = Control::default();
     common::stop_on_ctrl_c(&control, "");
     std::fs::create_dir_all(out_dir)?;
-    let store = common::open_store(&out_dir.join(STORE_FILE), RunKind::Find);
+    let store = common::open_store(&out_dir.join(STORE_FILE))
+        .map_err(|e| eprintln!("warning: {e}; no HTML report"))
+        .ok();
     let writer = store.as_ref().and_then(|s| {
         s.begin_run(&RunMeta {
             kind: RunKind::Find,

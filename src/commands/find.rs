@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use crate::cli::{FindArgs, EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK};
+use crate::cli::{FindArgs, EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK};
 use crate::engine::Control;
-use crate::metrics::threshold::Threshold;
+use crate::metrics::threshold::{Metric, Threshold};
 use crate::plan::Plan;
 use crate::report::units::seconds;
 use crate::scenario;
@@ -20,7 +20,10 @@ pub use super::find_record::StepKeeper;
 use super::find_record::WatchPlan;
 
 /// Thresholds a step must pass when neither the scenario nor `--threshold` gives any.
-pub const DEFAULT_THRESHOLDS: [&str; 2] = ["p95 < 500ms", "errors < 1%"];
+pub const DEFAULT_THRESHOLDS: [&str; 2] = ["p95 < 500ms", DEFAULT_ERROR_RULE];
+
+/// The error rule a step is judged by when the thresholds given have none.
+pub const DEFAULT_ERROR_RULE: &str = "errors < 1%";
 
 /// Runs `headroom find` and returns the exit code: 0 when a ceiling was found (or every
 /// step up to `--to` passed), 1 otherwise, 2 for bad input.
@@ -40,21 +43,22 @@ pub fn run(args: &FindArgs) -> i32 {
         eprintln!("error: {e}");
         return EXIT_BAD_INPUT;
     }
+    let store = match common::open_store(&store::resolve_path(args.common.store.as_deref())) {
+        Ok(store) => store,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
     let control = Control::default();
     common::stop_on_ctrl_c(&control, "; an interrupted search will leave no report");
-    let store = common::open_store(
-        &store::resolve_path(args.common.store.as_deref()),
+    let writer = common::begin_record(
+        &store,
         RunKind::Find,
+        args.scenario.as_deref(),
+        &plan,
+        &args.common.labels,
     );
-    let writer = store.as_ref().and_then(|s| {
-        common::begin_record(
-            s,
-            RunKind::Find,
-            args.scenario.as_deref(),
-            &plan,
-            &args.common.labels,
-        )
-    });
     let mut keeper = StepKeeper::new(watch, writer);
     let result = execute(&plan, &opts, &control, args.common.quiet, &mut keeper);
     if let Some(id) = keeper.finish(&result, &plan.names) {
@@ -73,29 +77,31 @@ pub fn run(args: &FindArgs) -> i32 {
 /// Errors are messages about bad input.
 pub fn prepare(args: &FindArgs) -> Result<(Plan, SearchOptions), String> {
     let mut overrides = common::overrides(args.url.as_deref(), &args.common);
-    // The search sets each step's value; these only pick the model (and satisfy a
-    // scenario without a `load` section).
+    // The model is decided once: `--users` asks for users; otherwise the scenario's
+    // `load` section decides, and only a scenario without one (or no scenario) is
+    // searched by arrival rate. The search sets each step's value itself, so these
+    // values only pick the model. A flag that does not fit the model is bad input.
     if args.users {
         overrides.users = Some(1);
+    } else {
+        overrides.fallback_rate = Some(1.0);
     }
-    let path = args.scenario.as_deref();
-    let plan = match (path, args.users) {
-        (Some(path), false) => scenario::load(Some(path), &overrides).or_else(|_| {
-            overrides.rate = Some(1.0);
-            scenario::load(Some(path), &overrides)
-        }),
-        (None, false) => {
-            overrides.rate = Some(1.0);
-            scenario::load(None, &overrides)
-        }
-        (_, true) => scenario::load(path, &overrides),
-    };
-    let mut plan = plan.map_err(|e| e.to_string())?;
+    let mut plan =
+        scenario::load(args.scenario.as_deref(), &overrides).map_err(|e| e.to_string())?;
     if plan.thresholds.is_empty() {
         plan.thresholds = DEFAULT_THRESHOLDS
             .iter()
             .map(|t| Threshold::parse(t))
             .collect::<Result<_, _>>()?;
+    }
+    // Fast failures would otherwise let a latency rule pass a step where most requests
+    // were turned away (a limiter's quick 503s): an error rule is always judged.
+    if !plan
+        .thresholds
+        .iter()
+        .any(|t| t.metric == Metric::ErrorPercent && t.scope.is_none())
+    {
+        plan.thresholds.push(Threshold::parse(DEFAULT_ERROR_RULE)?);
     }
     let unit = Unit::of(&plan);
     let range = Range {
@@ -184,9 +190,12 @@ pub fn execute(
     search::search(plan, opts, control, &mut on_event)
 }
 
-/// 0 when the search answered its question ([`SearchResult::found`]), 1 otherwise.
+/// 105 when the search was interrupted, 0 when it answered its question
+/// ([`SearchResult::found`]), 1 otherwise.
 pub fn exit_code(result: &SearchResult) -> i32 {
-    if result.found() {
+    if result.limited_by == search::LimitedBy::Interrupted {
+        EXIT_INTERRUPTED
+    } else if result.found() {
         EXIT_OK
     } else {
         EXIT_FAILURE
@@ -250,9 +259,42 @@ mod tests {
         ]))
         .unwrap();
         let exprs: Vec<_> = plan.thresholds.iter().map(|t| t.expr.as_str()).collect();
-        assert_eq!(exprs, ["p99 < 1s"]);
+        // An error rule is always judged: fast failures must not pass a latency rule.
+        assert_eq!(exprs, ["p99 < 1s", "errors < 1%"]);
         assert_eq!(Unit::of(&plan), Unit::Users);
         assert_eq!(opts.range.from, 1.0);
+
+        // The user's own error rule stands alone.
+        let (plan, _) = prepare(&args(&[
+            "--url",
+            "http://127.0.0.1:9/work",
+            "--threshold",
+            "p95 < 100ms",
+            "--threshold",
+            "errors < 5%",
+        ]))
+        .unwrap();
+        let exprs: Vec<_> = plan.thresholds.iter().map(|t| t.expr.as_str()).collect();
+        assert_eq!(exprs, ["p95 < 100ms", "errors < 5%"]);
+    }
+
+    #[test]
+    fn a_flag_that_does_not_fit_the_scenarios_model_is_bad_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let users = dir.path().join("users.yaml");
+        std::fs::write(
+            &users,
+            "target: http://127.0.0.1:9\nload: {model: users, users: 5, duration: 1s}\nrequests: [{path: /work}]\n",
+        )
+        .unwrap();
+        let path = users.to_str().unwrap();
+        // Was silently searched as an arrival rate.
+        let e = prepare(&args(&[path, "--connections", "4"])).unwrap_err();
+        assert!(e.contains("--connections"), "{e}");
+        let e = prepare(&args(&[path, "--max-in-flight", "4"])).unwrap_err();
+        assert!(e.contains("--max-in-flight"), "{e}");
+        let (plan, _) = prepare(&args(&[path])).unwrap();
+        assert_eq!(Unit::of(&plan), Unit::Users);
     }
 
     #[test]

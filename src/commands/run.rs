@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use crate::cli::{RunArgs, EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, EXIT_THRESHOLD};
+use crate::cli::{
+    RunArgs, EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_THRESHOLD,
+};
 use crate::engine::{self, Control, Live};
 use crate::metrics::summary::Summary;
 use crate::report::progress::Progress;
@@ -24,6 +26,13 @@ pub fn run(args: &RunArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
+    let store = match common::open_store(&store::resolve_path(args.common.store.as_deref())) {
+        Ok(store) => store,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
     let specs = common::watch_specs(&plan, &args.common);
     // Watches start before any load is sent, so one that cannot start is bad input
     // with nothing sent yet.
@@ -36,19 +45,13 @@ pub fn run(args: &RunArgs) -> i32 {
     };
     let control = Control::default();
     common::stop_on_ctrl_c(&control, "; an interrupted run will leave no summary");
-    let store = common::open_store(
-        &store::resolve_path(args.common.store.as_deref()),
+    let mut writer = common::begin_record(
+        &store,
         RunKind::Run,
+        args.scenario.as_deref(),
+        &plan,
+        &args.common.labels,
     );
-    let mut writer = store.as_ref().and_then(|s| {
-        common::begin_record(
-            s,
-            RunKind::Run,
-            args.scenario.as_deref(),
-            &plan,
-            &args.common.labels,
-        )
-    });
     let mut progress = (!args.common.quiet).then(|| Progress::new(&plan.name));
     let mut store_warned = false;
     let mut on_second = |live: &Live| {
@@ -105,10 +108,13 @@ fn overrides(args: &RunArgs) -> Overrides {
     }
 }
 
-/// 99 when a threshold failed; 1 when nothing got through because no connection
-/// could be opened; 0 otherwise.
+/// 105 when the run was interrupted (partial data decides nothing); 99 when a
+/// threshold failed; 1 when nothing got through because no connection could be
+/// opened; 0 otherwise.
 fn verdict(summary: &Summary, connect_failed: bool) -> i32 {
-    if summary.thresholds.iter().any(|t| !t.ok) {
+    if summary.interrupted {
+        EXIT_INTERRUPTED
+    } else if summary.thresholds.iter().any(|t| !t.ok) {
         EXIT_THRESHOLD
     } else if connect_failed && summary.errors.count == summary.requests {
         EXIT_FAILURE

@@ -13,11 +13,12 @@ use tokio::task::LocalSet;
 
 use crate::client::http1::Conn;
 use crate::engine::cpu::{thread_cpu_time, thread_times, ThreadTimes};
-use crate::engine::iteration::{run_iteration, think_for, Scratch, ThreadState};
+use crate::engine::iteration::{pick, run_iteration, think_for, Pending, Scratch, ThreadState};
 use crate::engine::pacer::Pacer;
 use crate::engine::start::StartLine;
 use crate::engine::timer::PreciseTimer;
-use crate::metrics::recorder::{Recorder, SecondBucket};
+use crate::metrics::recorder::{Hit, Recorder, SecondBucket};
+use crate::metrics::ErrorKind;
 use crate::plan::{Load, Schedule, Think};
 
 /// Arrivals due within this much of a wake-up start with it (see `drive_open`).
@@ -45,6 +46,9 @@ const CONNECT_BACKOFF: Duration = Duration::from_millis(50);
 pub(crate) enum Report {
     /// A finished second of this thread.
     Second(SecondBucket),
+    /// This thread crossed from the warm-up into the measured window and discarded
+    /// what it had recorded.
+    Measuring,
     /// The thread is done: its whole record, the final partial second, its CPU use,
     /// and when its last request ended.
     Done(Box<Recorder>, SecondBucket, ThreadTimes, Option<Instant>),
@@ -63,6 +67,8 @@ pub(crate) struct Slot {
 struct Gauges {
     in_flight: Cell<u64>,
     users: Cell<u64>,
+    /// The thread's CPU times when the measured window began (after a warm-up).
+    measuring_since: Cell<Option<ThreadTimes>>,
 }
 
 /// Runs this thread's share of the plan to completion, reporting through `tx`.
@@ -111,8 +117,10 @@ pub(crate) fn run_thread(
             }
         }
     });
+    // Dropping the tasks drops their pending requests: those still in flight are
+    // counted as abandoned here, before the recorder is handed over.
     drop(local);
-    let times = thread_times() - times_before;
+    let times = thread_times() - gauges.measuring_since.get().unwrap_or(times_before);
     let mut recorder = state.recorder.borrow_mut();
     let t = recorder.second.t;
     let last = recorder.take_second(t + 1);
@@ -127,12 +135,26 @@ fn share(total: u64, slot: &Slot) -> u64 {
     total / n + u64::from((slot.index as u64) < total % n)
 }
 
-/// Hands each finished second to the coordinator, on the second boundaries of the run.
+/// Hands each finished second to the coordinator, on the second boundaries of the
+/// measured window. With a warm-up, first waits for its end, then discards everything
+/// recorded so far and starts the measured window's record: connections, pools and the
+/// target's caches stay warm, and nothing of the warm-up leaks into the figures.
 async fn hand_over_seconds(state: Rc<ThreadState>, gauges: Rc<Gauges>, tx: Sender<Report>) {
+    let warmup = state.plan.warmup;
+    if !warmup.is_zero() {
+        tokio::time::sleep_until((state.start + warmup).into()).await;
+        *state.recorder.borrow_mut() = Recorder::new(state.plan.names.len());
+        state.phase.set(state.phase.get() + 1);
+        gauges.measuring_since.set(Some(thread_times()));
+        if tx.send(Report::Measuring).is_err() {
+            return;
+        }
+    }
+    let from = state.start + warmup;
     let mut t = 0u64;
     let mut cpu_before = thread_cpu_time();
     loop {
-        tokio::time::sleep_until((state.start + Duration::from_secs(t + 1)).into()).await;
+        tokio::time::sleep_until((from + Duration::from_secs(t + 1)).into()).await;
         let mut bucket = state.recorder.borrow_mut().take_second(t + 1);
         bucket.in_flight = gauges.in_flight.get();
         bucket.users = gauges.users.get();
@@ -184,12 +206,29 @@ async fn drive_open(
             continue;
         }
         gauges.in_flight.set(gauges.in_flight.get() + 1);
+        let pending = Pending::begin(state);
         let (state, gauges, pool) = (state.clone(), gauges.clone(), pool.clone());
         tokio::task::spawn_local(async move {
-            let lease = pool.lease().await;
+            let work = pick(&state);
+            // Waiting for a pooled connection is part of the request: it is timed from
+            // the schedule and bounded by the first request's timeout, like the rest.
+            let (name_id, timeout) = work.first_request(&state.plan);
+            let lease = tokio::time::timeout_at((scheduled + timeout).into(), pool.lease()).await;
+            let Ok(lease) = lease else {
+                let waited = Instant::now().saturating_duration_since(scheduled);
+                pending.record(&Hit {
+                    name_id,
+                    corrected: waited,
+                    uncorrected: Duration::ZERO,
+                    error: Some(ErrorKind::Timeout),
+                });
+                state.last_done.set(Some(Instant::now()));
+                gauges.in_flight.set(gauges.in_flight.get() - 1);
+                return;
+            };
             let mut conn = pool.idle.borrow_mut().pop();
             let mut scratch = Scratch::default();
-            run_iteration(&state, &mut conn, scheduled, &mut scratch).await;
+            run_iteration(&state, work, pending, &mut conn, scheduled, &mut scratch).await;
             if let Some(c) = conn.filter(Conn::reusable) {
                 pool.idle.borrow_mut().push(c);
             }
@@ -270,7 +309,18 @@ async fn user(state: &Rc<ThreadState>, id: u64, active: &Cell<u64>, end: Instant
     let mut conn = None;
     let mut scratch = Scratch::default();
     while id < active.get() && !state.stopping() && Instant::now() < end {
-        if !run_iteration(state, &mut conn, Instant::now(), &mut scratch).await {
+        let work = pick(state);
+        let pending = Pending::begin(state);
+        if !run_iteration(
+            state,
+            work,
+            pending,
+            &mut conn,
+            Instant::now(),
+            &mut scratch,
+        )
+        .await
+        {
             tokio::time::sleep(CONNECT_BACKOFF).await;
             continue;
         }

@@ -1,6 +1,10 @@
 //! One iteration: pick a weighted item and run it — a single request, or a flow's
 //! steps in order with captured variables — on the caller's connection, recording
 //! every request in the thread's recorder. Hit errors are recorded, never returned.
+//!
+//! Every request is a [`Pending`] from the moment the run sets out to send it until
+//! its result is recorded; one dropped unrecorded (the run ended first) counts as
+//! abandoned. So each scheduled request lands in exactly one count (DESIGN.md rule 6).
 
 use std::cell::{Cell, RefCell};
 use std::net::SocketAddr;
@@ -40,12 +44,69 @@ pub(crate) struct ThreadState {
     pub(crate) stop: Arc<AtomicBool>,
     /// First connect failure seen by the run, for the end-of-run message.
     pub(crate) connect_failure: Arc<Mutex<Option<String>>>,
+    /// The current phase: 0 during a warm-up, 1 once the measured window began (a run
+    /// without warm-up starts at 1). A request records only into the phase it began in.
+    pub(crate) phase: Cell<u32>,
 }
 
 impl ThreadState {
     /// Whether the run was asked to stop early.
     pub(crate) fn stopping(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// One request the run has set out to send, until its result is recorded.
+///
+/// Begun when the request is scheduled (an open-model arrival that waits for a pooled
+/// connection already is one), so the wait is inside its accounting as it is inside
+/// its latency. Recorded, it counts as completed or failed; dropped unrecorded, because
+/// the drain gave up or the run was interrupted with it in flight, it counts as
+/// abandoned. A request begun in the warm-up belongs to the warm-up's discarded record:
+/// it counts nowhere in the measured window's, neither as scheduled nor as done.
+pub(crate) struct Pending {
+    state: Rc<ThreadState>,
+    phase: u32,
+    open: bool,
+}
+
+impl Pending {
+    /// Counts a request as scheduled in the current phase.
+    pub(crate) fn begin(state: &Rc<ThreadState>) -> Pending {
+        state.recorder.borrow_mut().scheduled += 1;
+        Pending {
+            state: state.clone(),
+            phase: state.phase.get(),
+            open: true,
+        }
+    }
+
+    fn current(&self) -> bool {
+        self.phase == self.state.phase.get()
+    }
+
+    /// Records the request's result.
+    pub(crate) fn record(mut self, hit: &Hit) {
+        self.open = false;
+        if self.current() {
+            self.state.recorder.borrow_mut().record(hit);
+        }
+    }
+
+    /// Takes back a request that will not be sent after all (a flow with no request).
+    fn cancel(mut self) {
+        self.open = false;
+        if self.current() {
+            self.state.recorder.borrow_mut().scheduled -= 1;
+        }
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if self.open && self.current() {
+            self.state.recorder.borrow_mut().abandoned += 1;
+        }
     }
 }
 
@@ -57,32 +118,38 @@ pub(crate) struct Scratch {
     vars: Vars,
 }
 
-/// Runs one weighted iteration on `conn` (opened or replaced as needed). `intended`
+/// Picks the next iteration's item by weight.
+pub(crate) fn pick(state: &ThreadState) -> &Work {
+    let mut rng = state.rng.borrow_mut();
+    state.workload.pick(&mut *rng)
+}
+
+/// Runs one iteration of `work` on `conn` (opened or replaced as needed). `intended`
 /// is when the iteration was meant to start: the schedule in the open model, now in
-/// the closed one. Returns false when a connection could not be opened, so closed
-/// users can back off instead of spinning on a dead target.
+/// the closed one. `first` is the iteration's first request, already counted as
+/// scheduled. Returns false when a connection could not be opened, so closed users can
+/// back off instead of spinning on a dead target.
 pub(crate) async fn run_iteration(
     state: &Rc<ThreadState>,
+    work: &Work,
+    first: Pending,
     conn: &mut Option<Conn>,
     intended: Instant,
     scratch: &mut Scratch,
 ) -> bool {
-    let work = {
-        let mut rng = state.rng.borrow_mut();
-        state.workload.pick(&mut *rng)
-    };
+    scratch.vars.clear();
     match work {
         Work::Request(prepared) => {
-            scratch.vars.clear();
-            send(state, prepared, conn, intended, scratch).await != Sent::ConnectFailed
+            send(state, prepared, first, conn, intended, scratch).await != Sent::ConnectFailed
         }
         Work::Flow(steps) => {
-            scratch.vars.clear();
+            let mut first = Some(first);
             let mut intended = intended;
             for step in steps {
                 match step {
                     PreparedStep::Request(prepared) => {
-                        match send(state, prepared, conn, intended, scratch).await {
+                        let pending = first.take().unwrap_or_else(|| Pending::begin(state));
+                        match send(state, prepared, pending, conn, intended, scratch).await {
                             Sent::Ok => intended = Instant::now(),
                             Sent::Failed => return true,
                             Sent::ConnectFailed => return false,
@@ -93,6 +160,9 @@ pub(crate) async fn run_iteration(
                         intended = Instant::now();
                     }
                 }
+            }
+            if let Some(unused) = first {
+                unused.cancel();
             }
             true
         }
@@ -109,6 +179,7 @@ enum Sent {
 async fn send(
     state: &Rc<ThreadState>,
     prepared: &Prepared,
+    pending: Pending,
     conn: &mut Option<Conn>,
     intended: Instant,
     scratch: &mut Scratch,
@@ -133,11 +204,28 @@ async fn send(
         }
     };
     let sent = Instant::now();
-    let deadline = sent + prepared.template.timeout_in(plan);
-    let outcome =
-        tokio::time::timeout_at(deadline.into(), exchange(state, prepared, conn, bytes)).await;
+    // Latency runs from the intended start, but never from a point after the actual
+    // send: a send a few microseconds early (see timer.rs) must not shrink latency.
+    let from = intended.min(sent);
+    // The timeout runs from the same point: a request that waited for a pooled
+    // connection, or started late, has had that long already. Its corrected latency
+    // can then never exceed the timeout by more than the timer's slack.
+    let deadline = from + prepared.template.timeout_in(plan);
+    let connecting = Cell::new(false);
+    let outcome = tokio::time::timeout_at(
+        deadline.into(),
+        exchange(state, prepared, conn, bytes, &connecting),
+    )
+    .await;
     let done = Instant::now();
     let error = match outcome {
+        Err(_elapsed) if connecting.get() => {
+            // The handshake never completed (a full accept backlog drops the SYN, a
+            // host that does not answer): the target did not take the connection.
+            *conn = None;
+            note_connect_failure(state, "connect timed out");
+            Some(ErrorKind::Connect)
+        }
         Err(_elapsed) => {
             *conn = None;
             Some(ErrorKind::Timeout)
@@ -161,10 +249,7 @@ async fn send(
     if conn.as_ref().is_some_and(|c| !c.reusable()) {
         *conn = None;
     }
-    // Latency runs from the intended start, but never from a point after the actual
-    // send: a send a few microseconds early (see timer.rs) must not shrink latency.
-    let from = intended.min(sent);
-    state.recorder.borrow_mut().record(&Hit {
+    pending.record(&Hit {
         name_id: prepared.template.name_id,
         corrected: done - from,
         uncorrected: done - sent,
@@ -178,36 +263,64 @@ async fn send(
     }
 }
 
-/// Opens a connection if needed, sends, and reads one response; retries once on a
-/// fresh connection when a reused one turns out to have been closed by the peer.
+/// Opens a connection if needed, sends, and reads one response. When a reused
+/// connection turns out to have been closed by the peer before any response byte, the
+/// request is sent once more on a fresh connection, but only when that cannot
+/// duplicate a write in the target: its method is idempotent, or not one byte of it
+/// reached the connection. `connecting` is set while a connection is being opened.
 async fn exchange(
     state: &Rc<ThreadState>,
     prepared: &Prepared,
     conn: &mut Option<Conn>,
     bytes: &[u8],
+    connecting: &Cell<bool>,
 ) -> Result<u16, ErrorKind> {
     for attempt in 0..2 {
         if conn.is_none() {
-            match Conn::connect(state.addr).await {
+            connecting.set(true);
+            let opened = Conn::connect(state.addr).await;
+            connecting.set(false);
+            match opened {
                 Ok(c) => *conn = Some(c),
                 Err(e) => {
-                    let mut first = state
-                        .connect_failure
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner());
-                    first.get_or_insert_with(|| format!("{}: {e}", state.addr));
-                    return Err(ErrorKind::Connect);
+                    let kind = connect_error_kind(&e);
+                    note_connect_failure(state, &e.to_string());
+                    return Err(kind);
                 }
             }
         }
         let c = conn.as_mut().expect("connected above");
         match c.round_trip(bytes, prepared.keep_body, prepared.head).await {
             Ok(response) => return Ok(response.status),
-            Err(e) if e.stale && attempt == 0 => *conn = None,
+            Err(e) if e.stale && attempt == 0 && prepared.idempotent => {
+                state.recorder.borrow_mut().retries += 1;
+                *conn = None;
+            }
             Err(e) => return Err(e.kind),
         }
     }
     Err(ErrorKind::Reset)
+}
+
+/// The kind of a failed connect: the generator's own when it ran out of file
+/// descriptors or local ports (those say nothing about the target), else `connect`.
+pub(crate) fn connect_error_kind(e: &std::io::Error) -> ErrorKind {
+    use nix::errno::Errno;
+    match e.raw_os_error().map(Errno::from_raw) {
+        Some(Errno::EMFILE | Errno::ENFILE | Errno::EADDRNOTAVAIL | Errno::ENOBUFS) => {
+            ErrorKind::Generator
+        }
+        _ => ErrorKind::Connect,
+    }
+}
+
+/// Keeps the run's first connect failure for the end-of-run message.
+fn note_connect_failure(state: &ThreadState, reason: &str) {
+    let mut first = state
+        .connect_failure
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    first.get_or_insert_with(|| format!("{}: {reason}", state.addr));
 }
 
 /// Sleeps for a think time, cut short when the run is stopping.

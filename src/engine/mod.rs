@@ -79,6 +79,22 @@ pub struct Live {
     pub last: Second,
 }
 
+/// What the engine tells the command that runs it, as the run goes. A closure
+/// `FnMut(&Live)` is an observer that only listens for seconds.
+pub trait Observer {
+    /// A second of the measured window completed on every thread.
+    fn second(&mut self, live: &Live);
+    /// The warm-up ended and the measured window began (only for a plan with a
+    /// warm-up; called once, before its first second).
+    fn measuring(&mut self) {}
+}
+
+impl<F: FnMut(&Live)> Observer for F {
+    fn second(&mut self, live: &Live) {
+        self(live)
+    }
+}
+
 /// A run that could not be carried out at all (as opposed to failed requests).
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -108,12 +124,13 @@ pub struct Outcome {
     pub recorder: Recorder,
 }
 
-/// Runs `plan` to completion (or until `control` stops it), calling `on_second`
-/// once per completed second from this thread.
+/// Runs `plan` to completion (or until `control` stops it), telling `observer` of each
+/// completed second of the measured window (and of the window's start, after a
+/// warm-up) from this thread. Everything measured covers the measured window alone.
 pub fn run(
     plan: Arc<Plan>,
     control: &Control,
-    on_second: &mut dyn FnMut(&Live),
+    observer: &mut dyn Observer,
 ) -> Result<Outcome, EngineError> {
     let addr = resolve(&plan)?;
     let workload = Arc::new(work::Workload::new(&plan));
@@ -135,6 +152,7 @@ pub fn run(
             rng: SmallRng::from_os_rng().into(),
             stop: control.stop.clone(),
             connect_failure: connect_failure.clone(),
+            phase: 0.into(),
         };
         let (tx, line) = (tx.clone(), start_line.clone());
         let slot = Slot { index, threads };
@@ -158,13 +176,24 @@ pub fn run(
     let mut cpu = Vec::new();
     let mut stopped_at = None;
     let mut last_done: Option<Instant> = None;
+    let mut measuring = plan.warmup.is_zero();
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(Report::Second(bucket)) => timeline.add(bucket, false, on_second),
+            Ok(Report::Second(bucket)) => timeline.add(bucket, false, observer),
+            Ok(Report::Measuring) => {
+                if !std::mem::replace(&mut measuring, true) {
+                    observer.measuring();
+                }
+            }
             Ok(Report::Done(recorder, last, thread_cpu, done)) => {
-                merged.merge(&recorder);
-                last_done = last_done.max(done);
-                timeline.add(last, true, on_second);
+                if measuring {
+                    merged.merge(&recorder);
+                    last_done = last_done.max(done);
+                    timeline.add(last, true, observer);
+                } else {
+                    // Stopped during the warm-up: nothing was measured.
+                    timeline.count_only(last.t);
+                }
                 cpu.push(thread_cpu);
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -181,8 +210,9 @@ pub fn run(
             Err(_) => return Err(EngineError::Thread("an engine thread panicked".into())),
         }
     }
-    let start = start_line.fixed().unwrap_or(placeholder);
-    let planned = plan.duration();
+    // Everything below is about the measured window, which starts after the warm-up.
+    let start = start_line.fixed().unwrap_or(placeholder) + plan.warmup;
+    let planned = plan.measured();
     let interrupted = stopped_at.is_some_and(|t| t < start + planned);
     let scheduled = match stopped_at {
         Some(t) if interrupted => t.saturating_duration_since(start),
@@ -211,6 +241,17 @@ pub fn run(
         connect_failure,
         recorder: merged,
     })
+}
+
+/// Raises this process's soft limit on open files to its hard limit; returns the
+/// limit now in force.
+pub fn raise_fd_limit() -> nix::Result<u64> {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE)?;
+    if soft < hard {
+        setrlimit(Resource::RLIMIT_NOFILE, hard, hard)?;
+    }
+    Ok(hard)
 }
 
 fn resolve(plan: &Plan) -> Result<SocketAddr, EngineError> {
@@ -289,7 +330,7 @@ struct Timeline<'a> {
 impl<'a> Timeline<'a> {
     fn new(plan: &'a Plan, threads: usize) -> Timeline<'a> {
         let live = Live {
-            total: plan.duration(),
+            total: plan.measured(),
             ..Live::default()
         };
         Timeline {
@@ -301,7 +342,7 @@ impl<'a> Timeline<'a> {
         }
     }
 
-    fn add(&mut self, bucket: SecondBucket, last: bool, on_second: &mut dyn FnMut(&Live)) {
+    fn add(&mut self, bucket: SecondBucket, last: bool, observer: &mut dyn Observer) {
         if last && bucket.latency.is_empty() && bucket.dropped == 0 && bucket.errors == 0 {
             // An empty tail is no second of the run; count the report and move on.
             self.count_only(bucket.t);
@@ -319,7 +360,7 @@ impl<'a> Timeline<'a> {
                 break;
             }
             let (bucket, _) = entry.remove();
-            self.emit(&bucket, on_second);
+            self.emit(&bucket, observer);
         }
     }
 
@@ -329,7 +370,7 @@ impl<'a> Timeline<'a> {
         }
     }
 
-    fn emit(&mut self, bucket: &SecondBucket, on_second: &mut dyn FnMut(&Live)) {
+    fn emit(&mut self, bucket: &SecondBucket, observer: &mut dyn Observer) {
         let second = summarize::second(bucket, self.plan);
         self.live.elapsed = Duration::from_secs(bucket.t + 1);
         self.live.requests += second.requests;
@@ -338,7 +379,7 @@ impl<'a> Timeline<'a> {
         self.live.in_flight = bucket.in_flight;
         self.live.users = matches!(self.plan.load, Load::Users { .. }).then_some(bucket.users);
         self.live.last = second.clone();
-        on_second(&self.live);
+        observer.second(&self.live);
         self.done.push(second);
     }
 

@@ -60,9 +60,8 @@ pub(crate) fn second(bucket: &SecondBucket, plan: &Plan) -> Second {
         }
     };
     let offered = match &plan.load {
-        Load::ArrivalRate { schedule, .. } => {
-            schedule.value_at(Duration::from_secs(bucket.t) + Duration::from_millis(500))
-        }
+        Load::ArrivalRate { schedule, .. } => schedule
+            .value_at(plan.warmup + Duration::from_secs(bucket.t) + Duration::from_millis(500)),
         Load::Users { .. } => bucket.users as f64,
     };
     Second {
@@ -103,10 +102,11 @@ pub(crate) fn summarize(
     let requests = rec.overall.requests();
     let achieved = requests as f64 / secs;
     let (model, offered) = match &plan.load {
-        Load::ArrivalRate { schedule, .. } => (
-            "arrival-rate",
-            schedule.arrivals_by(span.scheduled) / scheduled_secs,
-        ),
+        Load::ArrivalRate { schedule, .. } => {
+            let w = plan.warmup;
+            let arrivals = schedule.arrivals_by(w + span.scheduled) - schedule.arrivals_by(w);
+            ("arrival-rate", arrivals / scheduled_secs)
+        }
         Load::Users { .. } => ("users", achieved),
     };
     let by_name: BTreeMap<String, NameSummary> = plan

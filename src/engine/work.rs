@@ -22,6 +22,9 @@ pub(crate) struct Prepared {
     pub(crate) keep_body: bool,
     /// A HEAD request, whose response has no body.
     pub(crate) head: bool,
+    /// Sending it twice cannot change the target more than once (RFC 9110 §9.2.2), so
+    /// it may be retried after a stale keep-alive connection.
+    pub(crate) idempotent: bool,
 }
 
 impl Prepared {
@@ -30,6 +33,10 @@ impl Prepared {
             wire: static_wire(template, &plan.target),
             keep_body: template.needs_body(captures),
             head: template.method == "HEAD",
+            idempotent: matches!(
+                template.method.as_str(),
+                "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE"
+            ),
             captures: captures.to_vec(),
             template: template.clone(),
         }
@@ -59,6 +66,23 @@ pub(crate) enum Work {
 pub(crate) struct Workload {
     items: Vec<Work>,
     cumulative: Vec<u64>,
+}
+
+impl Work {
+    /// The timeout of the first request the item sends, and its name id.
+    pub(crate) fn first_request(&self, plan: &Plan) -> (usize, std::time::Duration) {
+        let first = match self {
+            Work::Request(p) => Some(p),
+            Work::Flow(steps) => steps.iter().find_map(|s| match s {
+                PreparedStep::Request(p) => Some(p),
+                PreparedStep::Think(_) => None,
+            }),
+        };
+        match first {
+            Some(p) => (p.template.name_id, p.template.timeout_in(plan)),
+            None => (0, plan.timeout),
+        }
+    }
 }
 
 impl Workload {

@@ -9,6 +9,8 @@
 //! | `errors` (or `error_rate`) | number with `%` | failed requests, percent of requests |
 //! | `rate` | number with `/s` | achieved requests per second |
 //! | `dropped` | plain count (whole run only) | dropped iterations |
+//! | `abandoned` | plain count (whole run only) | requests in flight when the run ended |
+//! | `success_p95` (any latency statistic after `success_`) | as latency | successful requests' latency, ms |
 //!
 //! OP is one of `<`, `<=`, `>`, `>=`, `==`. NAME may contain dots: the scope is everything
 //! before the last `.` that precedes a known metric. [`Threshold::parse`] compiles a rule
@@ -47,6 +49,11 @@ pub enum Metric {
     Rate,
     /// Dropped iterations (whole run).
     Dropped,
+    /// A latency statistic of successful requests only, in milliseconds
+    /// (`success_p95`): fast failures cannot make it look good.
+    SuccessLatency(LatencyStat),
+    /// Requests still in flight when the run ended (whole run).
+    Abandoned,
 }
 
 /// One statistic of a latency distribution.
@@ -146,21 +153,33 @@ impl Threshold {
     /// The measured value in the rule's unit, or `None` when the rule's scope names a
     /// request that the summary does not have.
     pub fn measure(&self, summary: &Summary) -> Option<f64> {
-        let (requests, latency, errors) = match &self.scope {
-            None => (summary.requests, &summary.latency_ms, summary.errors.count),
+        let (requests, latency, success, errors) = match &self.scope {
+            None => (
+                summary.requests,
+                &summary.latency_ms,
+                &summary.latency_success_ms,
+                summary.errors.count,
+            ),
             Some(name) => {
-                let by_name = summary.by_name.get(name)?;
-                (by_name.requests, &by_name.latency_ms, by_name.errors.count)
+                let n = summary.by_name.get(name)?;
+                (
+                    n.requests,
+                    &n.latency_ms,
+                    &n.latency_success_ms,
+                    n.errors.count,
+                )
             }
         };
         Some(match self.metric {
             Metric::Latency(stat) => stat.of(latency),
+            Metric::SuccessLatency(stat) => stat.of(success),
             Metric::ErrorPercent if requests == 0 => 0.0,
             Metric::ErrorPercent => errors as f64 * 100.0 / requests as f64,
             Metric::Rate if self.scope.is_none() => summary.rate.achieved,
             Metric::Rate if summary.duration_s > 0.0 => requests as f64 / summary.duration_s,
             Metric::Rate => 0.0,
             Metric::Dropped => summary.dropped as f64,
+            Metric::Abandoned => summary.abandoned as f64,
         })
     }
 
@@ -169,14 +188,21 @@ impl Threshold {
     /// is missing from the summary or the measurement is not a finite number; a latency
     /// rule also fails when its scope completed no request (there is nothing to judge).
     pub fn evaluate(&self, summary: &Summary) -> ThresholdResult {
-        let requests = match &self.scope {
-            None => Some(summary.requests),
-            Some(name) => summary.by_name.get(name).map(|n| n.requests),
+        let (requests, succeeded) = match &self.scope {
+            None => (Some(summary.requests), Some(summary.completed)),
+            Some(name) => summary
+                .by_name
+                .get(name)
+                .map(|n| (Some(n.requests), Some(n.requests - n.errors.count)))
+                .unwrap_or((None, None)),
         };
         let judged = match self.measure(summary) {
             Some(value) if value.is_finite() => {
-                let measured_nothing =
-                    matches!(self.metric, Metric::Latency(_)) && requests == Some(0);
+                let measured_nothing = match self.metric {
+                    Metric::Latency(_) => requests == Some(0),
+                    Metric::SuccessLatency(_) => succeeded == Some(0),
+                    _ => false,
+                };
                 Some((value, !measured_nothing && self.op.holds(value, self.limit)))
             }
             _ => None,
@@ -344,5 +370,38 @@ mod tests {
                 ("dropped == 3", true)
             ]
         );
+    }
+
+    #[test]
+    fn success_latency_and_abandoned_rules_read_their_own_figures() {
+        let mut s = summary();
+        // Half the requests were fast rejections: overall p95 looks good, the
+        // successful requests' p95 does not.
+        s.latency_ms = latency(2.0);
+        s.latency_success_ms = latency(150.0);
+        s.abandoned = 2;
+        let judge = |e: &str, s: &Summary| Threshold::parse(e).unwrap().evaluate(s);
+        assert!(judge("p95 < 100ms", &s).ok);
+        let success = judge("success_p95 < 100ms", &s);
+        assert!(!success.ok);
+        assert_eq!(success.value, 150.0);
+        assert!(judge("create_task.success_p99 < 10ms", &s).ok);
+        assert_eq!(
+            Threshold::parse("Success_P99.9 < 1s").unwrap().metric,
+            Metric::SuccessLatency(LatencyStat::P999)
+        );
+        assert!(!judge("abandoned == 0", &s).ok);
+        assert!(judge("abandoned <= 2", &s).ok);
+        // Nothing succeeded: a success latency rule has nothing to judge and fails.
+        s.completed = 0;
+        assert!(!judge("success_p95 < 1s", &s).ok);
+        for (bad, says) in [
+            ("create_task.abandoned == 0", "whole run"),
+            ("abandoned < 1%", "whole count"),
+            ("success_p95 < 100", "needs a unit"),
+        ] {
+            let e = Threshold::parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 }

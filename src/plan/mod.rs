@@ -41,6 +41,10 @@ pub struct Plan {
     pub watches: Vec<String>,
     /// Shell commands run around each step of a ceiling search (ignored by a single run).
     pub hooks: Hooks,
+    /// The first part of the load's schedule that warms up and is not measured (zero
+    /// for none): the engine discards its record at the boundary and keeps its
+    /// connections. Part of [`Plan::duration`].
+    pub warmup: Duration,
 }
 
 impl Plan {
@@ -63,7 +67,12 @@ impl Plan {
         longest
     }
 
-    /// Total scheduled duration of the run.
+    /// The measured part of the schedule: [`Plan::duration`] less the warm-up.
+    pub fn measured(&self) -> Duration {
+        self.duration().saturating_sub(self.warmup)
+    }
+
+    /// Total scheduled duration of the run, warm-up included.
     pub fn duration(&self) -> Duration {
         match &self.load {
             Load::ArrivalRate { schedule, .. } => schedule.duration(),

@@ -43,6 +43,20 @@ fn header(out: &mut String, s: &Summary) {
 
 fn volume(out: &mut String, s: &Summary) {
     let mut t = Table::new(&[]);
+    // The accounting identity (DESIGN.md rule 6), spelled out; a closed model
+    // never drops, so its term is left out there.
+    let dropped = if s.model == OPEN_MODEL || s.dropped > 0 {
+        format!(" + {} dropped", s.dropped)
+    } else {
+        String::new()
+    };
+    t.row([
+        "scheduled".to_string(),
+        format!(
+            "{} = {} ok + {} failed{dropped} + {} abandoned",
+            s.scheduled, s.completed, s.errors.count, s.abandoned
+        ),
+    ]);
     t.row(["requests".to_string(), s.requests.to_string()]);
     let rate = if s.model == OPEN_MODEL {
         format!(
@@ -78,6 +92,18 @@ fn volume(out: &mut String, s: &Summary) {
         let _ = write!(errors, ": {}", list.join(", "));
     }
     t.row(["errors".to_string(), errors]);
+    if s.abandoned > 0 {
+        t.row([
+            "abandoned".to_string(),
+            format!("{} (still in flight when the run ended)", s.abandoned),
+        ]);
+    }
+    if s.retries > 0 {
+        t.row([
+            "retries".to_string(),
+            format!("{} (resent after a stale keep-alive connection)", s.retries),
+        ]);
+    }
     out.push_str(&t.render(0));
     out.push('\n');
 }
@@ -110,6 +136,15 @@ fn latencies(out: &mut String, s: &Summary) {
     let mut t = Table::labelled(8);
     t.row(["", "min", "avg", "p50", "p90", "p95", "p99", "p99.9", "max"]);
     t.row(latency_cells("latency", &s.latency_ms, measured));
+    if s.errors.count > 0 {
+        // Fast failures (a limiter's 503s) pull the overall figures down; this row
+        // is what the requests that worked took.
+        t.row(latency_cells(
+            "successful",
+            &s.latency_success_ms,
+            s.completed > 0,
+        ));
+    }
     let open = s.model == OPEN_MODEL;
     if open {
         t.row(latency_cells(
@@ -159,21 +194,20 @@ fn threshold_value(s: &Summary, r: &ThresholdResult) -> String {
     let Ok(rule) = Threshold::parse(&r.expr) else {
         return format!("{}", r.value);
     };
-    let requests = match &rule.scope {
-        None => s.requests,
+    let (requests, succeeded) = match &rule.scope {
+        None => (s.requests, s.completed),
         Some(name) => match s.by_name.get(name) {
-            Some(n) => n.requests,
+            Some(n) => (n.requests, n.requests - n.errors.count),
             None => return "no such name".to_string(),
         },
     };
-    if requests == 0 && matches!(rule.metric, Metric::Latency(_)) {
-        return "no requests".to_string();
-    }
     match rule.metric {
-        Metric::Latency(_) => latency(r.value),
+        Metric::Latency(_) if requests == 0 => "no requests".to_string(),
+        Metric::SuccessLatency(_) if succeeded == 0 => "no successes".to_string(),
+        Metric::Latency(_) | Metric::SuccessLatency(_) => latency(r.value),
         Metric::ErrorPercent => percent(r.value),
         Metric::Rate => per_second(r.value),
-        Metric::Dropped => format!("{}", r.value),
+        Metric::Dropped | Metric::Abandoned => format!("{}", r.value),
     }
 }
 
@@ -309,13 +343,15 @@ mod tests {
         let want = "\
 checkout (arrival-rate, 5.0s)
 
-requests  10000
-rate      1999.6/s achieved of 2000.0/s offered (99.98%)
-dropped   3 (could not start: in-flight limit reached)
-errors    50 (0.50%): timeout 40, status_5xx 10
+scheduled  10003 = 9950 ok + 50 failed + 3 dropped + 0 abandoned
+requests   10000
+rate       1999.6/s achieved of 2000.0/s offered (99.98%)
+dropped    3 (could not start: in-flight limit reached)
+errors     50 (0.50%): timeout 40, status_5xx 10
 
                 min    avg    p50    p90    p95     p99   p99.9    max
 latency       100µs  500µs  400µs  700µs  800µs  1.50ms  4.00ms  1.20s
+successful   90.0µs  450µs  360µs  630µs  720µs  1.35ms  3.60ms  1.08s
 uncorrected  50.0µs  250µs  200µs  350µs  400µs   750µs  2.00ms  600ms
 (latency is timed from each request's scheduled start; uncorrected, from the
  actual send: it hides queueing and is shown for comparison only)
@@ -361,15 +397,26 @@ WARNING: the load generator, not the target, limited this run.
             lines[0],
             "graphql (users, 5.0s)  INTERRUPTED: the figures cover only what ran"
         );
-        assert!(lines.contains(&"rate      1999.6/s achieved"), "{text}");
-        assert!(lines.contains(&"errors    0 (0.00%)"), "{text}");
+        assert!(lines.contains(&"rate       1999.6/s achieved"), "{text}");
+        assert!(lines.contains(&"errors     0 (0.00%)"), "{text}");
+        assert!(
+            lines.contains(&"scheduled  10003 = 9950 ok + 0 failed + 0 abandoned"),
+            "{text}"
+        );
         assert!(
             lines
                 .iter()
                 .any(|l| l.starts_with("latency ") && l.ends_with("1.20s")),
             "{text}"
         );
-        for absent in ["dropped", "uncorrected", "name ", "threshold", "WARNING"] {
+        for absent in [
+            "dropped",
+            "uncorrected",
+            "successful",
+            "name ",
+            "threshold",
+            "WARNING",
+        ] {
             assert!(!text.contains(absent), "{absent:?} in\n{text}");
         }
         assert_eq!(

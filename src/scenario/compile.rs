@@ -154,6 +154,7 @@ pub(crate) fn from_text(
         threads: threads(overrides)?,
         watches,
         hooks: hooks(src, doc.hooks.as_ref())?,
+        warmup: Duration::ZERO,
     })
 }
 
@@ -201,6 +202,7 @@ pub(crate) fn quick(overrides: &Overrides) -> Result<Plan, ScenarioError> {
         threads: threads(overrides)?,
         watches: Vec::new(),
         hooks: Hooks::default(),
+        warmup: Duration::ZERO,
     })
 }
 

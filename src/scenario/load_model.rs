@@ -68,6 +68,9 @@ pub(crate) fn build(
         (None, Some(users)) => (Model::Users, Some(users as f64)),
         (None, None) => match &file {
             Some(f) => (f.model, None),
+            None if overrides.fallback_rate.is_some() => {
+                (Model::ArrivalRate, overrides.fallback_rate)
+            }
             None => match src {
                 Some(src) => {
                     return Err(src.at(

@@ -45,6 +45,10 @@ pub struct Overrides {
     pub connections: Option<usize>,
     /// `--timeout`.
     pub timeout: Option<Duration>,
+    /// The arrival rate to use when neither the flags nor the file give a load (a
+    /// search sets each step's value itself). Never used to replace a load that is
+    /// there: a file's model stands, and flags that do not fit it are errors.
+    pub fallback_rate: Option<f64>,
 }
 
 /// Loads `path` (if any) and applies `overrides`; flags win over the file.

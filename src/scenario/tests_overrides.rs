@@ -17,6 +17,7 @@ fn overrides_win_over_the_file() {
         timeout: Some(secs(2.0)),
         users: None,
         connections: Some(2),
+        fallback_rate: Some(9.0),
     };
     let p = plan_with(file, &o);
     assert_eq!(

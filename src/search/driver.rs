@@ -13,10 +13,10 @@ use super::hooks::{run_hook, wait_until, HookError};
 use super::isolation::{between_steps, IsolationOptions, IsolationReport};
 use super::knee::knee;
 use super::result::{value, LimitedBy, SearchResult};
-use super::step::{measure, warm_up, StepRecord, StepTiming, Unit};
+use super::step::{run_step, StepRecord, StepTiming, Unit};
 use super::strategy::{Conclusion, Next, Range, Strategy};
 use super::text::failed_rules;
-use crate::engine::{Control, Live};
+use crate::engine::{Control, Live, Observer};
 use crate::metrics::recorder::Recorder;
 use crate::plan::Plan;
 
@@ -63,10 +63,31 @@ pub enum Event<'a> {
         /// The measured window's histograms.
         recorder: &'a Recorder,
     },
-    /// A second of a step (warm-up or measured) completed.
+    /// A second of a step's measured window completed.
     Second(&'a Live),
     /// A step finished (1-based `index`).
     Finished(usize, &'a StepRecord),
+}
+
+/// Turns the engine's news of one step into search events.
+struct StepObserver<'e> {
+    on_event: &'e mut dyn FnMut(Event<'_>),
+    index: usize,
+    value: f64,
+    warm: bool,
+}
+
+impl Observer for StepObserver<'_> {
+    fn second(&mut self, live: &Live) {
+        (self.on_event)(Event::Second(live));
+    }
+
+    fn measuring(&mut self) {
+        (self.on_event)(Event::Measuring {
+            index: self.index,
+            value: self.value,
+        });
+    }
 }
 
 /// How the loop ended, before it is put in words.
@@ -123,17 +144,17 @@ pub fn search(
             value,
             confirm,
         });
-        let warm = {
-            let mut on_second = |live: &Live| on_event(Event::Second(live));
-            warm_up(base, value, opts.timing, control, &mut on_second)
-        };
-        if let Err(e) = warm {
-            break End::Error(format!("step {index} could not run: {e}"));
-        }
-        on_event(Event::Measuring { index, value });
         let measured = {
-            let mut on_second = |live: &Live| on_event(Event::Second(live));
-            measure(base, value, opts.timing, control, &mut on_second)
+            let mut observer = StepObserver {
+                on_event: &mut *on_event,
+                index,
+                value,
+                warm: !opts.timing.warmup.is_zero(),
+            };
+            if !observer.warm {
+                observer.measuring();
+            }
+            run_step(base, value, opts.timing, control, &mut observer)
         };
         let (mut step, recorder) = match measured {
             Ok(measured) => measured,

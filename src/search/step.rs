@@ -1,9 +1,10 @@
 //! One search step: the scenario at one constant rate (or user count), warmed up and
 //! then measured, judged on the measured window alone ([`run_step`]).
 //!
-//! The warm-up is its own engine run right before the measured one, with no isolation
-//! between them: connections, caches and the target's pools warm up, and nothing it
-//! measured can leak into the step's summary.
+//! The warm-up is the first phase of the step's one engine run, as wrk2's calibration
+//! period is: at its end the engine discards what it recorded and keeps everything
+//! else, so the measured window starts with open connections and a warm target, and
+//! nothing the warm-up measured can leak into the step's summary.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,7 +12,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::isolation::IsolationReport;
-use crate::engine::{self, Control, EngineError, Live};
+use crate::engine::{self, Control, EngineError, Observer};
 use crate::metrics::recorder::Recorder;
 use crate::metrics::summary::Summary;
 use crate::plan::{Load, Plan, Schedule};
@@ -98,48 +99,21 @@ pub fn plan_at(base: &Plan, value: f64, duration: Duration) -> Plan {
     }
 }
 
-/// Runs the warm-up (if any) and then the measured window at `value`, calling
-/// `on_second` for each second of both. Returns the measured window's record (its
-/// `isolation` left `None` for the caller to fill). Errors only when a run cannot be
-/// carried out at all; failed requests are part of the record.
+/// Runs the step at `value`: the warm-up, then the measured window, in one engine run
+/// that tells `observer` when the window begins and of each of its seconds. Returns
+/// the window's record (its `isolation` left `None` for the caller to fill) with its
+/// exact histograms. Errors only when the run cannot be carried out at all; failed
+/// requests are part of the record.
 pub fn run_step(
     base: &Plan,
     value: f64,
     timing: StepTiming,
     control: &Control,
-    on_second: &mut dyn FnMut(&Live),
-) -> Result<StepRecord, EngineError> {
-    warm_up(base, value, timing, control, on_second)?;
-    Ok(measure(base, value, timing, control, on_second)?.0)
-}
-
-/// Runs the warm-up at `value` (nothing when `timing.warmup` is zero); what it
-/// measures is discarded.
-pub fn warm_up(
-    base: &Plan,
-    value: f64,
-    timing: StepTiming,
-    control: &Control,
-    on_second: &mut dyn FnMut(&Live),
-) -> Result<(), EngineError> {
-    if !timing.warmup.is_zero() {
-        let warmup = Arc::new(plan_at(base, value, timing.warmup));
-        engine::run(warmup, control, on_second)?;
-    }
-    Ok(())
-}
-
-/// Runs the measured window at `value` and returns its record (its `isolation` left
-/// `None`) with the window's exact histograms.
-pub fn measure(
-    base: &Plan,
-    value: f64,
-    timing: StepTiming,
-    control: &Control,
-    on_second: &mut dyn FnMut(&Live),
+    observer: &mut dyn Observer,
 ) -> Result<(StepRecord, Recorder), EngineError> {
-    let measured = Arc::new(plan_at(base, value, timing.measured));
-    let outcome = engine::run(measured, control, on_second)?;
+    let mut plan = plan_at(base, value, timing.warmup + timing.measured);
+    plan.warmup = timing.warmup;
+    let outcome = engine::run(Arc::new(plan), control, observer)?;
     let summary = outcome.summary;
     let record = StepRecord {
         rate: value,

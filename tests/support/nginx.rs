@@ -53,18 +53,7 @@ impl Nginx {
             let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
             let conf = dir.path().join("nginx.conf");
             fs::write(&conf, config(dir.path(), addr)).expect("write nginx.conf");
-            let child = Command::new(&binary)
-                .arg("-p")
-                .arg(dir.path())
-                .arg("-c")
-                .arg(&conf)
-                .arg("-e")
-                .arg(dir.path().join("error.log"))
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
+            let child = spawn(&binary, dir.path());
             let mut nginx = Nginx { child, addr, dir };
             match nginx.wait_ready() {
                 Ok(()) => return nginx,
@@ -93,6 +82,26 @@ impl Nginx {
     /// Process ids of the master's children: the worker, which does the serving.
     pub(crate) fn worker_pids(&self) -> Vec<u32> {
         children_of(self.pid())
+    }
+
+    /// Stops nginx (master and worker) and waits until it has exited: its port
+    /// refuses connections until [`Nginx::resume`].
+    pub(crate) fn stop(&mut self) {
+        self.terminate();
+    }
+
+    /// Starts nginx again on the same port and configuration after [`Nginx::stop`],
+    /// returning once it answers.
+    pub(crate) fn resume(&mut self) {
+        let binary = find_nginx().expect("nginx ran before");
+        let _ = fs::remove_file(self.dir.path().join("nginx.pid"));
+        self.child = spawn(&binary, self.dir.path());
+        if let Err(log) = self.wait_ready() {
+            panic!(
+                "nginx did not start again on {}; its error log:\n{log}",
+                self.addr
+            );
+        }
     }
 
     /// Waits until nginx answers `GET /` with 200; on failure returns its error log.
@@ -125,6 +134,15 @@ impl Nginx {
 
 impl Drop for Nginx {
     fn drop(&mut self) {
+        self.terminate();
+    }
+}
+
+impl Nginx {
+    fn terminate(&mut self) {
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return; // Already stopped (and reaped): its pid may belong to another now.
+        }
         // SIGTERM lets the master stop its worker; SIGKILL on the master alone would
         // leave the worker serving on the port.
         let _ = Command::new("kill")
@@ -146,6 +164,22 @@ impl Drop for Nginx {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Starts the nginx `binary` with the configuration in `dir`.
+fn spawn(binary: &Path, dir: &Path) -> Child {
+    Command::new(binary)
+        .arg("-p")
+        .arg(dir)
+        .arg("-c")
+        .arg(dir.join("nginx.conf"))
+        .arg("-e")
+        .arg(dir.join("error.log"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()))
 }
 
 /// The nginx configuration for a server on `addr` whose files all live in `dir`.

@@ -5,7 +5,7 @@ use super::{LatencyStat, Metric, Op};
 
 /// Metric names as written, longest first among those sharing a prefix so that
 /// `p99.9` is tried before `p99`.
-const METRICS: [(&str, Metric); 12] = [
+const METRICS: [(&str, Metric); 21] = [
     ("p99.9", Metric::Latency(LatencyStat::P999)),
     ("p50", Metric::Latency(LatencyStat::P50)),
     ("p90", Metric::Latency(LatencyStat::P90)),
@@ -18,9 +18,19 @@ const METRICS: [(&str, Metric); 12] = [
     ("error_rate", Metric::ErrorPercent),
     ("rate", Metric::Rate),
     ("dropped", Metric::Dropped),
+    ("abandoned", Metric::Abandoned),
+    ("success_p99.9", Metric::SuccessLatency(LatencyStat::P999)),
+    ("success_p50", Metric::SuccessLatency(LatencyStat::P50)),
+    ("success_p90", Metric::SuccessLatency(LatencyStat::P90)),
+    ("success_p95", Metric::SuccessLatency(LatencyStat::P95)),
+    ("success_p99", Metric::SuccessLatency(LatencyStat::P99)),
+    ("success_min", Metric::SuccessLatency(LatencyStat::Min)),
+    ("success_avg", Metric::SuccessLatency(LatencyStat::Avg)),
+    ("success_max", Metric::SuccessLatency(LatencyStat::Max)),
 ];
 
-const METRIC_LIST: &str = "p50, p90, p95, p99, p99.9, min, avg, max, errors, rate or dropped";
+const METRIC_LIST: &str = "p50, p90, p95, p99, p99.9, min, avg, max (or success_p95 and the like, \
+                           for successful requests only), errors, rate, dropped or abandoned";
 
 /// Splits `lhs OP rhs` at the first operator character.
 pub(super) fn split_op(expr: &str) -> Result<(&str, Op, &str), String> {
@@ -82,6 +92,9 @@ pub(super) fn split_metric(lhs: &str) -> Result<(Option<String>, Metric, &str), 
         Some(_) if metric == Metric::Dropped => {
             Err("dropped is counted for the whole run, not per request name".into())
         }
+        Some(_) if metric == Metric::Abandoned => {
+            Err("abandoned is counted for the whole run, not per request name".into())
+        }
         _ => Ok((scope.map(str::to_string), metric, written)),
     }
 }
@@ -93,10 +106,10 @@ pub(super) fn parse_value(metric: Metric, written: &str, op: Op, rhs: &str) -> R
         .unwrap_or(rhs.len());
     let (number, unit) = (&rhs[..number_len], rhs[number_len..].trim());
     let example = match metric {
-        Metric::Latency(_) => format!("\"{written} {op} 500ms\""),
+        Metric::Latency(_) | Metric::SuccessLatency(_) => format!("\"{written} {op} 500ms\""),
         Metric::ErrorPercent => format!("\"{written} {op} 1%\""),
         Metric::Rate => format!("\"{written} {op} 990/s\""),
-        Metric::Dropped => format!("\"{written} {op} 0\""),
+        Metric::Dropped | Metric::Abandoned => format!("\"{written} {op} 0\""),
     };
     let value: f64 = number
         .parse()
@@ -104,14 +117,14 @@ pub(super) fn parse_value(metric: Metric, written: &str, op: Op, rhs: &str) -> R
         .filter(|v: &f64| v.is_finite())
         .ok_or_else(|| format!("expected a non-negative number after {op}, e.g. {example}"))?;
     let scale = match (metric, unit) {
-        (Metric::Latency(_), "us" | "µs") => 0.001,
-        (Metric::Latency(_), "ms") => 1.0,
-        (Metric::Latency(_), "s") => 1000.0,
-        (Metric::Latency(_), "") => {
+        (Metric::Latency(_) | Metric::SuccessLatency(_), "us" | "µs") => 0.001,
+        (Metric::Latency(_) | Metric::SuccessLatency(_), "ms") => 1.0,
+        (Metric::Latency(_) | Metric::SuccessLatency(_), "s") => 1000.0,
+        (Metric::Latency(_) | Metric::SuccessLatency(_), "") => {
             let e = format!("\"{written} {op} {number}ms\"");
             return Err(format!("latency needs a unit (us, ms or s), e.g. {e}"));
         }
-        (Metric::Latency(_), _) => {
+        (Metric::Latency(_) | Metric::SuccessLatency(_), _) => {
             return Err(format!(
                 "unknown latency unit \"{unit}\"; expected us, ms or s"
             ))
@@ -126,10 +139,10 @@ pub(super) fn parse_value(metric: Metric, written: &str, op: Op, rhs: &str) -> R
         (Metric::Rate, _) => {
             return Err(format!("rate is per second, ending in /s, e.g. {example}"))
         }
-        (Metric::Dropped, "") if value.fract() == 0.0 => 1.0,
-        (Metric::Dropped, _) => {
+        (Metric::Dropped | Metric::Abandoned, "") if value.fract() == 0.0 => 1.0,
+        (Metric::Dropped | Metric::Abandoned, _) => {
             return Err(format!(
-                "dropped is a whole count with no unit, e.g. {example}"
+                "{written} is a whole count with no unit, e.g. {example}"
             ))
         }
     };
