@@ -84,6 +84,19 @@ impl RoundTripError {
         RoundTripError::protocol(format!("{part} exceeds its limit of {limit} bytes"))
     }
 
+    /// A kept body that did not fit in what the generator allows all kept bodies
+    /// together: the generator's limit, not the target's fault.
+    pub(super) fn over_budget(cap: usize) -> RoundTripError {
+        RoundTripError {
+            kind: ErrorKind::Generator,
+            stale: false,
+            sent: false,
+            detail: format!(
+                "kept response bodies of all connections together exceed the generator's budget of {cap} bytes"
+            ),
+        }
+    }
+
     /// Whether the peer closing (or resetting) the connection caused this error: the
     /// mark of a stale keep-alive connection when no response byte had arrived.
     pub(super) fn peer_closed(&self) -> bool {

@@ -10,8 +10,17 @@
 //! a body kept for checks. The read buffer never grows past the largest of the first
 //! three. A body that is not kept is streamed through the buffer, whatever its length.
 //! Past a limit the exchange fails as `protocol`, naming the limit, and the connection
-//! is closed.
+//! is closed. Kept bodies of all connections together stay within a [`BodyBudget`]
+//! (past it: the generator's own error). Defaults: head 64 KiB, chunk-size line 4 KiB,
+//! trailers 16 KiB, kept body 8 MiB, all kept bodies of the process 32 MiB.
+//!
+//! The kept-body defaults are what keeps a run's memory within 64 MiB of an idle
+//! run's when every response in flight is an endless body that must be kept (see
+//! `tests/hostile.rs`): the sum is bounded by the budget, and bodies of at most 8 MiB
+//! keep the allocator's retained free space small.
 
+mod budget;
+mod chunked;
 mod error;
 mod framing;
 #[cfg(test)]
@@ -30,6 +39,7 @@ use std::task::Poll;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 
+pub use budget::{BodyBudget, DEFAULT_BODY_BUDGET};
 pub use error::RoundTripError;
 use framing::{framing_of, Framing};
 
@@ -60,7 +70,7 @@ impl Default for Limits {
             head: 64 * 1024,
             chunk_line: 4 * 1024,
             trailers: 16 * 1024,
-            kept_body: 16 * 1024 * 1024,
+            kept_body: 8 * 1024 * 1024,
         }
     }
 }
@@ -92,6 +102,10 @@ pub struct Conn<S = TcpStream> {
     end: usize,
     /// The last response's body, when the caller asked to keep it.
     body: Vec<u8>,
+    /// Shared by the connections whose kept bodies it bounds together.
+    budget: BodyBudget,
+    /// Bytes of `budget` reserved for `body`.
+    charged: usize,
     /// Whether any byte of the current response arrived.
     got_byte: bool,
     /// Set when the peer asked to close, the body ran until close, or an exchange failed.
@@ -105,13 +119,14 @@ impl Conn<TcpStream> {
     pub async fn connect(addr: SocketAddr) -> io::Result<Conn<TcpStream>> {
         let stream = TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
-        Ok(Conn::new(stream, Limits::default()))
+        Ok(Conn::new(stream, Limits::default(), BodyBudget::process()))
     }
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
-    /// A connection over an established stream, buffering no more than `limits`.
-    pub fn new(stream: S, limits: Limits) -> Conn<S> {
+    /// A connection over an established stream, buffering no more than `limits`, its
+    /// kept bodies taken from `budget`.
+    pub fn new(stream: S, limits: Limits, budget: BodyBudget) -> Conn<S> {
         Conn {
             stream,
             buf: vec![0; READ_CHUNK.min(limits.buffer())],
@@ -119,6 +134,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             start: 0,
             end: 0,
             body: Vec::new(),
+            budget,
+            charged: 0,
             got_byte: false,
             closed: false,
             served: 0,
@@ -140,6 +157,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         &self.body
     }
 
+    /// Frees the kept body and gives its space back to the budget. Call it once the
+    /// body has been judged, so an idle connection holds none of the budget.
+    pub fn release_body(&mut self) {
+        self.body = Vec::new();
+        self.budget.give(self.charged);
+        self.charged = 0;
+    }
+
     /// Sends `request` (complete wire bytes) and reads one response. With `keep_body`
     /// the body is kept for [`Conn::body`]; otherwise it is read and discarded.
     /// `head` marks a HEAD request, whose response has no body.
@@ -156,7 +181,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
     ) -> Result<Response, RoundTripError> {
         let reused = self.served > 0;
         if self.body.capacity() > RETAINED_BODY {
-            self.body = Vec::new();
+            self.release_body();
         }
         self.body.clear();
         self.got_byte = false;
@@ -179,7 +204,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             }
             Err(mut e) => {
                 self.closed = true;
-                self.body = Vec::new();
+                self.release_body();
                 e.stale |= reused && !self.got_byte && e.peer_closed();
                 Err(e)
             }
@@ -297,7 +322,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                             self.limits.kept_body,
                         ));
                     }
-                    self.body.reserve_exact(n as usize);
+                    self.reserve_body(n as usize)?;
                 }
                 self.consume_exact(n, keep_body).await?;
                 n
@@ -347,23 +372,34 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
     fn take(&mut self, n: u64, keep: bool) -> Result<u64, RoundTripError> {
         let k = (self.end - self.start).min(usize::try_from(n).unwrap_or(usize::MAX));
         if keep {
-            if self.body.len() + k > self.limits.kept_body {
+            let want = self.body.len() + k;
+            if want > self.limits.kept_body {
                 return Err(RoundTripError::too_large(
                     "kept response body",
                     self.limits.kept_body,
                 ));
             }
-            // Grow by doubling, but never past the limit.
-            let want = self.body.len() + k;
             if want > self.body.capacity() {
-                let target = (self.body.capacity() * 2).clamp(want, self.limits.kept_body);
-                self.body.reserve_exact(target - self.body.len());
+                // Grow by doubling, but never past the limit.
+                let capacity = (self.body.capacity() * 2).clamp(want, self.limits.kept_body);
+                self.reserve_body(capacity)?;
             }
             self.body
                 .extend_from_slice(&self.buf[self.start..self.start + k]);
         }
         self.start += k;
         Ok(k as u64)
+    }
+
+    /// Makes room for a kept body of `capacity` bytes, charged to the budget.
+    fn reserve_body(&mut self, capacity: usize) -> Result<(), RoundTripError> {
+        let more = capacity.saturating_sub(self.charged);
+        if !self.budget.take(more) {
+            return Err(RoundTripError::over_budget(self.budget.cap()));
+        }
+        self.charged += more;
+        self.body.reserve_exact(capacity - self.body.len());
+        Ok(())
     }
 
     async fn consume_exact(&mut self, n: u64, keep: bool) -> Result<(), RoundTripError> {
@@ -388,95 +424,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             }
         }
     }
+}
 
-    async fn consume_chunked(&mut self, keep: bool) -> Result<u64, RoundTripError> {
-        let mut total = 0u64;
-        loop {
-            let size = self.chunk_size().await?;
-            if size == 0 {
-                self.skip_trailers().await?;
-                return Ok(total);
-            }
-            self.consume_exact(size, keep).await?;
-            total = total.saturating_add(size);
-            self.expect_crlf().await?;
-        }
-    }
-
-    /// Reads one chunk-size line (`1a;ext=1\r\n`) and returns the size.
-    async fn chunk_size(&mut self) -> Result<u64, RoundTripError> {
-        loop {
-            let line = &self.buf[self.start..self.end];
-            if let Some(&first) = line.first() {
-                // httparse takes an empty size as 0; a size has at least one digit.
-                if !first.is_ascii_hexdigit() {
-                    return Err(RoundTripError::protocol("bad chunk size"));
-                }
-            }
-            match httparse::parse_chunk_size(line) {
-                Ok(httparse::Status::Complete((used, size))) => {
-                    if used > self.limits.chunk_line {
-                        return Err(RoundTripError::too_large(
-                            "chunk-size line",
-                            self.limits.chunk_line,
-                        ));
-                    }
-                    self.start += used;
-                    return Ok(size);
-                }
-                Ok(httparse::Status::Partial) => {
-                    if line.len() >= self.limits.chunk_line {
-                        return Err(RoundTripError::too_large(
-                            "chunk-size line",
-                            self.limits.chunk_line,
-                        ));
-                    }
-                }
-                Err(_) => return Err(RoundTripError::protocol("bad chunk size")),
-            }
-            if self.fill().await? == 0 {
-                return Err(RoundTripError::closed());
-            }
-        }
-    }
-
-    async fn expect_crlf(&mut self) -> Result<(), RoundTripError> {
-        while self.end - self.start < 2 {
-            if self.fill().await? == 0 {
-                return Err(RoundTripError::closed());
-            }
-        }
-        if &self.buf[self.start..self.start + 2] != b"\r\n" {
-            return Err(RoundTripError::protocol("chunk not followed by CRLF"));
-        }
-        self.start += 2;
-        Ok(())
-    }
-
-    /// Skips optional trailer fields and the final empty line of a chunked body.
-    async fn skip_trailers(&mut self) -> Result<(), RoundTripError> {
-        let limit = self.limits.trailers;
-        let mut seen = 0usize;
-        loop {
-            let pending = &self.buf[self.start..self.end];
-            if let Some(pos) = pending.iter().position(|&b| b == b'\n') {
-                seen += pos + 1;
-                if seen > limit {
-                    return Err(RoundTripError::too_large("trailers", limit));
-                }
-                let line = &pending[..pos];
-                self.start += pos + 1;
-                if line.is_empty() || line == b"\r" {
-                    return Ok(());
-                }
-                continue;
-            }
-            if seen + pending.len() >= limit {
-                return Err(RoundTripError::too_large("trailers", limit));
-            }
-            if self.fill().await? == 0 {
-                return Err(RoundTripError::closed());
-            }
-        }
+impl<S> Drop for Conn<S> {
+    fn drop(&mut self) {
+        self.budget.give(self.charged);
     }
 }

@@ -106,7 +106,7 @@ fn feed(input: &[u8], cuts: &[usize], keep: bool, head: bool) -> usize {
             inner: client,
             reads: 0,
         };
-        let mut conn = Conn::new(stream, SMALL);
+        let mut conn = Conn::new(stream, SMALL, BodyBudget::new(SMALL.kept_body * 2));
         let mut exchanges = 0;
         // Each exchange consumes at least one byte, so a few more than the input allows.
         for _ in 0..=input.len() + 1 {

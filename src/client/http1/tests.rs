@@ -99,7 +99,10 @@ pub(super) fn scripted(
 ) -> (Conn<DuplexStream>, tokio::task::JoinHandle<usize>) {
     let (client, server) = duplex(64 * 1024);
     let task = tokio::spawn(play(server, script));
-    (Conn::new(client, limits), task)
+    (
+        Conn::new(client, limits, BodyBudget::new(DEFAULT_BODY_BUDGET)),
+        task,
+    )
 }
 
 /// One round trip, bounded by [`LIMIT`].

@@ -179,3 +179,44 @@ async fn a_head_at_the_limit_is_accepted() {
     let r = exchange(&mut conn, false, false).await.unwrap();
     assert_eq!(r.status, 200);
 }
+
+#[tokio::test]
+async fn kept_bodies_together_stay_within_the_budget() {
+    let budget = BodyBudget::new(4096);
+    let body = |n: usize| {
+        let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n").into_bytes();
+        r.resize(r.len() + n, b'k');
+        Act::Reply(r)
+    };
+    let open = |script| {
+        let (client, server) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(super::tests::play(server, script));
+        Conn::new(client, SMALL, budget.clone())
+    };
+    let mut a = open(vec![body(3000), body(10)]);
+    let mut b = open(vec![body(2000), body(2000)]);
+    exchange(&mut a, true, false).await.unwrap();
+    assert_eq!(budget.held(), 3000);
+    // B's body fits its own limit but not what A leaves of the budget: the
+    // generator's limit, not the target's fault.
+    let e = exchange(&mut b, true, false).await.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Generator, "{e}");
+    assert!(e.detail.contains("budget"), "{e}");
+    assert_eq!(budget.held(), 3000, "a failed body gives its share back");
+    a.release_body();
+    assert_eq!(budget.held(), 0);
+    let mut c = open(vec![body(2000)]);
+    exchange(&mut c, true, false).await.unwrap();
+    assert_eq!(budget.held(), 2000);
+    drop(c);
+    assert_eq!(
+        budget.held(),
+        0,
+        "a dropped connection gives its share back"
+    );
+    // A small body stays (its space is reused) and stays charged until released.
+    exchange(&mut a, true, false).await.unwrap();
+    assert_eq!(a.body(), b"kkkkkkkkkk");
+    drop(a);
+    assert_eq!(budget.held(), 0);
+}
