@@ -190,8 +190,9 @@ pub struct CommonArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Watch something during the run (repeatable; added to the scenario's `watch`):
-    /// `pid:N`, `process:NAME`, `cgroup:PATH`, `docker:NAME`, `postgres:URL`,
-    /// `prometheus:URL[#metric,...]`. The generator itself is always watched.
+    /// `pid:N` (the process and all its descendants), `process:NAME`, `cgroup:PATH`,
+    /// `docker:NAME`, `postgres:URL`, `prometheus:URL[#metric,...]`. The generator
+    /// itself is always watched.
     #[arg(long = "watch", value_name = "SPEC")]
     pub watches: Vec<String>,
     /// How often watches take a sample.

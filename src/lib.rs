@@ -22,3 +22,6 @@ pub mod store;
 pub mod target;
 pub mod template;
 pub mod watch;
+
+#[cfg(test)]
+mod test_alloc;

@@ -1,11 +1,13 @@
 //! Integration tests: the built `headroom` binary and its helpers against real servers
 //! on 127.0.0.1.
 
+mod accounting;
 mod find_cli;
 mod hostile;
 mod report_cli;
 mod run_cli;
 mod run_errors;
+mod run_faults;
 mod run_shapes;
 mod store_cli;
 mod support;

@@ -2,6 +2,7 @@
 //! from [`CommonArgs`], stopping on Ctrl-C, the record in the run store, and the JSON
 //! written to `--out`. `demo` uses the store and Ctrl-C parts too.
 
+use std::io::Write as _;
 use std::path::Path;
 
 use serde::Serialize;
@@ -82,12 +83,23 @@ pub fn begin_record<'s>(
 }
 
 /// Writes `value` as pretty JSON atomically (temp file + rename), so a reader never
-/// sees half a file.
+/// sees half a file. The temp file is flushed to disk before the rename, so a full disk
+/// is an error here rather than a truncated file later; on any error it is removed, so
+/// a failed write leaves nothing behind (an earlier file at `path` is left as it was).
 pub fn write_json(path: &Path, value: &impl Serialize) -> std::io::Result<()> {
-    let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
+    let mut text = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
+    text.push(b'\n');
     let tmp = path.with_extension("json.partial");
-    std::fs::write(&tmp, text + "\n")?;
-    std::fs::rename(&tmp, path)
+    let written = std::fs::File::create(&tmp)
+        .and_then(|mut f| {
+            f.write_all(&text)?;
+            f.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// Writes `value` to `out` when `--out` was given. Returns false, having said why on
@@ -102,5 +114,33 @@ pub fn write_out(out: Option<&Path>, value: &impl Serialize) -> bool {
             eprintln!("error: cannot write {}: {e}", path.display());
             false
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_write_leaves_no_partial_file_and_keeps_the_old_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.json");
+        write_json(&path, &serde_json::json!({"a": 1})).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\n  \"a\": 1\n}\n"
+        );
+        // A directory where the file should go: the rename fails after the write.
+        let blocked = dir.path().join("d.json");
+        std::fs::create_dir(&blocked).unwrap();
+        std::fs::write(blocked.join("x"), "keep").unwrap();
+        assert!(write_json(&blocked, &serde_json::json!([1, 2])).is_err());
+        assert!(!dir.path().join("d.json.partial").exists());
+        assert!(blocked.join("x").exists());
+        // A directory that does not exist: nothing is created.
+        let missing = dir.path().join("no/such/s.json");
+        assert!(!write_out(Some(&missing), &1));
+        assert!(!dir.path().join("no").exists());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 }

@@ -109,14 +109,15 @@ fn overrides(args: &RunArgs) -> Overrides {
 }
 
 /// 105 when the run was interrupted (partial data decides nothing); 99 when a
-/// threshold failed; 1 when nothing got through because no connection could be
+/// threshold failed; 1 when nothing got through because no connection could ever be
 /// opened; 0 otherwise.
 fn verdict(summary: &Summary, connect_failed: bool) -> i32 {
+    let kind = |k: &str| summary.errors.by_kind.get(k).copied().unwrap_or(0);
     if summary.interrupted {
         EXIT_INTERRUPTED
     } else if summary.thresholds.iter().any(|t| !t.ok) {
         EXIT_THRESHOLD
-    } else if connect_failed && summary.errors.count == summary.requests {
+    } else if connect_failed && kind("connect") + kind("generator") == summary.requests {
         EXIT_FAILURE
     } else {
         EXIT_OK

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
-use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::sync::{Notify, Semaphore, SemaphorePermit};
 use tokio::task::LocalSet;
 
 use crate::client::http1::Conn;
@@ -42,6 +42,11 @@ const USER_TICK: Duration = Duration::from_millis(50);
 /// target is probed steadily rather than in a tight loop.
 const CONNECT_BACKOFF: Duration = Duration::from_millis(50);
 
+/// [`ThreadState::phase`] during a warm-up.
+pub(crate) const WARMING: u32 = 0;
+/// [`ThreadState::phase`] in the measured window.
+pub(crate) const MEASURING: u32 = 1;
+
 /// What an engine thread sends to the coordinating thread.
 pub(crate) enum Report {
     /// A finished second of this thread.
@@ -63,12 +68,41 @@ pub(crate) struct Slot {
 }
 
 /// Live gauges of one thread, read when a second is handed over.
-#[derive(Default)]
 struct Gauges {
     in_flight: Cell<u64>,
     users: Cell<u64>,
     /// The thread's CPU times when the measured window began (after a warm-up).
     measuring_since: Cell<Option<ThreadTimes>>,
+    /// Woken when this thread enters the measured window.
+    measuring: Notify,
+    /// Where the thread's reports go.
+    tx: Sender<Report>,
+}
+
+impl Gauges {
+    fn new(tx: Sender<Report>) -> Gauges {
+        Gauges {
+            in_flight: Cell::default(),
+            users: Cell::default(),
+            measuring_since: Cell::default(),
+            measuring: Notify::new(),
+            tx,
+        }
+    }
+}
+
+/// Ends this thread's warm-up (if it is still in it): discards everything recorded so
+/// far and starts the measured window's record. Connections, pools and the target's
+/// caches stay warm; nothing of the warm-up leaks into the figures.
+fn enter_measured(state: &ThreadState, gauges: &Gauges) {
+    if state.phase.get() != WARMING {
+        return;
+    }
+    *state.recorder.borrow_mut() = Recorder::new(state.plan.names.len());
+    state.phase.set(MEASURING);
+    gauges.measuring_since.set(Some(thread_times()));
+    gauges.measuring.notify_one();
+    let _ = gauges.tx.send(Report::Measuring);
 }
 
 /// Runs this thread's share of the plan to completion, reporting through `tx`.
@@ -87,13 +121,18 @@ pub(crate) fn run_thread(
         return Ok(()); // The run was given up before it started.
     };
     state.start = start;
+    state.phase.set(if state.plan.warmup.is_zero() {
+        MEASURING
+    } else {
+        WARMING
+    });
     let runtime = runtime?;
     let times_before = thread_times();
     let state = Rc::new(state);
-    let gauges = Rc::new(Gauges::default());
+    let gauges = Rc::new(Gauges::new(tx.clone()));
     let local = LocalSet::new();
     let result = local.block_on(&runtime, async {
-        tokio::task::spawn_local(hand_over_seconds(state.clone(), gauges.clone(), tx.clone()));
+        tokio::task::spawn_local(hand_over_seconds(state.clone(), gauges.clone()));
         match state.plan.load.clone() {
             Load::ArrivalRate {
                 schedule,
@@ -136,18 +175,23 @@ fn share(total: u64, slot: &Slot) -> u64 {
 }
 
 /// Hands each finished second to the coordinator, on the second boundaries of the
-/// measured window. With a warm-up, first waits for its end, then discards everything
-/// recorded so far and starts the measured window's record: connections, pools and the
-/// target's caches stay warm, and nothing of the warm-up leaks into the figures.
-async fn hand_over_seconds(state: Rc<ThreadState>, gauges: Rc<Gauges>, tx: Sender<Report>) {
+/// measured window. After a warm-up, the window starts when this thread enters it.
+///
+/// Which side of the boundary a request falls on is decided by its schedule, not by
+/// whichever of two timers due at the same instant fires first: in the open model the
+/// pacer enters the window right before the first arrival scheduled in it (which the
+/// early window may start up to 2 ms ahead), so a window of N seconds at R/s holds
+/// exactly N × R arrivals. The closed model has no schedule of arrivals and enters it
+/// by the clock.
+async fn hand_over_seconds(state: Rc<ThreadState>, gauges: Rc<Gauges>) {
     let warmup = state.plan.warmup;
-    if !warmup.is_zero() {
-        tokio::time::sleep_until((state.start + warmup).into()).await;
-        *state.recorder.borrow_mut() = Recorder::new(state.plan.names.len());
-        state.phase.set(state.phase.get() + 1);
-        gauges.measuring_since.set(Some(thread_times()));
-        if tx.send(Report::Measuring).is_err() {
-            return;
+    if state.phase.get() == WARMING {
+        match state.plan.load {
+            Load::ArrivalRate { .. } => gauges.measuring.notified().await,
+            Load::Users { .. } => {
+                tokio::time::sleep_until((state.start + warmup).into()).await;
+                enter_measured(&state, &gauges);
+            }
         }
     }
     let from = state.start + warmup;
@@ -161,7 +205,7 @@ async fn hand_over_seconds(state: Rc<ThreadState>, gauges: Rc<Gauges>, tx: Sende
         let cpu_now = thread_cpu_time();
         bucket.cpu_us = (cpu_now - cpu_before).as_micros() as u64;
         cpu_before = cpu_now;
-        if tx.send(Report::Second(bucket)).is_err() {
+        if gauges.tx.send(Report::Second(bucket)).is_err() {
             return;
         }
         t += 1;
@@ -180,9 +224,13 @@ async fn drive_open(
     let window = early_window();
     let mut sent = 0u64;
     let mut batch_end = state.start;
+    let measured_from = state.start + state.plan.warmup;
     while !state.stopping() {
         let Some(offset) = pacer.due(sent) else { break };
         let scheduled = state.start + offset;
+        if scheduled >= measured_from {
+            enter_measured(state, gauges);
+        }
         if scheduled > batch_end {
             // Wake once for this arrival and start, with it, every arrival due within
             // the window: never late, at most 2 ms early. Early costs no accuracy

@@ -44,8 +44,8 @@ pub(crate) struct ThreadState {
     pub(crate) stop: Arc<AtomicBool>,
     /// First connect failure seen by the run, for the end-of-run message.
     pub(crate) connect_failure: Arc<Mutex<Option<String>>>,
-    /// The current phase: 0 during a warm-up, 1 once the measured window began (a run
-    /// without warm-up starts at 1). A request records only into the phase it began in.
+    /// The current phase: `WARMING` during a warm-up, then `MEASURING` (see attack.rs).
+    /// A request records only into the phase it began in.
     pub(crate) phase: Cell<u32>,
 }
 

@@ -281,7 +281,18 @@ fn self_check(plan: &Plan, rec: &Recorder, times: &[ThreadTimes], duration: Dura
             .map(|t| (t.cpu + t.waited).as_secs_f64() / wall)
             .collect(),
     };
-    let reason = generator_bound(&evidence);
+    // Out of descriptors or local ports is the generator's own limit, however idle
+    // its threads were: the requests it could not open say nothing of the target.
+    let own_errors = rec.overall.errors[crate::metrics::ErrorKind::Generator as usize];
+    let reason = generator_bound(&evidence).or_else(|| {
+        (own_errors > 0).then(|| {
+            format!(
+                "{own_errors} requests failed in the generator itself: it ran out of file \
+                 descriptors or local ports (raise `ulimit -n`, cap --connections, or \
+                 spread the load over more machines)"
+            )
+        })
+    });
     Generator {
         cpu_percent: times.iter().map(|t| t.cpu.as_secs_f64()).sum::<f64>() / wall * 100.0,
         threads: times.len(),

@@ -17,6 +17,8 @@
 //! once; [`Threshold::evaluate`] (or [`evaluate_all`]) judges it against a [`Summary`].
 
 mod parse;
+#[cfg(test)]
+mod proptests;
 
 use std::fmt;
 

@@ -48,9 +48,11 @@ impl Schedule {
         self.start
     }
 
-    /// Total length of all stages.
+    /// Total length of all stages (at most `Duration::MAX`: a sum cannot panic).
     pub fn duration(&self) -> Duration {
-        self.stages.iter().map(|s| s.duration).sum()
+        self.stages
+            .iter()
+            .fold(Duration::ZERO, |total, s| total.saturating_add(s.duration))
     }
 
     /// The highest value the schedule reaches.

@@ -150,7 +150,9 @@ fn one_line(text: &str, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::watch::{AvgMax, CgroupSummary, Connections, Gap, GeneratorSummary, Max, TopQuery};
+    use crate::watch::{
+        AvgMax, CgroupSummary, Connections, Gap, GeneratorSummary, Max, ProcessSummary, TopQuery,
+    };
 
     fn watch(spec: &str, detail: Detail) -> WatchSummary {
         WatchSummary {
@@ -208,12 +210,31 @@ mod tests {
                 ..Default::default()
             }),
         );
+        let master = watch(
+            "pid:123",
+            Detail::Process(ProcessSummary {
+                command: Some("nginx".into()),
+                processes: 5,
+                processes_seen: 7,
+                ..Default::default()
+            }),
+        );
+        let named = watch(
+            "process:worker",
+            Detail::Process(ProcessSummary {
+                processes: 1,
+                ..Default::default()
+            }),
+        );
         let mut s = Summary::empty("x", 1.0);
-        s.watches = vec![gen, db, pg];
+        s.watches = vec![gen, db, pg, master, named];
         let text = render(&s);
-        let want_rows = "  what                  CPU avg  CPU max   cap  mem max  mem cap\n\
-                         \x20 generator (headroom)     0.50     0.98     -   12 MiB        -\n\
-                         \x20 cgroup:/db               1.45     2.17  2.00  167 MiB  512 MiB\n";
+        let want_rows =
+            "  what                             CPU avg  CPU max   cap  mem max  mem cap\n\
+             \x20 generator (headroom)                0.50     0.98     -   12 MiB        -\n\
+             \x20 cgroup:/db                          1.45     2.17  2.00  167 MiB  512 MiB\n\
+             \x20 pid:123 (nginx + 4 descendants)     0.00     0.00     -    0 MiB        -\n\
+             \x20 process:worker (1 process)          0.00     0.00     -    0 MiB        -\n";
         assert!(text.starts_with("Resource profile\n"), "{text}");
         assert!(text.contains(want_rows), "{text}");
         assert!(

@@ -20,13 +20,40 @@ use crate::template::{Escape, Template};
 /// Request timeout when neither file nor flag sets one.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The largest scenario file read, bytes. Real ones are a few KiB.
+pub(crate) const MAX_FILE_BYTES: u64 = 4 << 20;
+
+/// What the YAML parser may build from one file, alias expansions included. A file is
+/// small, but aliases (`*a`) replay what an anchor (`&a`) holds, so a few hundred bytes
+/// can describe billions of nodes (an "alias bomb"); these budgets stop such a file
+/// with an error after a few MiB of work. Each is far above what a scenario needs.
+fn budget() -> Option<serde_saphyr::Budget> {
+    serde_saphyr::budget! {
+        max_events: 200_000,
+        max_nodes: 100_000,
+        max_depth: 48,
+        max_documents: 1,
+        max_total_scalar_bytes: 8 << 20,
+        max_aliases: 10_000,
+        max_anchors: 10_000,
+        max_recorded_anchor_events: 100_000,
+        max_recorded_anchor_bytes: 8 << 20,
+        max_merge_keys: 1_000,
+    }
+}
+
 /// Parses the YAML text of `file`.
 pub(crate) fn parse<'a>(
     file: &'a str,
     text: &str,
 ) -> Result<(Spanned<ScenarioFile>, Source<'a>), ScenarioError> {
     let mut failed_at = None;
-    let options = serde_saphyr::options! { with_snippet: false };
+    let mut options = serde_saphyr::options! {
+        with_snippet: false,
+        budget: budget(),
+    };
+    options.alias_limits.max_total_replayed_events = 100_000;
+    options.alias_limits.max_replay_stack_depth = 32;
     let parsed = serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| {
         serde_path_to_error::deserialize(de).map_err(|e| {
             failed_at = Some(e.path().clone());

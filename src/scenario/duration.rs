@@ -10,6 +10,11 @@ use crate::plan::Think;
 
 const EXPECTED: &str = "expected a duration with a unit, such as 500ms, 1.5s, 2m or 1m30s";
 
+/// The longest duration anything takes (a run, a stage, a timeout, a think time): a
+/// year. Longer is a typo, and past it the clock arithmetic of a run (start + length)
+/// would leave the range of the system clock.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
 /// Parses a duration. The error says what was expected and what was found.
 pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let s = text.trim();
@@ -50,7 +55,21 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
         total += value * scale;
         rest = rest[num_len + unit_len..].trim_start();
     }
-    Duration::try_from_secs_f64(total).map_err(|_| format!("{EXPECTED}, found {text:?}"))
+    match Duration::try_from_secs_f64(total) {
+        Ok(d) if d <= MAX_DURATION => Ok(d),
+        Ok(_) => Err(too_long(text)),
+        // Too large for a Duration, or infinite (a number with hundreds of digits): the
+        // parts are never negative, so a sum above zero can only fail by being too long.
+        Err(_) if total > 0.0 => Err(too_long(text)),
+        Err(_) => Err(format!("{EXPECTED}, found {text:?}")),
+    }
+}
+
+fn too_long(text: &str) -> String {
+    format!(
+        "durations are at most 365 days (8760h), found {:?}",
+        text.trim()
+    )
 }
 
 /// Parses a think time: a duration (`2s`) or an inclusive range (`1.5s..2.5s`).
@@ -111,6 +130,21 @@ mod tests {
                 "{bad}: {err}"
             );
         }
+    }
+
+    #[test]
+    fn durations_past_a_year_are_refused_not_overflowed() {
+        assert_eq!(parse_duration("8760h"), Ok(MAX_DURATION));
+        for long in [
+            "8760h1ms",
+            "99999999999999h",
+            "5000000000000000h",
+            &format!("{}h", "9".repeat(400)),
+        ] {
+            let err = parse_duration(long).unwrap_err();
+            assert!(err.contains("at most 365 days"), "{long}: {err}");
+        }
+        assert!(parse_think("1s..99999999999999h").is_err());
     }
 
     #[test]

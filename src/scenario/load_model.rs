@@ -11,9 +11,12 @@ use std::time::Duration;
 
 use serde_saphyr::Spanned;
 
+use super::duration::MAX_DURATION;
 use super::errors::{found, ScenarioError, Source};
 use super::format::LoadSpec;
-use super::values::{duration, non_negative_int, number, positive_int, think};
+use super::values::{
+    at_most, duration, non_negative_int, number, positive_int, think, MAX_CONCURRENCY, MAX_RATE,
+};
 use super::Overrides;
 use crate::plan::{Load, Schedule, Stage, Think};
 
@@ -58,6 +61,7 @@ pub(crate) fn build(
         (Some(src), Some(spec)) => Some(read(src, spec)?),
         _ => None,
     };
+    flag_limits(overrides)?;
     let (model, value) = match (overrides.rate, overrides.users) {
         (Some(_), Some(_)) => return Err(ScenarioError::command_line("give --rate or --users, not both")),
         (Some(rate), None) if !(rate.is_finite() && rate > 0.0) => {
@@ -163,6 +167,46 @@ pub(crate) fn build(
 }
 
 /// Reads and checks the file's `load` section.
+/// The load flags within [`MAX_RATE`] and [`MAX_CONCURRENCY`].
+fn flag_limits(o: &Overrides) -> Result<(), ScenarioError> {
+    let concurrency = MAX_CONCURRENCY as f64;
+    let checks = [
+        ("--rate", o.rate, MAX_RATE, "per second"),
+        ("--users", o.users.map(|u| u as f64), concurrency, "users"),
+        (
+            "--max-in-flight",
+            o.max_in_flight.map(|n| n as f64),
+            concurrency,
+            "in flight",
+        ),
+        (
+            "--connections",
+            o.connections.map(|n| n as f64),
+            concurrency,
+            "connections",
+        ),
+    ];
+    for (flag, value, max, what) in checks {
+        if let Some(v) = value {
+            at_most(v, max, what)
+                .map_err(|e| ScenarioError::command_line(format!("{flag}: {e}")))?;
+        }
+    }
+    Ok(())
+}
+
+/// A count at most [`MAX_CONCURRENCY`] (users, in-flight limit, connections).
+fn concurrency(
+    src: Source<'_>,
+    node: &super::format::Node,
+    path: &str,
+    what: &str,
+) -> Result<u64, ScenarioError> {
+    let n = positive_int(src, node, path)?;
+    at_most(n as f64, MAX_CONCURRENCY as f64, what).map_err(|e| src.of(node, path, e))?;
+    Ok(n)
+}
+
 fn read(src: Source<'_>, spec: &Spanned<LoadSpec>) -> Result<FileLoad, ScenarioError> {
     let load = &spec.value;
     let model = match &load.model {
@@ -223,8 +267,12 @@ fn read(src: Source<'_>, spec: &Spanned<LoadSpec>) -> Result<FileLoad, ScenarioE
         (Some(node), None) => {
             let path = format!("load.{value_key}");
             let value = match model {
-                Model::ArrivalRate => number(src, node, &path, true)?,
-                Model::Users => positive_int(src, node, &path)? as f64,
+                Model::ArrivalRate => {
+                    let rate = number(src, node, &path, true)?;
+                    at_most(rate, MAX_RATE, "per second").map_err(|e| src.of(node, &path, e))?;
+                    rate
+                }
+                Model::Users => concurrency(src, node, &path, "users")? as f64,
             };
             let duration = load
                 .duration
@@ -255,11 +303,11 @@ fn read(src: Source<'_>, spec: &Spanned<LoadSpec>) -> Result<FileLoad, ScenarioE
         }
     };
     let max_in_flight = match &load.max_in_flight {
-        Some(node) => Some(positive_int(src, node, "load.max_in_flight")? as usize),
+        Some(node) => Some(concurrency(src, node, "load.max_in_flight", "in flight")? as usize),
         None => None,
     };
     let connections = match &load.connections {
-        Some(node) => Some(positive_int(src, node, "load.connections")? as usize),
+        Some(node) => Some(concurrency(src, node, "load.connections", "connections")? as usize),
         None => None,
     };
     let think = match &load.think {
@@ -288,19 +336,36 @@ fn read_stages(
             "expected at least one stage {duration, target}",
         ));
     }
-    let value = |node, path: &str| match model {
-        Model::ArrivalRate => number(src, node, path, false),
-        Model::Users => non_negative_int(src, node, path).map(|n| n as f64),
+    let value = |node, path: &str| {
+        let (v, max, what) = match model {
+            Model::ArrivalRate => (number(src, node, path, false)?, MAX_RATE, "per second"),
+            Model::Users => (
+                non_negative_int(src, node, path)? as f64,
+                MAX_CONCURRENCY as f64,
+                "users",
+            ),
+        };
+        at_most(v, max, what).map_err(|e| src.of(node, path, e))?;
+        Ok(v)
     };
     let start = match &load.start {
         Some(node) => value(node, "load.start")?,
         None => 0.0,
     };
     let mut out = Vec::with_capacity(stages.value.len());
+    let mut total = Duration::ZERO;
     for (i, stage) in stages.value.iter().enumerate() {
         let path = format!("load.stages[{i}]");
         let duration = duration(src, &stage.value.duration, &format!("{path}.duration"))?;
         let target = value(&stage.value.target, &format!("{path}.target"))?;
+        total = total.saturating_add(duration);
+        if total > MAX_DURATION {
+            return Err(src.of(
+                stage,
+                &path,
+                "the stages last more than 365 days (8760h) in all",
+            ));
+        }
         out.push(Stage { duration, target });
     }
     let schedule = Schedule::new(start, out);

@@ -20,7 +20,9 @@ mod values;
 use std::path::Path;
 use std::time::Duration;
 
+pub use duration::MAX_DURATION;
 pub use errors::ScenarioError;
+pub use values::{MAX_CONCURRENCY, MAX_RATE};
 
 use crate::plan::Plan;
 
@@ -66,11 +68,32 @@ pub fn load(path: Option<&Path>, overrides: &Overrides) -> Result<Plan, Scenario
         return compile::quick(overrides);
     };
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+    let text = read_scenario(path).map_err(|message| ScenarioError {
         location: file.clone(),
-        message: format!("cannot read the scenario: {e}"),
+        message,
     })?;
     compile::from_text(&file, &text, overrides)
+}
+
+/// The text of a scenario file, read up to [`compile::MAX_FILE_BYTES`] (a path to a
+/// device or a huge file is refused, not read into memory whole).
+fn read_scenario(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let limit = compile::MAX_FILE_BYTES;
+    let cannot = |e: std::io::Error| format!("cannot read the scenario: {e}");
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .map_err(cannot)?
+        .take(limit + 1)
+        .read_to_string(&mut text)
+        .map_err(cannot)?;
+    if text.len() as u64 > limit {
+        return Err(format!(
+            "the scenario is larger than {} MiB; a scenario file is YAML of a few KiB",
+            limit >> 20
+        ));
+    }
+    Ok(text)
 }
 
 /// Parses a duration as scenarios write them (`500us`, `100ms`, `1.5s`, `2m`, `1m30s`),
@@ -79,6 +102,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     duration::parse_duration(text)
 }
 
+#[cfg(test)]
+mod proptests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

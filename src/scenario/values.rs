@@ -10,6 +10,30 @@ use super::errors::{found, ScenarioError, Source};
 use super::format::Node;
 use crate::plan::Think;
 
+/// The highest arrival rate a load may ask for, per second: above what any generator
+/// sends, and far below where the schedule's arithmetic loses precision.
+pub const MAX_RATE: f64 = 10_000_000.0;
+
+/// The most users, iterations in flight or connections a load may ask for: each holds
+/// memory and (users, connections) a file descriptor, so a typo such as an extra
+/// zero must not make the generator allocate until it is killed.
+pub const MAX_CONCURRENCY: u64 = 1_000_000;
+
+/// `Err` saying what the limit is when `value` is above `max`.
+pub(crate) fn at_most(value: f64, max: f64, what: &str) -> Result<(), String> {
+    if value <= max {
+        Ok(())
+    } else {
+        // Whole numbers as written; huge or fractional ones in exponent form.
+        let shown = if value < 1e15 {
+            format!("{value}")
+        } else {
+            format!("{value:e}")
+        };
+        Err(format!("expected at most {max} {what}, found {shown}"))
+    }
+}
+
 /// An integer ≥ 1 (weights, user counts, in-flight limits).
 pub(crate) fn positive_int(src: Source<'_>, node: &Node, path: &str) -> Result<u64, ScenarioError> {
     match node.value.as_u64() {

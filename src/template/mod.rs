@@ -129,4 +129,6 @@ impl Template {
 }
 
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 mod tests;

@@ -6,6 +6,10 @@ use super::{Escape, Part};
 
 const FUNCTIONS: &str = "rand_int, rand_choice, uuid, seq, now_unix, now_iso";
 
+/// Largest `now_iso` offset either way, seconds: 100 years. Further is a typo, and the
+/// rendered date must stay between 1970 and 9999 (see `render::write_iso`).
+pub(super) const MAX_ISO_OFFSET_S: i64 = 100 * 365 * 24 * 3600;
+
 /// Parses `source` into parts; adjacent literals are merged.
 pub(super) fn parse(source: &str, escape: Escape) -> Result<Vec<Part>, String> {
     let mut parts = Vec::new();
@@ -116,7 +120,13 @@ fn call(name: &str, args: &[Arg], escape: Escape) -> Result<Part, String> {
         "now_unix" => no_args(Part::NowUnix),
         "now_iso" => match args {
             [] => Ok(Part::NowIso(0)),
-            [Arg::Int(offset)] => Ok(Part::NowIso(*offset)),
+            [Arg::Int(offset)] if offset.unsigned_abs() <= MAX_ISO_OFFSET_S as u64 => {
+                Ok(Part::NowIso(*offset))
+            }
+            [Arg::Int(offset)] => Err(format!(
+                "now_iso's offset is at most {MAX_ISO_OFFSET_S} seconds (100 years) either \
+                 way, found {offset}"
+            )),
             _ => Err(format!(
                 "now_iso expects one integer argument (offset in seconds), found {}",
                 describe(args)

@@ -75,21 +75,26 @@ fn write_uuid(hi: u64, lo: u64, out: &mut Vec<u8>) {
     }
 }
 
+/// Whole seconds since the epoch; 0 for a clock set before it.
 fn unix_seconds(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-/// Writes now + `offset` seconds as RFC 3339 UTC with second precision.
+/// The last second RFC 3339 can write (9999-12-31T23:59:59Z), since the epoch.
+const LAST_RFC3339_S: u64 = 253_402_300_799;
+
+/// Writes now + `offset` seconds as RFC 3339 UTC with second precision, clamped to
+/// 1970-01-01T00:00:00Z ..= 9999-12-31T23:59:59Z: the formatter panics before the
+/// epoch and fails after year 9999, and a clock or offset can reach either.
 fn write_iso(offset: i64, out: &mut Vec<u8>) {
-    let now = SystemTime::now();
-    let shift = Duration::from_secs(offset.unsigned_abs());
-    let at = if offset >= 0 {
-        now.checked_add(shift)
-    } else {
-        now.checked_sub(shift)
-    };
-    let at = at.unwrap_or(now);
-    // Writing into a Vec cannot fail.
+    write_iso_at(unix_seconds(SystemTime::now()), offset, out);
+}
+
+/// [`write_iso`] at `now` seconds since the epoch.
+pub(super) fn write_iso_at(now: u64, offset: i64, out: &mut Vec<u8>) {
+    let at = now.saturating_add_signed(offset).min(LAST_RFC3339_S);
+    let at = UNIX_EPOCH + Duration::from_secs(at);
+    // Writing into a Vec cannot fail, and the time is in the formatter's range.
     let _ = write!(out, "{}", humantime::format_rfc3339_seconds(at));
 }
 

@@ -209,3 +209,19 @@ fn errors_name_the_placeholder_and_what_was_expected() {
         assert!(err.contains(want), "{source}: {err}");
     }
 }
+
+#[test]
+fn now_iso_offsets_are_bounded_and_the_date_is_clamped_not_panicking() {
+    let err = compile_err("{{ now_iso(-9223372036854775808) }}");
+    assert!(err.contains("at most 3153600000 seconds"), "{err}");
+    assert!(compile_err("{{ now_iso(3153600001) }}").contains("100 years"));
+    // 100 years back from now is before 1970: clamped to the epoch (the formatter
+    // would panic on it).
+    assert_eq!(
+        render("{{ now_iso(-3153600000) }}", Escape::None),
+        "1970-01-01T00:00:00Z"
+    );
+    let mut out = Vec::new();
+    super::render::write_iso_at(u64::MAX, i64::MAX, &mut out);
+    assert_eq!(String::from_utf8(out).unwrap(), "9999-12-31T23:59:59Z");
+}

@@ -1,18 +1,26 @@
 //! `pid:N` and `process:NAME`: CPU (cores), resident memory, threads and open file
 //! descriptors beside their soft limit, read from `/proc` with `procfs`.
 //!
-//! A name is resolved again at every sample, so a restarted process is followed; the
-//! figures of every matching process are summed, except the file descriptors, which
-//! are those of the process nearest its own limit (a limit is per process).
+//! A pid covers the process and all its descendants, found again at every sample (a
+//! master such as nginx's, PostgreSQL's postmaster or gunicorn's does little itself;
+//! its workers do the serving, and they come and go). A name is resolved again at every
+//! sample, so a restarted process is followed. The figures of every member are summed,
+//! except the file descriptors, which are those of the process nearest its own limit
+//! (a limit is per process). How CPU of members that exit between samples is kept is
+//! told in `ledger`.
+
+mod ledger;
 
 use std::collections::HashMap;
 
-use procfs::process::{LimitValue, Process};
+use procfs::process::{LimitValue, Process, Stat};
+use procfs::Current;
 use serde::{Deserialize, Serialize};
 
 use super::sampler::{Finished, Sampler};
 use super::summary::{mib, round3, AvgMax, Detail, Max};
 use crate::metrics::summary::Summary;
+use ledger::{Ledger, Reading};
 
 /// Share of the fd soft limit at which a warning is raised.
 pub const FD_WARN_SHARE: f64 = 0.8;
@@ -20,6 +28,9 @@ pub const FD_WARN_SHARE: f64 = 0.8;
 /// Figures of a `process` watch.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct ProcessSummary {
+    /// Command name (`comm`) of the watched pid; `None` for a name watch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
     /// CPU in cores (1.0 = one core busy), per sample.
     pub cpu_cores: AvgMax,
     /// Resident memory, MiB.
@@ -28,10 +39,29 @@ pub struct ProcessSummary {
     pub threads: Max,
     /// Open file descriptors at most, and the soft limit of that process.
     pub fds: FdUse,
-    /// Most processes matched at once.
+    /// Most processes alive at once (for a pid: the process and its descendants).
     pub processes: usize,
+    /// Distinct processes seen over the watch, those that exited included.
+    #[serde(default)]
+    pub processes_seen: usize,
     /// One entry per successful sample.
     pub samples: Vec<ProcessSample>,
+}
+
+impl ProcessSummary {
+    /// What was watched, in words: `nginx + 4 descendants`, `3 processes`.
+    pub fn members(&self) -> String {
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        match &self.command {
+            Some(name) if self.processes > 1 => format!(
+                "{name} + {}",
+                plural(self.processes - 1, "descendant", "descendants")
+            ),
+            Some(name) => name.clone(),
+            None => plural(self.processes, "process", "processes"),
+        }
+    }
 }
 
 /// Open file descriptors and their soft limit (`None`: unlimited or unreadable).
@@ -58,24 +88,53 @@ pub struct ProcessSample {
     pub fds: u64,
     /// That process's soft fd limit.
     pub fd_limit: Option<u64>,
+    /// Processes alive at this sample.
+    #[serde(default)]
+    pub processes: usize,
 }
 
 /// Which processes a watch follows.
 #[derive(Debug, Clone)]
 pub(crate) enum Which {
-    /// One process id.
+    /// One process id and its descendants.
     Pid(u32),
     /// Every process with this command or executable name.
     Name(String),
 }
 
-/// Samples one process or a group of same-named ones.
+/// A member at one sample.
+struct Member {
+    proc: Process,
+    stat: Stat,
+}
+
+impl Member {
+    fn reading(&self) -> Reading {
+        let s = &self.stat;
+        let reaped = u64::try_from(s.cutime.saturating_add(s.cstime)).unwrap_or(0);
+        Reading {
+            key: (self.proc.pid, s.starttime),
+            ppid: s.ppid,
+            own: s.utime.saturating_add(s.stime),
+            reaped,
+        }
+    }
+
+    /// Exited, not yet reaped: its CPU counters are final and it holds nothing else.
+    fn zombie(&self) -> bool {
+        matches!(self.stat.state, 'Z' | 'X')
+    }
+}
+
+/// Samples one process tree or a group of same-named processes.
 pub(crate) struct ProcessSampler {
     which: Which,
+    /// Start time of the watched pid, so a reused pid is not mistaken for it.
+    root_start: Option<u64>,
+    command: Option<String>,
     ticks_per_s: f64,
     page: u64,
-    /// CPU ticks per (pid, start time) at the previous sample, so a reused pid is a new process.
-    prev: HashMap<(i32, u64), u64>,
+    ledger: Ledger,
     prev_t: f64,
     samples: Vec<ProcessSample>,
     processes: usize,
@@ -87,33 +146,35 @@ impl ProcessSampler {
     pub(crate) fn start(which: Which) -> Result<ProcessSampler, String> {
         let mut s = ProcessSampler {
             which,
+            root_start: None,
+            command: None,
             ticks_per_s: procfs::ticks_per_second().max(1) as f64,
             page: procfs::page_size(),
-            prev: HashMap::new(),
+            ledger: Ledger::default(),
             prev_t: 0.0,
             samples: Vec::new(),
             processes: 0,
         };
-        let procs = s.resolve()?;
-        for p in &procs {
-            if let Ok(stat) = p.stat() {
-                s.prev
-                    .insert((p.pid, stat.starttime), stat.utime + stat.stime);
-            }
+        let uptime = s.uptime_ticks();
+        let members = s.resolve()?;
+        if let Which::Pid(_) = s.which {
+            s.root_start = Some(members[0].stat.starttime);
+            s.command = Some(members[0].stat.comm.clone());
         }
+        let readings: Vec<Reading> = members.iter().map(Member::reading).collect();
+        s.ledger = Ledger::start(&readings, uptime);
         Ok(s)
     }
 
-    fn resolve(&self) -> Result<Vec<Process>, String> {
+    /// Clock ticks since boot, the unit of a process's start time.
+    fn uptime_ticks(&self) -> u64 {
+        procfs::Uptime::current().map_or(0, |u| (u.uptime * self.ticks_per_s) as u64)
+    }
+
+    /// The members now; for a pid, the watched process first.
+    fn resolve(&self) -> Result<Vec<Member>, String> {
         match &self.which {
-            Which::Pid(pid) => {
-                let p = Process::new(*pid as i32).map_err(|_| format!("process {pid} is gone"))?;
-                // A zombie has exited but not yet been reaped: it is gone for our purpose.
-                match p.stat() {
-                    Ok(stat) if stat.state != 'Z' && stat.state != 'X' => Ok(vec![p]),
-                    _ => Err(format!("process {pid} is gone")),
-                }
-            }
+            Which::Pid(pid) => self.tree(*pid),
             Which::Name(name) => {
                 let found = by_name(name);
                 if found.is_empty() {
@@ -124,23 +185,66 @@ impl ProcessSampler {
             }
         }
     }
+
+    /// `pid` and its descendants, from one scan of `/proc`.
+    fn tree(&self, pid: u32) -> Result<Vec<Member>, String> {
+        let gone = || format!("process {pid} is gone");
+        let root = i32::try_from(pid).map_err(|_| gone())?;
+        let mut all: Vec<Member> = all_members();
+        let at = all
+            .iter()
+            .position(|m| m.proc.pid == root)
+            .ok_or_else(gone)?;
+        let r = all.swap_remove(at);
+        // A zombie has exited but not yet been reaped: it is gone for our purpose.
+        if r.zombie() || self.root_start.is_some_and(|s| s != r.stat.starttime) {
+            return Err(gone());
+        }
+        let mut children: HashMap<i32, Vec<Member>> = HashMap::new();
+        for m in all {
+            children.entry(m.stat.ppid).or_default().push(m);
+        }
+        let mut tree = vec![r];
+        let mut next = 0;
+        // Breadth first; each process has one parent, so none is visited twice.
+        while next < tree.len() {
+            let pid = tree[next].proc.pid;
+            tree.extend(children.remove(&pid).unwrap_or_default());
+            next += 1;
+        }
+        Ok(tree)
+    }
 }
 
-/// Running processes whose `comm` (the kernel truncates it to 15 bytes) or executable
-/// file name is `name`.
-fn by_name(name: &str) -> Vec<Process> {
-    let short: String = name.chars().take(15).collect();
+/// Every process readable now, with its stat.
+fn all_members() -> Vec<Member> {
     let Ok(all) = procfs::process::all_processes() else {
         return Vec::new();
     };
     all.filter_map(Result::ok)
-        .filter(|p| {
-            let comm_matches = p.stat().is_ok_and(|s| s.comm == short && s.state != 'Z');
-            comm_matches
-                || p.exe()
-                    .ok()
-                    .and_then(|e| e.file_name().map(|f| f == name))
-                    .unwrap_or(false)
+        .filter_map(|proc| {
+            Some(Member {
+                stat: proc.stat().ok()?,
+                proc,
+            })
+        })
+        .collect()
+}
+
+/// Running processes whose `comm` (the kernel truncates it to 15 bytes) or executable
+/// file name is `name`.
+fn by_name(name: &str) -> Vec<Member> {
+    let short: String = name.chars().take(15).collect();
+    all_members()
+        .into_iter()
+        .filter(|m| {
+            !m.zombie()
+                && (m.stat.comm == short
+                    || m.proc
+                        .exe()
+                        .ok()
+                        .and_then(|e| e.file_name().map(|f| f == name))
+                        .unwrap_or(false))
         })
         .collect()
 }
@@ -148,23 +252,19 @@ fn by_name(name: &str) -> Vec<Process> {
 impl ProcessSampler {
     /// Takes one sample, keeps it, and returns it.
     pub(crate) fn sample_one(&mut self, t: f64) -> Result<ProcessSample, String> {
-        let procs = self.resolve()?;
+        // Uptime before the scan: a process born after this moment is new at the next sample.
+        let uptime = self.uptime_ticks();
+        let members = self.resolve()?;
         let dt = (t - self.prev_t).max(1e-3);
-        let mut next = HashMap::new();
-        let (mut cpu, mut have_cpu, mut rss, mut threads) = (0u64, false, 0u64, 0u64);
+        let (mut rss, mut threads, mut alive) = (0u64, 0u64, 0usize);
         let (mut fds, mut fd_limit, mut worst) = (0u64, None, -1.0f64);
-        for p in &procs {
-            let Ok(stat) = p.stat() else { continue };
-            let used = stat.utime + stat.stime;
-            if let Some(before) = self.prev.get(&(p.pid, stat.starttime)) {
-                cpu += used.saturating_sub(*before);
-                have_cpu = true;
-            }
-            next.insert((p.pid, stat.starttime), used);
-            rss += stat.rss * self.page;
-            threads += u64::try_from(stat.num_threads).unwrap_or(0);
-            let open = p.fd_count().map_or(0, |n| n as u64);
-            let limit = p
+        for m in members.iter().filter(|m| !m.zombie()) {
+            alive += 1;
+            rss += m.stat.rss * self.page;
+            threads += u64::try_from(m.stat.num_threads).unwrap_or(0);
+            let open = m.proc.fd_count().map_or(0, |n| n as u64);
+            let limit = m
+                .proc
                 .limits()
                 .ok()
                 .and_then(|l| match l.max_open_files.soft_limit {
@@ -176,19 +276,22 @@ impl ProcessSampler {
                 (worst, fds, fd_limit) = (share, open, limit);
             }
         }
-        if next.is_empty() {
+        if alive == 0 {
             return Err(format!("{:?}: no readable process", self.which));
         }
-        self.processes = self.processes.max(next.len());
-        self.prev = next;
+        let had_baseline = self.ledger.has_baseline();
+        let readings: Vec<Reading> = members.iter().map(Member::reading).collect();
+        let ticks = self.ledger.advance(&readings, uptime);
+        self.processes = self.processes.max(alive);
         self.prev_t = t;
         let sample = ProcessSample {
             t: round3(t),
-            cpu_cores: have_cpu.then(|| round3(cpu as f64 / self.ticks_per_s / dt)),
+            cpu_cores: had_baseline.then(|| round3(ticks as f64 / self.ticks_per_s / dt)),
             rss_mb: mib(rss),
             threads,
             fds,
             fd_limit,
+            processes: alive,
         };
         self.samples.push(sample.clone());
         Ok(sample)
@@ -228,12 +331,20 @@ impl Sampler for ProcessSampler {
             threads: Max::of(s.iter().map(|x| x.threads as f64)),
             fds,
             processes: self.processes,
+            processes_seen: self.ledger.seen(),
             samples: self.samples,
+            command: self.command,
+        };
+        let notices = match self.ledger.uncollected() {
+            0 => Vec::new(),
+            n => vec![format!(
+                "{n} watched process(es) exited without a watched parent collecting their CPU                  time; the CPU each used after the sample before its exit is missing"
+            )],
         };
         Finished {
             detail: Detail::Process(summary),
             warnings,
-            notices: Vec::new(),
+            notices,
         }
     }
 }
@@ -243,73 +354,4 @@ fn fd_share(s: &ProcessSample) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn busy(ms: u64) {
-        let start = std::time::Instant::now();
-        let mut x = 1u64;
-        while start.elapsed() < std::time::Duration::from_millis(ms) {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-        }
-        std::hint::black_box(x);
-    }
-
-    #[test]
-    fn own_process_shows_cpu_memory_threads_and_fds() {
-        let me = std::process::id();
-        let mut s = Box::new(ProcessSampler::start(Which::Pid(me)).unwrap());
-        let start = std::time::Instant::now();
-        busy(300);
-        s.sample(start.elapsed().as_secs_f64()).unwrap();
-        let sample = s.samples[0].clone();
-        assert!(sample.cpu_cores.unwrap() > 0.2, "{sample:?}");
-        assert!(sample.rss_mb > 1.0 && sample.threads >= 1 && sample.fds >= 3);
-        assert!(sample.fd_limit.is_some_and(|l| l >= sample.fds));
-        let f = s.finish(None);
-        let Detail::Process(p) = f.detail else {
-            panic!("not a process summary")
-        };
-        assert_eq!(p.processes, 1);
-        assert!(p.cpu_cores.max > 0.2);
-    }
-
-    #[test]
-    fn a_missing_pid_fails_at_start_and_an_unknown_name_too() {
-        // Pid numbers stop well below this on Linux (pid_max is at most 2^22).
-        assert!(ProcessSampler::start(Which::Pid(u32::MAX - 1))
-            .err()
-            .unwrap()
-            .contains("is gone"));
-        assert!(
-            ProcessSampler::start(Which::Name("no-such-proc-xyz".into()))
-                .err()
-                .unwrap()
-                .contains("no process named")
-        );
-    }
-
-    #[test]
-    fn fd_warning_at_80_percent_of_the_limit() {
-        let sample = |fds| ProcessSample {
-            t: 1.0,
-            cpu_cores: Some(0.0),
-            rss_mb: 1.0,
-            threads: 1,
-            fds,
-            fd_limit: Some(64),
-        };
-        let mut s = ProcessSampler::start(Which::Pid(std::process::id())).unwrap();
-        s.samples = vec![sample(10), sample(52), sample(20)];
-        let f = Box::new(s).finish(None);
-        assert_eq!(f.warnings.len(), 1, "{:?}", f.warnings);
-        assert!(
-            f.warnings[0].contains("52 of the soft limit 64"),
-            "{}",
-            f.warnings[0]
-        );
-        let mut s = ProcessSampler::start(Which::Pid(std::process::id())).unwrap();
-        s.samples = vec![sample(51)];
-        assert!(Box::new(s).finish(None).warnings.is_empty());
-    }
-}
+mod tests;

@@ -143,7 +143,7 @@ impl WatchSummary {
                 None,
             )),
             Detail::Process(p) => Some(row(
-                self.spec.clone(),
+                format!("{} ({})", self.spec, p.members()),
                 p.cpu_cores,
                 None,
                 Some(p.rss_mb.max),

@@ -31,4 +31,4 @@ pub(crate) use headroom::{
 pub(crate) use nginx::{Nginx, JSON_BODY};
 pub(crate) use pg_cluster::Cluster;
 pub(crate) use ports::free_port;
-pub(crate) use summary::{read_summary, run_with_summary};
+pub(crate) use summary::{assert_adds_up, read_summary, run_with_summary};

@@ -1,5 +1,6 @@
-//! A real nginx for tests: one worker on a free 127.0.0.1 port, configured in a
-//! temporary directory, stopped when dropped.
+//! A real nginx for tests: a master process (`master_process` is on by default) and one
+//! worker on a free 127.0.0.1 port, configured in a temporary directory, stopped when
+//! dropped.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -26,7 +27,8 @@ pub(crate) const JSON_BODY: &str = r#"{"id": 42, "data": [1,2,3]}"#;
 
 /// A running nginx serving `GET /` → `200 "ok\n"` and `GET /json` → `200` [`JSON_BODY`]
 /// (`application/json`) on 127.0.0.1, with one worker process, no access log and
-/// keep-alive connections that last a million requests.
+/// keep-alive connections that last a million requests. Files put with
+/// [`Nginx::put_file`] are served under `/files/`, gzipped for clients that accept it.
 ///
 /// The master process is stopped (and its worker with it) when the value is dropped.
 pub(crate) struct Nginx {
@@ -102,6 +104,17 @@ impl Nginx {
                 self.addr
             );
         }
+    }
+
+    /// Writes `bytes` to be served as `/files/NAME` (`text/plain`).
+    pub(crate) fn put_file(&self, name: &str, bytes: &[u8]) {
+        let files = self.dir.path().join("files");
+        fs::create_dir_all(&files).expect("create the nginx files directory");
+        // The worker runs unprivileged: the directory and file must be world-readable.
+        fs::set_permissions(&files, fs::Permissions::from_mode(0o755)).expect("chmod files");
+        let path = files.join(name);
+        fs::write(&path, bytes).expect("write an nginx file");
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).expect("chmod file");
     }
 
     /// Waits until nginx answers `GET /` with 200; on failure returns its error log.
@@ -208,6 +221,7 @@ http {{
         listen {addr};
         location / {{ return 200 "ok\n"; }}
         location /json {{ default_type application/json; return 200 '{JSON_BODY}'; }}
+        location /files/ {{ root {d}; default_type text/plain; gzip on; gzip_types text/plain; gzip_comp_level 6; }}
     }}
 }}
 "#

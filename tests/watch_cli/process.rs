@@ -174,3 +174,97 @@ fn a_cgroup_with_a_busy_process_shows_its_cpu() {
     );
     assert!(stdout(&out).contains(&spec), "{}", stdout(&out));
 }
+
+/// `n` bytes of words in an order a generator picks: text gzip has work to do on.
+fn prose(n: usize) -> Vec<u8> {
+    const WORDS: &[&str] = &[
+        "load",
+        "target",
+        "latency",
+        "worker",
+        "master",
+        "queue",
+        "ceiling",
+        "knee",
+        "rate",
+        "shard",
+        "socket",
+        "request",
+        "response",
+        "budget",
+        "percentile",
+        "histogram",
+    ];
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut out = Vec::with_capacity(n + 16);
+    while out.len() < n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.extend_from_slice(WORDS[(x % WORDS.len() as u64) as usize].as_bytes());
+        out.push(if x % 11 == 0 { b'\n' } else { b' ' });
+    }
+    out
+}
+
+#[test]
+fn a_master_pid_covers_its_workers_cpu() {
+    // The master does no serving: before the watch covered descendants it showed 0 CPU.
+    let nginx = Nginx::start();
+    assert!(!nginx.worker_pids().is_empty(), "nginx started no worker");
+    // Gzipping 128 KiB per request keeps the worker busy for ms at a gentle rate, so its
+    // CPU is well above the 10 ms resolution of /proc's counters.
+    nginx.put_file("big.txt", &prose(128 * 1024));
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("gz.yaml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "target: {}\nrequests:\n  - {{path: /files/big.txt, headers: {{accept-encoding: gzip}}}}\n",
+            nginx.url()
+        ),
+    )
+    .unwrap();
+    let spec = format!("pid:{}", nginx.pid());
+    let (out, s) = super::run(
+        dir.path(),
+        &[
+            scenario.to_str().unwrap(),
+            "--rate",
+            "20",
+            "--duration",
+            "3s",
+            "--watch",
+            &spec,
+            "--watch-interval",
+            "500ms",
+        ],
+    );
+    assert_exit(&out, 0);
+    assert!(s.errors.count == 0, "{:?}", s.errors);
+    let w = watch(&s, &spec);
+    let Detail::Process(p) = &w.detail else {
+        panic!("not a process watch: {w:?}")
+    };
+    assert!(p.processes >= 2, "master and worker: {p:?}");
+    assert!(p.processes_seen >= p.processes, "{p:?}");
+    assert_eq!(p.command.as_deref(), Some("nginx"));
+    // About 0.1 core here; the master alone shows 0.
+    assert!(
+        p.cpu_cores.avg > 0.02,
+        "nginx master + worker CPU {:?}",
+        p.cpu_cores
+    );
+    assert!(
+        p.samples.iter().all(|x| x.processes >= 2),
+        "{:?}",
+        p.samples
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!("{spec} (nginx + 1 descendant)")),
+        "{text}"
+    );
+    let raw = std::fs::read_to_string(dir.path().join("s.json")).unwrap();
+    assert!(raw.contains("\"processes\": 2"), "{raw}");
+}

@@ -146,7 +146,10 @@ pub(super) fn parse_value(metric: Metric, written: &str, op: Op, rhs: &str) -> R
             ))
         }
     };
-    Ok(value * scale)
+    // A number of hundreds of digits is finite as written but not once scaled (s → ms).
+    Some(value * scale)
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| format!("{number} is too large; expected e.g. {example}"))
 }
 
 #[cfg(test)]
