@@ -3,6 +3,7 @@
 
 mod accounting;
 mod find_cli;
+mod hostile;
 mod report_cli;
 mod run_cli;
 mod run_errors;

@@ -24,15 +24,23 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let args: Vec<_> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
-    let mut child = Command::new(headroom_bin())
-        .args(&args)
+    let mut command = Command::new(headroom_bin());
+    command.args(args);
+    run_command(command, timeout)
+}
+
+/// Runs `command` as [`run_headroom`] runs headroom: with the test store, standard
+/// input closed, both outputs captured, and at most `timeout` of wall time (then it is
+/// killed and this function panics). For wrappers such as `/usr/bin/time headroom ...`.
+pub(crate) fn run_command(mut command: Command, timeout: Duration) -> Output {
+    let shown = format!("{command:?}");
+    let mut child = command
         .env("HEADROOM_STORE", test_store())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {}: {e}", headroom_bin().display()));
+        .unwrap_or_else(|e| panic!("cannot start {shown}: {e}"));
     // Drain both pipes on their own threads: a child that fills a pipe nobody reads
     // would block forever and look like a hang.
     let stdout = drain(child.stdout.take().expect("piped stdout"));
@@ -51,7 +59,7 @@ where
             stderr,
         },
         None => panic!(
-            "headroom {args:?} did not finish within {timeout:?} and was killed\n\
+            "{shown} did not finish within {timeout:?} and was killed\n\
              --- stdout ---\n{}\n--- stderr ---\n{}",
             String::from_utf8_lossy(&stdout),
             String::from_utf8_lossy(&stderr),

@@ -5,6 +5,7 @@
 //!   time limit; [`stdout`], [`stderr`] and [`assert_exit`] read what it did.
 //! - [`run_with_summary`] and [`read_summary`]: `headroom run --out` and the summary
 //!   JSON it wrote.
+//! - [`hostile::Hostile`]: a misbehaving HTTP server on loopback (floods, resets, ...).
 //! - [`free_port`]: a loopback port that was free a moment ago.
 //! - [`Cluster`]: a throwaway PostgreSQL cluster on a free loopback port.
 //!
@@ -14,6 +15,7 @@
 #![allow(dead_code)]
 
 mod headroom;
+pub(crate) mod hostile;
 mod nginx;
 // The library's throwaway PostgreSQL cluster, shared rather than copied.
 #[path = "../../src/target/pg_cluster.rs"]
@@ -23,7 +25,9 @@ mod ports;
 mod self_test;
 mod summary;
 
-pub(crate) use headroom::{assert_exit, headroom_bin, run_headroom, stderr, stdout, test_store};
+pub(crate) use headroom::{
+    assert_exit, headroom_bin, run_command, run_headroom, stderr, stdout, test_store,
+};
 pub(crate) use nginx::{Nginx, JSON_BODY};
 pub(crate) use pg_cluster::Cluster;
 pub(crate) use ports::free_port;

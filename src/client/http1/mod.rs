@@ -1,0 +1,433 @@
+//! One HTTP/1.1 keep-alive connection: send a request's bytes, read one response.
+//!
+//! [`Conn::round_trip`] writes the request in one call, parses the response head with
+//! `httparse`, then consumes the body by `Content-Length`, chunked encoding, or until
+//! the peer closes. Errors are classified into [`ErrorKind`](crate::metrics::ErrorKind)s,
+//! never propagated as run errors: a failed hit is counted and the engine moves on.
+//!
+//! Every part of a response that is buffered has a limit ([`Limits`]): the head (with
+//! any interim 1xx heads), each chunk-size line with its extensions, the trailers, and
+//! a body kept for checks. The read buffer never grows past the largest of the first
+//! three. A body that is not kept is streamed through the buffer, whatever its length.
+//! Past a limit the exchange fails as `protocol`, naming the limit, and the connection
+//! is closed. Kept bodies of all connections together stay within a [`BodyBudget`]
+//! (past it: the generator's own error). Defaults: head 64 KiB, chunk-size line 4 KiB,
+//! trailers 16 KiB, kept body 8 MiB, all kept bodies of the process 32 MiB.
+//!
+//! The kept-body defaults are what keeps a run's memory within 64 MiB of an idle
+//! run's when every response in flight is an endless body that must be kept (see
+//! `tests/hostile.rs`): the sum is bounded by the budget, and bodies of at most 8 MiB
+//! keep the allocator's retained free space small.
+
+mod budget;
+mod chunked;
+mod error;
+mod framing;
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_limits;
+
+use std::future::poll_fn;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::task::Poll;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::TcpStream;
+
+pub use budget::{BodyBudget, DEFAULT_BODY_BUDGET};
+pub use error::RoundTripError;
+use framing::{framing_of, Framing};
+
+/// Initial read buffer. Small, because a run may hold thousands of connections.
+const READ_CHUNK: usize = 4 * 1024;
+/// Most headers parsed per response.
+const MAX_HEADERS: usize = 48;
+/// A kept body's space is given back before the next exchange when it grew past this,
+/// so an idle connection does not hold on to its largest body.
+const RETAINED_BODY: usize = 64 * 1024;
+
+/// The most a connection buffers of each part of a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The response head, interim (1xx) heads before it included.
+    pub head: usize,
+    /// One chunk-size line, chunk extensions and CRLF included.
+    pub chunk_line: usize,
+    /// All trailer fields of a chunked body together.
+    pub trailers: usize,
+    /// A body kept for checks and captures (a discarded body has no limit).
+    pub kept_body: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            head: 64 * 1024,
+            chunk_line: 4 * 1024,
+            trailers: 16 * 1024,
+            kept_body: 8 * 1024 * 1024,
+        }
+    }
+}
+
+impl Limits {
+    /// The most the read buffer may hold: the largest part that must be contiguous.
+    pub fn buffer(&self) -> usize {
+        self.head.max(self.chunk_line).max(self.trailers).max(1)
+    }
+}
+
+/// The outcome of one successful exchange (any status).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Response {
+    /// Status code.
+    pub status: u16,
+    /// Body bytes received (kept or not).
+    pub body_len: u64,
+}
+
+/// A keep-alive HTTP/1.1 connection over a byte stream (TCP by default).
+#[derive(Debug)]
+pub struct Conn<S = TcpStream> {
+    stream: S,
+    limits: Limits,
+    /// Bytes read but not yet consumed live in `buf[start..end]`.
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// The last response's body, when the caller asked to keep it.
+    body: Vec<u8>,
+    /// Shared by the connections whose kept bodies it bounds together.
+    budget: BodyBudget,
+    /// Bytes of `budget` reserved for `body`.
+    charged: usize,
+    /// Whether any byte of the current response arrived.
+    got_byte: bool,
+    /// Set when the peer asked to close, the body ran until close, or an exchange failed.
+    closed: bool,
+    /// Requests completed on this connection.
+    served: u64,
+}
+
+impl Conn<TcpStream> {
+    /// Opens a TCP connection (with `TCP_NODELAY`, as every load generator does).
+    pub async fn connect(addr: SocketAddr) -> io::Result<Conn<TcpStream>> {
+        let stream = TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        Ok(Conn::new(stream, Limits::default(), BodyBudget::process()))
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
+    /// A connection over an established stream, buffering no more than `limits`, its
+    /// kept bodies taken from `budget`.
+    pub fn new(stream: S, limits: Limits, budget: BodyBudget) -> Conn<S> {
+        Conn {
+            stream,
+            buf: vec![0; READ_CHUNK.min(limits.buffer())],
+            limits,
+            start: 0,
+            end: 0,
+            body: Vec::new(),
+            budget,
+            charged: 0,
+            got_byte: false,
+            closed: false,
+            served: 0,
+        }
+    }
+
+    /// Whether the connection can carry another request.
+    pub fn reusable(&self) -> bool {
+        !self.closed
+    }
+
+    /// Requests completed on this connection so far.
+    pub fn served(&self) -> u64 {
+        self.served
+    }
+
+    /// The body of the last response when `keep_body` was set (else empty).
+    pub fn body(&self) -> &[u8] {
+        &self.body
+    }
+
+    /// Frees the kept body and gives its space back to the budget. Call it once the
+    /// body has been judged, so an idle connection holds none of the budget.
+    pub fn release_body(&mut self) {
+        self.body = Vec::new();
+        self.budget.give(self.charged);
+        self.charged = 0;
+    }
+
+    /// Sends `request` (complete wire bytes) and reads one response. With `keep_body`
+    /// the body is kept for [`Conn::body`]; otherwise it is read and discarded.
+    /// `head` marks a HEAD request, whose response has no body.
+    ///
+    /// On error the connection must not be reused. [`RoundTripError::stale`] tells a
+    /// reused connection that the peer had already closed before any response byte
+    /// arrived (or that it held unsolicited bytes and was not used): the request may
+    /// be retried once on a fresh connection, subject to [`RoundTripError::sent`].
+    pub async fn round_trip(
+        &mut self,
+        request: &[u8],
+        keep_body: bool,
+        head: bool,
+    ) -> Result<Response, RoundTripError> {
+        let reused = self.served > 0;
+        if self.body.capacity() > RETAINED_BODY {
+            self.release_body();
+        }
+        self.body.clear();
+        self.got_byte = false;
+        let result = async {
+            if reused {
+                self.check_idle().await?;
+            }
+            self.write(request).await?;
+            self.read_response(keep_body, head)
+                .await
+                .map_err(|e| RoundTripError { sent: true, ..e })
+        }
+        .await;
+        match result {
+            Ok(response) => {
+                self.served += 1;
+                // We never pipeline: bytes beyond the response are nobody's answer.
+                self.closed |= self.end > self.start;
+                Ok(response)
+            }
+            Err(mut e) => {
+                self.closed = true;
+                self.release_body();
+                e.stale |= reused && !self.got_byte && e.peer_closed();
+                Err(e)
+            }
+        }
+    }
+
+    /// Before reusing an idle connection: fails (stale, nothing sent) when the peer
+    /// closed it or sent bytes no request asked for (an extra response to an earlier
+    /// request, which would otherwise be taken as this request's answer).
+    async fn check_idle(&mut self) -> Result<(), RoundTripError> {
+        if self.end > self.start {
+            return Err(RoundTripError::unsolicited());
+        }
+        self.start = 0;
+        self.end = 0;
+        // One poll, never a wait: `Pending` means nothing arrived, which is the normal
+        // case. Tokio answers it from cached readiness, usually without a syscall.
+        let Conn { stream, buf, .. } = self;
+        poll_fn(|cx| {
+            let mut read = ReadBuf::new(buf);
+            Poll::Ready(match Pin::new(&mut *stream).poll_read(cx, &mut read) {
+                Poll::Pending => Ok(()),
+                Poll::Ready(Ok(())) if read.filled().is_empty() => {
+                    Err(RoundTripError::closed_while_idle())
+                }
+                Poll::Ready(Ok(())) => Err(RoundTripError::unsolicited()),
+                Poll::Ready(Err(e)) => Err(RoundTripError {
+                    stale: true,
+                    ..RoundTripError::io(&e)
+                }),
+            })
+        })
+        .await
+    }
+
+    async fn write(&mut self, request: &[u8]) -> Result<(), RoundTripError> {
+        self.stream
+            .write_all(request)
+            .await
+            .map_err(|e| RoundTripError::io(&e))?;
+        // A no-op on TCP; a buffering stream (TLS) sends its records here.
+        self.stream
+            .flush()
+            .await
+            .map_err(|e| RoundTripError::io(&e))
+    }
+
+    async fn read_response(
+        &mut self,
+        keep_body: bool,
+        head: bool,
+    ) -> Result<Response, RoundTripError> {
+        // Bytes of interim (1xx) heads already consumed count against the head limit.
+        let mut interim = 0usize;
+        let (status, framing, head_len) = loop {
+            if self.end > self.start {
+                let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+                let mut parsed = httparse::Response::new(&mut headers);
+                match parsed.parse(&self.buf[self.start..self.end]) {
+                    Ok(httparse::Status::Complete(len)) => {
+                        if interim + len > self.limits.head {
+                            return Err(RoundTripError::too_large(
+                                "response head",
+                                self.limits.head,
+                            ));
+                        }
+                        let status = parsed.code.unwrap_or(0);
+                        if status == 101 {
+                            // We never ask to switch protocols.
+                            return Err(RoundTripError::protocol(
+                                "unrequested 101 Switching Protocols",
+                            ));
+                        }
+                        if (100..200).contains(&status) {
+                            // An interim response (100 Continue, 103 Early Hints): skip it.
+                            self.start += len;
+                            interim += len;
+                            continue;
+                        }
+                        if status < 100 {
+                            return Err(RoundTripError::protocol(format!(
+                                "bad status {status:03}"
+                            )));
+                        }
+                        let (framing, close) =
+                            framing_of(status, head, parsed.headers, parsed.version)?;
+                        self.closed |= close;
+                        break (status, framing, len);
+                    }
+                    Ok(httparse::Status::Partial) => {
+                        if interim + (self.end - self.start) >= self.limits.head {
+                            return Err(RoundTripError::too_large(
+                                "response head",
+                                self.limits.head,
+                            ));
+                        }
+                    }
+                    Err(e) => {
+                        return Err(RoundTripError::protocol(format!("bad response head: {e}")))
+                    }
+                }
+            }
+            if self.fill().await? == 0 {
+                return Err(RoundTripError::closed());
+            }
+        };
+        self.start += head_len;
+        let body_len = match framing {
+            Framing::None => 0,
+            Framing::Length(n) => {
+                if keep_body {
+                    if n > self.limits.kept_body as u64 {
+                        return Err(RoundTripError::too_large(
+                            "kept response body",
+                            self.limits.kept_body,
+                        ));
+                    }
+                    self.reserve_body(n as usize)?;
+                }
+                self.consume_exact(n, keep_body).await?;
+                n
+            }
+            Framing::Chunked => self.consume_chunked(keep_body).await?,
+            Framing::UntilClose => {
+                self.closed = true;
+                self.consume_until_close(keep_body).await?
+            }
+        };
+        Ok(Response { status, body_len })
+    }
+
+    /// Reads more bytes into the buffer; returns how many (0 at end of stream). The
+    /// buffer grows only when it is full of one unconsumed part, and never past
+    /// [`Limits::buffer`]; callers check their part's own limit first.
+    async fn fill(&mut self) -> Result<usize, RoundTripError> {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        } else if self.end == self.buf.len() {
+            if self.start > 0 {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            } else if self.buf.len() < self.limits.buffer() {
+                let grown = (self.buf.len() * 2).min(self.limits.buffer());
+                self.buf.resize(grown, 0);
+            } else {
+                return Err(RoundTripError::too_large(
+                    "read buffer",
+                    self.limits.buffer(),
+                ));
+            }
+        }
+        let n = self
+            .stream
+            .read(&mut self.buf[self.end..])
+            .await
+            .map_err(|e| RoundTripError::io(&e))?;
+        self.end += n;
+        self.got_byte |= n > 0;
+        Ok(n)
+    }
+
+    /// Takes up to `n` buffered bytes, keeping them if asked; returns how many.
+    fn take(&mut self, n: u64, keep: bool) -> Result<u64, RoundTripError> {
+        let k = (self.end - self.start).min(usize::try_from(n).unwrap_or(usize::MAX));
+        if keep {
+            let want = self.body.len() + k;
+            if want > self.limits.kept_body {
+                return Err(RoundTripError::too_large(
+                    "kept response body",
+                    self.limits.kept_body,
+                ));
+            }
+            if want > self.body.capacity() {
+                // Grow by doubling, but never past the limit.
+                let capacity = (self.body.capacity() * 2).clamp(want, self.limits.kept_body);
+                self.reserve_body(capacity)?;
+            }
+            self.body
+                .extend_from_slice(&self.buf[self.start..self.start + k]);
+        }
+        self.start += k;
+        Ok(k as u64)
+    }
+
+    /// Makes room for a kept body of `capacity` bytes, charged to the budget.
+    fn reserve_body(&mut self, capacity: usize) -> Result<(), RoundTripError> {
+        let more = capacity.saturating_sub(self.charged);
+        if !self.budget.take(more) {
+            return Err(RoundTripError::over_budget(self.budget.cap()));
+        }
+        self.charged += more;
+        self.body.reserve_exact(capacity - self.body.len());
+        Ok(())
+    }
+
+    async fn consume_exact(&mut self, n: u64, keep: bool) -> Result<(), RoundTripError> {
+        let mut left = n;
+        loop {
+            left -= self.take(left, keep)?;
+            if left == 0 {
+                return Ok(());
+            }
+            if self.fill().await? == 0 {
+                return Err(RoundTripError::closed());
+            }
+        }
+    }
+
+    async fn consume_until_close(&mut self, keep: bool) -> Result<u64, RoundTripError> {
+        let mut total = 0;
+        loop {
+            total += self.take(u64::MAX, keep)?;
+            if self.fill().await? == 0 {
+                return Ok(total);
+            }
+        }
+    }
+}
+
+impl<S> Drop for Conn<S> {
+    fn drop(&mut self) {
+        self.budget.give(self.charged);
+    }
+}
