@@ -236,14 +236,19 @@ async fn send(
         }
         Ok(Ok(status)) => {
             let body = conn.as_ref().map(Conn::body).unwrap_or_default();
-            check::judge(
+            let verdict = check::judge(
                 &prepared.template.expect,
                 &prepared.captures,
                 status,
                 body,
                 &mut scratch.vars,
             )
-            .err()
+            .err();
+            // Judged: an idle connection must not hold its share of the body budget.
+            if let Some(c) = conn.as_mut().filter(|_| prepared.keep_body) {
+                c.release_body();
+            }
+            verdict
         }
     };
     if conn.as_ref().is_some_and(|c| !c.reusable()) {
@@ -284,7 +289,9 @@ async fn exchange(
                 Ok(c) => *conn = Some(c),
                 Err(e) => {
                     let kind = connect_error_kind(&e);
-                    note_connect_failure(state, &e.to_string());
+                    if kind == ErrorKind::Connect {
+                        note_connect_failure(state, &e.to_string());
+                    }
                     return Err(kind);
                 }
             }
@@ -292,8 +299,11 @@ async fn exchange(
         let c = conn.as_mut().expect("connected above");
         match c.round_trip(bytes, prepared.keep_body, prepared.head).await {
             Ok(response) => return Ok(response.status),
-            Err(e) if e.stale && attempt == 0 && prepared.idempotent => {
-                state.recorder.borrow_mut().retries += 1;
+            Err(e) if e.stale && attempt == 0 && (prepared.idempotent || !e.sent) => {
+                // Only a request that reached the old connection is sent twice.
+                if e.sent {
+                    state.recorder.borrow_mut().retries += 1;
+                }
                 *conn = None;
             }
             Err(e) => return Err(e.kind),
@@ -310,6 +320,9 @@ pub(crate) fn connect_error_kind(e: &std::io::Error) -> ErrorKind {
         Some(Errno::EMFILE | Errno::ENFILE | Errno::EADDRNOTAVAIL | Errno::ENOBUFS) => {
             ErrorKind::Generator
         }
+        // The handshake completed and the target then reset the connection before
+        // the connect call returned: it took the connection, as a reset after it.
+        Some(Errno::ECONNRESET | Errno::ECONNABORTED) => ErrorKind::Reset,
         _ => ErrorKind::Connect,
     }
 }
