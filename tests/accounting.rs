@@ -283,7 +283,7 @@ fn a_stale_connection_resends_only_what_is_safe_to_repeat() {
         std::fs::write(
             &scenario,
             format!(
-                "target: http://{}\nload: {{model: users, users: 1, duration: 1s}}\n\
+                "target: http://{}\nload: {{model: users, users: 1, duration: 1s, think: 10ms}}\n\
                  requests: [{{name: r, method: {method}, path: /, body: \"x\"}}]\n",
                 server.addr
             ),

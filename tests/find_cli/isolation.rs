@@ -41,11 +41,21 @@ fn with_ports_free_the_next_step_starts_after_the_cooldown() {
         assert!(r.drained && r.drain_wait_s < 0.2, "{r:?}");
     }
     assert!(!text.contains("waited"), "{text}");
-    // Issue 9 item 14's evidence reaches every step's self-check: the host's CPU,
-    // busy at least with this search's own work.
+    // Issue 9 item 14's evidence reaches every step's self-check: the host's CPU as
+    // a share. (A light step on an idle machine may read 0 in whole 10 ms ticks; the
+    // unit test in engine::cpu spins a thread to see ticks counted.)
     for step in &result.steps {
         let host = step.summary.generator.host_cpu_percent;
-        assert!(host > 0.0 && host <= 100.0, "{:?}", step.summary.generator);
+        assert!(
+            (0.0..=100.0).contains(&host),
+            "{:?}",
+            step.summary.generator
+        );
+        assert!(
+            !step.summary.generator.starved,
+            "{:?}",
+            step.summary.generator
+        );
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("Dropped  Wait  Verdict"), "{stdout}");
