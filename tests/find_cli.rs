@@ -16,7 +16,7 @@ use std::time::Duration;
 use headroom::search::{LimitedBy, SearchResult, Unit};
 use headroom::target::{self, RunningTarget, TargetOptions};
 
-use crate::support::{run_headroom, Nginx};
+use crate::support::{assert_adds_up, run_headroom, Nginx};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
@@ -65,8 +65,12 @@ fn find(args: &[&str], out: &Path) -> (Output, SearchResult) {
             String::from_utf8_lossy(&output.stderr)
         )
     });
-    let result =
+    let result: SearchResult =
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("not a search result: {e}\n{text}"));
+    // Every step's window accounts for every request it scheduled.
+    for step in &result.steps {
+        assert_adds_up(&step.summary);
+    }
     (output, result)
 }
 

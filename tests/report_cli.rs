@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use headroom::metrics::summary::Summary;
 
-use crate::support::{run_headroom, Nginx};
+use crate::support::{assert_adds_up, run_headroom, Nginx};
 
 const LIMIT: Duration = Duration::from_secs(60);
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -204,6 +204,7 @@ fn junit_markdown_and_json_reports_hold_the_verdicts_escaped() {
 
     let json = report(&store, "json");
     let summary: Summary = serde_json::from_str(&json).expect("the summary JSON");
+    assert_adds_up(&summary);
     assert!(summary.by_name.contains_key(HOSTILE));
     assert_eq!(summary.thresholds.len(), 2);
 }

@@ -147,3 +147,30 @@ fn out_onto_a_full_file_system_fails_naming_the_file_and_the_run_is_still_kept()
         "{listed}"
     );
 }
+
+#[test]
+fn a_store_that_cannot_be_written_is_bad_input_before_any_load_is_sent() {
+    use std::net::TcpListener;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    // A path under a file, not a directory: nothing can ever be stored there.
+    let store = "/dev/null/headroom/history.db";
+    for command in ["run", "find"] {
+        let mut args = vec![command, "--url", &url, "--store", store, "--quiet"];
+        if command == "run" {
+            args.extend(["--rate", "10", "--duration", "1s"]);
+        } else {
+            args.extend(["--from", "10", "--to", "20", "--step-duration", "1s"]);
+        }
+        let out = run_headroom(&args, LIMIT);
+        assert_exit(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains(store) && err.contains("--store"),
+            "{command}: {err}"
+        );
+        // Not one connection was attempted.
+        assert!(listener.accept().is_err(), "{command} sent load");
+    }
+}

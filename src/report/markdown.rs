@@ -79,19 +79,35 @@ fn header(out: &mut String, run: &Run) {
 }
 
 fn body(out: &mut String, s: &Summary) {
-    out.push_str("### Load\n\n| offered | achieved | requests | dropped | errors |\n|---:|---:|---:|---:|---:|\n");
+    // The columns add up: scheduled = requests (ok + errors) + dropped + abandoned.
+    out.push_str(
+        "### Load\n\n| offered | achieved | scheduled | requests | dropped | abandoned | errors |\n\
+         |---:|---:|---:|---:|---:|---:|---:|\n",
+    );
     let _ = writeln!(
         out,
-        "| {} | {} | {} | {} | {} ({}) |\n",
+        "| {} | {} | {} | {} | {} | {} | {} ({}) |\n",
         per_second(s.rate.offered),
         per_second(s.rate.achieved),
+        s.scheduled,
         s.requests,
         s.dropped,
+        s.abandoned,
         s.errors.count,
         percent(share(s.errors.count, s.requests)),
     );
+    if s.abandoned > 0 {
+        let _ = writeln!(
+            out,
+            "{} requests were still in flight when the run ended (abandoned).\n",
+            s.abandoned
+        );
+    }
     out.push_str("### Latency\n\n| | min | p50 | p90 | p95 | p99 | p99.9 | max |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
     latency_row(out, "corrected (from schedule)", &s.latency_ms);
+    if s.errors.count > 0 && s.completed > 0 {
+        latency_row(out, "successful only", &s.latency_success_ms);
+    }
     latency_row(out, "uncorrected (from send)", &s.latency_uncorrected_ms);
     out.push('\n');
     if !s.by_name.is_empty() {
@@ -184,5 +200,31 @@ mod tests {
             escape("<script>a|b</script>\n"),
             "&lt;script&gt;a\\|b&lt;/script&gt; "
         );
+    }
+
+    #[test]
+    fn the_load_table_adds_up_and_names_what_was_abandoned() {
+        use crate::metrics::summary::Errors;
+        let mut s = Summary::empty("t", 3.0);
+        s.scheduled = 60;
+        s.requests = 50;
+        s.completed = 40;
+        s.errors = Errors {
+            count: 10,
+            rate: 0.2,
+            by_kind: [("status_5xx".to_string(), 10)].into(),
+        };
+        s.dropped = 4;
+        s.abandoned = 6;
+        s.latency_success_ms.p95 = 42.0;
+        let mut out = String::new();
+        body(&mut out, &s);
+        assert!(
+            out.contains("| scheduled | requests | dropped | abandoned | errors |"),
+            "{out}"
+        );
+        assert!(out.contains("| 60 | 50 | 4 | 6 | 10 (20.00%) |"), "{out}");
+        assert!(out.contains("6 requests were still in flight"), "{out}");
+        assert!(out.contains("| successful only |"), "{out}");
     }
 }
