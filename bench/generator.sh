@@ -4,6 +4,8 @@
 #
 #   bash bench/generator.sh                         # 3 rounds of 10 s per tool and case
 #   BENCH_SECONDS=2 BENCH_ROUNDS=1 bash bench/generator.sh
+#   HEADROOM_BASELINE=/path/to/old/headroom BENCH_TOOLS="headroom baseline wrk" \
+#       bash bench/generator.sh                     # a change against an older build
 #
 # nginx (one worker) runs on CPU 1, every generator on CPU 0; tools alternate within
 # each round so drift hits them all alike. Each run is measured with /usr/bin/time
@@ -84,6 +86,7 @@ declare -A BIN
 for tool in $BENCH_TOOLS; do
     case $tool in
     headroom) path=$(find_headroom) || path="" ;;
+    baseline) path=${HEADROOM_BASELINE:-} && [ -x "$path" ] || path="" ;;
     locust) path=$(find_tool locust) || path="" ;;
     *) path=$(find_tool "$tool") || path="" ;;
     esac

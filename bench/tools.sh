@@ -12,17 +12,22 @@
 D="${BENCH_SECONDS}s"
 
 # ---------------------------------------------------------------------------- headroom
-run_headroom() {
+# headroom_with BIN CASE PREFIX: one headroom binary's run.
+headroom_with() {
     local load
-    case $1 in
+    case $2 in
     closed) load=(--users "$CLOSED_CONNS") ;;
     open) load=(--rate "$OPEN_RATE") ;;
     conns) load=(--users "$MANY_CONNS") ;;
     esac
-    measure "$2" "${BIN[headroom]}" run --url "$URL" "${load[@]}" --duration "$D" \
-        --threads 1 --quiet --out "$2.json"
+    measure "$3" "$1" run --url "$URL" "${load[@]}" --duration "$D" \
+        --threads 1 --quiet --out "$3.json"
 }
+run_headroom() { headroom_with "${BIN[headroom]}" "$@"; }
 count_headroom() { echo "$(json_get "$1.json" requests) $(json_get "$1.json" dropped)"; }
+# `baseline`: another headroom build ($HEADROOM_BASELINE), to measure a change.
+run_baseline() { headroom_with "${BIN[baseline]}" "$@"; }
+count_baseline() { count_headroom "$@"; }
 
 # --------------------------------------------------------------------------------- wrk
 run_wrk() {
