@@ -15,9 +15,17 @@ use std::time::{Duration, Instant};
 
 use headroom::metrics::summary::Summary;
 
-use crate::support::{headroom_bin, read_summary, run_with_summary, stderr, test_store, Nginx};
+use crate::support::{
+    headroom_bin, keep_alive_server, read_summary, run_with_summary, stderr, test_store, Nginx,
+};
 
 const LIMIT: Duration = Duration::from_secs(60);
+
+/// Fails unless the run ended with a verdict (0 or 99), showing its stderr.
+#[track_caller]
+fn assert_ran(out: &std::process::Output) {
+    assert!(matches!(out.status.code(), Some(0 | 99)), "{}", stderr(out));
+}
 
 fn kind(s: &Summary, k: &str) -> u64 {
     s.errors.by_kind.get(k).copied().unwrap_or(0)
@@ -140,11 +148,7 @@ fn waiting_for_a_pooled_connection_is_bounded_by_the_timeout() {
         "{:?}",
         started.elapsed()
     );
-    assert!(
-        matches!(out.status.code(), Some(0 | 99)),
-        "{}",
-        stderr(&out)
-    );
+    assert_ran(&out);
     assert_eq!(s.scheduled, 40, "{s:?}");
     // Each waited at most its timeout, counted from its schedule, and timed out.
     assert_eq!(kind(&s, "timeout"), 40, "{:?}", s.errors);
@@ -178,11 +182,7 @@ fn a_generator_out_of_file_descriptors_blames_itself_not_the_target() {
     // A hard limit of 128 descriptors; 300 connections are needed at once.
     let args = format!("--url http://{addr}/ --rate 300 --duration 1s --timeout 2s --threads 1");
     let (out, s) = run_limited("ulimit -n 128", &args, dir.path());
-    assert!(
-        matches!(out.status.code(), Some(0 | 99)),
-        "{}",
-        stderr(&out)
-    );
+    assert_ran(&out);
     let own = kind(&s, "generator");
     assert!(own >= 100, "{:?}", s.errors);
     assert_eq!(
@@ -207,11 +207,7 @@ fn the_soft_open_files_limit_is_raised_to_the_hard_one() {
     // A soft limit of 128 under a high hard one: headroom raises it and opens all 300.
     let args = format!("--url http://{addr}/ --rate 300 --duration 1s --timeout 1s --threads 1");
     let (out, s) = run_limited("ulimit -Hn 4096; ulimit -Sn 128", &args, dir.path());
-    assert!(
-        matches!(out.status.code(), Some(0 | 99)),
-        "{}",
-        stderr(&out)
-    );
+    assert_ran(&out);
     assert_eq!(kind(&s, "generator"), 0, "{:?}", s.errors);
     assert_eq!(kind(&s, "timeout"), 300, "{:?}", s.errors);
 }
@@ -370,41 +366,6 @@ fn a_target_restarted_mid_run_shows_as_errors_for_that_span_and_recovers() {
     assert_eq!(errors[5], 0, "recovered by the last second: {errors:?}");
 }
 
-/// A keep-alive server that answers every request with `200 ok` and counts the
-/// connections it accepted.
-fn counting_server() -> (SocketAddr, Arc<AtomicU64>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let accepted = Arc::new(AtomicU64::new(0));
-    let count = accepted.clone();
-    thread::spawn(move || {
-        for stream in listener.incoming().take(100) {
-            let Ok(mut stream) = stream else { continue };
-            count.fetch_add(1, Ordering::SeqCst);
-            thread::spawn(move || {
-                let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-                let mut buf = [0u8; 4096];
-                let mut pending = Vec::new();
-                loop {
-                    let n = match stream.read(&mut buf) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => n,
-                    };
-                    pending.extend_from_slice(&buf[..n]);
-                    while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
-                        pending.drain(..end + 4);
-                        let reply = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-                        if stream.write_all(reply).is_err() {
-                            return;
-                        }
-                    }
-                }
-            });
-        }
-    });
-    (addr, accepted)
-}
-
 #[test]
 fn the_warm_up_keeps_its_connections_and_leaves_nothing_in_the_measured_window() {
     use headroom::engine::{Control, Live, Observer};
@@ -427,7 +388,7 @@ fn the_warm_up_keeps_its_connections_and_leaves_nothing_in_the_measured_window()
         }
     }
 
-    let (addr, accepted) = counting_server();
+    let (addr, accepted) = keep_alive_server(|_| b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
     let overrides = Overrides {
         url: Some(format!("http://{addr}/")),
         rate: Some(1.0),

@@ -1,53 +1,25 @@
 //! Fast failures must not make latency look good (issue 9, item 5): a rate limiter
 //! that turns most requests away at once, while the few it lets through are slow.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::net::SocketAddr;
 use std::thread;
 use std::time::Duration;
 
 use headroom::search::SearchResult;
 
-use crate::support::{assert_adds_up, run_headroom, run_with_summary, stderr};
+use crate::support::{assert_adds_up, keep_alive_server, run_headroom, run_with_summary, stderr};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// Answers one request in 20 with `200` after 150 ms and the rest with an immediate
 /// `503`, on keep-alive connections.
 fn limiter() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let count = Arc::new(AtomicU64::new(0));
-    thread::spawn(move || {
-        for stream in listener.incoming().take(500) {
-            let Ok(mut stream) = stream else { continue };
-            let count = count.clone();
-            thread::spawn(move || {
-                let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-                let mut buf = [0u8; 4096];
-                let mut pending = Vec::new();
-                loop {
-                    let n = match stream.read(&mut buf) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => n,
-                    };
-                    pending.extend_from_slice(&buf[..n]);
-                    while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
-                        pending.drain(..end + 4);
-                        let reply: &[u8] = if count.fetch_add(1, Ordering::SeqCst) % 20 == 0 {
-                            thread::sleep(Duration::from_millis(150));
-                            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
-                        } else {
-                            b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"
-                        };
-                        if stream.write_all(reply).is_err() {
-                            return;
-                        }
-                    }
-                }
-            });
+    let (addr, _) = keep_alive_server(|n| {
+        if n % 20 == 0 {
+            thread::sleep(Duration::from_millis(150));
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        } else {
+            b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"
         }
     });
     addr
@@ -77,9 +49,20 @@ fn successful_latency_is_kept_apart_from_fast_rejections() {
     assert!(s.errors.by_kind["status_5xx"] >= 70, "{:?}", s.errors);
     // Overall, the rejections make p95 look fast; the successes alone took 150 ms.
     assert!(s.latency_ms.p95 < 100.0, "{:?}", s.latency_ms);
-    assert!(s.latency_success_ms.p50 >= 150.0, "{:?}", s.latency_success_ms);
-    let verdicts: Vec<(&str, bool)> = s.thresholds.iter().map(|t| (t.expr.as_str(), t.ok)).collect();
-    assert_eq!(verdicts, [("p95 < 100ms", true), ("success_p95 < 100ms", false)]);
+    assert!(
+        s.latency_success_ms.p50 >= 150.0,
+        "{:?}",
+        s.latency_success_ms
+    );
+    let verdicts: Vec<(&str, bool)> = s
+        .thresholds
+        .iter()
+        .map(|t| (t.expr.as_str(), t.ok))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [("p95 < 100ms", true), ("success_p95 < 100ms", false)]
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("\nsuccessful "), "{text}");
 }

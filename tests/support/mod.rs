@@ -16,6 +16,7 @@
 
 mod headroom;
 pub(crate) mod hostile;
+mod keep_alive;
 mod nginx;
 // The library's throwaway PostgreSQL cluster, shared rather than copied.
 #[path = "../../src/target/pg_cluster.rs"]
@@ -28,6 +29,7 @@ mod summary;
 pub(crate) use headroom::{
     assert_exit, headroom_bin, run_command, run_headroom, stderr, stdout, test_store,
 };
+pub(crate) use keep_alive::keep_alive_server;
 pub(crate) use nginx::{Nginx, JSON_BODY};
 pub(crate) use pg_cluster::Cluster;
 pub(crate) use ports::free_port;
