@@ -107,7 +107,9 @@ proptest! {
 
     #[test]
     fn a_json_escaped_choice_decodes_to_one_of_the_options(
-        options in prop::collection::vec(".{0,12}", 1..4),
+        // A placeholder ends at the first `}}`, quoted or not (the template syntax has
+        // no escape for it), so options are drawn without one.
+        options in prop::collection::vec(".{0,12}".prop_filter("no }}", |o| !o.contains("}}")), 1..4),
         seed in any::<u64>(),
     ) {
         // Each option quoted for the template's argument syntax (backslash escapes).
