@@ -216,6 +216,42 @@ fn run_https_against_a_tls12_only_server() {
 }
 
 #[test]
+fn run_https_resumes_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = TestCa::new("headroom test CA");
+    write(dir.path(), "ca.pem", &ca.pem);
+    let nginx = nginx_with(&ca, &["127.0.0.1"], "TLSv1.2 TLSv1.3");
+    // nginx closes the connection after each `/tls-session` response, so every
+    // request is a new handshake; only the first has no session to resume (a couple
+    // more may, if they start before the first one's ticket arrived).
+    let scenario = write(
+        dir.path(),
+        "resume.yaml",
+        &format!(
+            "target: {}\n\
+             client: {{cacert: ca.pem}}\n\
+             load: {{model: arrival-rate, rate: 20, duration: 1s}}\n\
+             requests: [{{path: /tls-session, expect: {{body_contains: \"reused=r\"}}}}]\n",
+            nginx.url()
+        ),
+    );
+    let (out, s) = run_with_summary(
+        dir.path(),
+        &[scenario.to_str().unwrap(), "--threads", "1"],
+        LIMIT,
+    );
+    assert!(
+        s.requests >= 15,
+        "{} requests; {}",
+        s.requests,
+        stderr(&out)
+    );
+    let fresh = kind(&s, "check");
+    assert!((1..=3).contains(&fresh), "{:?}", s.errors.by_kind);
+    assert_eq!(s.errors.count, fresh, "{:?}", s.errors.by_kind);
+}
+
+#[test]
 fn run_https_reads_the_scenario_client_block() {
     let dir = tempfile::tempdir().unwrap();
     let ca = TestCa::new("headroom test CA");

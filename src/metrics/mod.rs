@@ -30,7 +30,9 @@ pub enum ErrorKind {
     /// ENFILE), no local port (EADDRNOTAVAIL). Feeds the generator-bound verdict.
     Generator,
     /// The TLS handshake failed: an invalid or untrusted certificate, a name mismatch,
-    /// no protocol version or cipher in common, an alert from the server.
+    /// no protocol version or cipher in common, an alert from the server, or the
+    /// connection closed or reset during it (after TCP connected). A handshake that
+    /// runs out of time is `Connect`, as a connection that never became usable.
     Tls,
 }
 

@@ -29,6 +29,7 @@ pub(crate) const JSON_BODY: &str = r#"{"id": 42, "data": [1,2,3]}"#;
 /// (`application/json`) on 127.0.0.1, with one worker process, no access log and
 /// keep-alive connections that last a million requests. Files put with
 /// [`Nginx::put_file`] are served under `/files/`, gzipped for clients that accept it.
+/// Started with [`Nginx::start_tls`], it serves HTTPS only, and `GET /tls-session` too.
 ///
 /// The master process is stopped (and its worker with it) when the value is dropped.
 pub(crate) struct Nginx {
@@ -254,6 +255,11 @@ fn tls_directives(dir: &Path, tls: Option<&NginxTls>) -> (&'static str, String) 
     let mut lines = format!(
         "ssl_certificate {d}/server.pem;\n        ssl_certificate_key {d}/server.key;\n        ssl_protocols {};\n",
         tls.protocols
+    );
+    // `GET /tls-session` closes the connection after its response, so each request
+    // handshakes anew, and says whether the session was resumed (`r`) or not (`.`).
+    lines.push_str(
+        "        location /tls-session { keepalive_timeout 0; return 200 \"reused=$ssl_session_reused\\n\"; }\n",
     );
     if tls.client_ca_pem.is_some() {
         let _ = write!(
