@@ -50,6 +50,16 @@ pub(crate) fn build(
         block = Some((src, spec));
     }
     let tls = if target.scheme == "https" {
+        if let Err(e) = rustls::pki_types::ServerName::try_from(target.host.as_str()) {
+            let message = format!("{:?} is not a valid TLS server name: {e}", target.host);
+            return Err(match file {
+                Some((src, _)) => ScenarioError {
+                    location: src.file.to_string(),
+                    message,
+                },
+                None => ScenarioError::command_line(message),
+            });
+        }
         let config = client_config(&options).map_err(|e| {
             let from_flags = |p: &Option<PathBuf>| p.is_some();
             let flagged =

@@ -259,6 +259,11 @@ fn client_block_errors() {
         err.starts_with("scenario.yaml:2:") && err.contains("verify") && err.contains("insecure"),
         "{err}"
     );
+    let err = error(&format!("target: https://a..b\n{rest}"));
+    assert!(
+        err.starts_with("scenario.yaml: ") && err.contains("not a valid TLS server name"),
+        "{err}"
+    );
     // A flag's file is the command line's error.
     let err = error_with(
         &format!("target: https://127.0.0.1:4000\n{rest}"),
