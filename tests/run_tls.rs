@@ -323,3 +323,63 @@ fn run_bad_tls_files_are_bad_input_naming_the_file() {
     assert_exit(&out, 2);
     assert!(stderr(&out).contains("HOST:PORT:ADDR"), "{}", stderr(&out));
 }
+
+/// A loopback listener that accepts connections and hands each to `serve` on its own
+/// thread; lives until the test process ends (bounded by the run's length).
+fn raw_server(serve: fn(std::net::TcpStream)) -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || serve(stream));
+        }
+    });
+    addr
+}
+
+#[test]
+fn run_https_handshake_cut_short_or_never_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    // Closed as soon as accepted: TCP connected, the handshake did not; `tls`.
+    let closing = raw_server(drop);
+    let (out, s) = run(dir.path(), &format!("https://{closing}/"), &["--insecure"]);
+    assert_eq!(kind(&s, "tls"), s.requests, "{:?}", s.errors.by_kind);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("TLS handshake with {closing} failed: ")),
+        "{err}"
+    );
+
+    // Accepted but never answered: the handshake runs out of time, which counts as
+    // `connect` (the connection never became usable), with the reason printed.
+    let silent = raw_server(|stream| {
+        std::thread::sleep(Duration::from_secs(10));
+        drop(stream);
+    });
+    let url = format!("https://{silent}/");
+    let args = [
+        "--url",
+        &url,
+        "--rate",
+        "10",
+        "--duration",
+        "1s",
+        "--threads",
+        "1",
+        "--timeout",
+        "300ms",
+        "--insecure",
+    ];
+    let (out, s) = run_with_summary(dir.path(), &args, LIMIT);
+    assert!(s.requests >= 5, "{} requests", s.requests);
+    assert_eq!(kind(&s, "connect"), s.requests, "{:?}", s.errors.by_kind);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "could not connect to {silent}: connect or TLS handshake timed out"
+        )),
+        "{err}"
+    );
+    // Nothing got through because no connection ever became usable: exit 1.
+    assert_exit(&out, 1);
+}
