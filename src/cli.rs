@@ -195,6 +195,21 @@ pub struct CommonArgs {
     /// Write the summary JSON here.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// HTTPS: accept any server certificate (no verification).
+    #[arg(long)]
+    pub insecure: bool,
+    /// HTTPS: trust the CA certificates of this PEM file instead of the built-in roots.
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// HTTPS: client certificate chain, PEM (with --key).
+    #[arg(long, value_name = "FILE", requires = "key")]
+    pub cert: Option<PathBuf>,
+    /// HTTPS: the client certificate's private key, PEM (with --cert).
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    pub key: Option<PathBuf>,
+    /// Connect to ADDR for HOST:PORT; TLS names and Host stay HOST (repeatable).
+    #[arg(long, value_name = "HOST:PORT:ADDR")]
+    pub resolve: Vec<crate::client::connect::Resolve>,
     /// Watch something during the run (repeatable; added to the scenario's `watch`):
     /// `pid:N` (the process and all its descendants), `process:NAME`, `cgroup:PATH`,
     /// `docker:NAME`, `postgres:URL`, `prometheus:URL[#metric,...]`. The generator
@@ -278,6 +293,15 @@ mod tests {
                 "-q",
                 "--label",
                 "round=6",
+                "--insecure",
+                "--cacert",
+                "ca.pem",
+                "--cert",
+                "c.pem",
+                "--key",
+                "k.pem",
+                "--resolve",
+                "example.com:443:127.0.0.1",
             ]);
             let common = match cli.command {
                 Command::Run(args) => args.common,
@@ -292,6 +316,11 @@ mod tests {
             assert_eq!(common.watch_interval, Duration::from_secs(1), "{sub}");
             assert!(common.quiet, "{sub}");
             assert_eq!(common.labels, [("round".into(), "6".into())], "{sub}");
+            assert!(common.insecure, "{sub}");
+            assert_eq!(common.cacert, Some(PathBuf::from("ca.pem")), "{sub}");
+            assert_eq!(common.cert, Some(PathBuf::from("c.pem")), "{sub}");
+            assert_eq!(common.key, Some(PathBuf::from("k.pem")), "{sub}");
+            assert_eq!(common.resolve[0].addr.to_string(), "127.0.0.1", "{sub}");
         }
     }
 

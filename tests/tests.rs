@@ -10,6 +10,7 @@ mod run_cli;
 mod run_errors;
 mod run_faults;
 mod run_shapes;
+mod run_tls;
 mod store_cli;
 mod support;
 mod watch_cli;

@@ -23,6 +23,13 @@ pub fn overrides(url: Option<&str>, common: &CommonArgs) -> Overrides {
         max_in_flight: common.max_in_flight,
         connections: common.connections,
         timeout: common.timeout,
+        client: crate::scenario::ClientFlags {
+            insecure: common.insecure,
+            cacert: common.cacert.clone(),
+            cert: common.cert.clone(),
+            key: common.key.clone(),
+            resolve: common.resolve.clone(),
+        },
         ..Overrides::default()
     }
 }

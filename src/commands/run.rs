@@ -93,10 +93,27 @@ pub fn run(args: &RunArgs) -> i32 {
     if let Some(failure) = &outcome.connect_failure {
         eprintln!("warning: could not connect to {failure}");
     }
+    if let Some(failure) = &outcome.tls_failure {
+        eprintln!("warning: {}", tls_warning(failure));
+    }
     if !common::write_out(args.common.out.as_deref(), summary) {
         return EXIT_FAILURE;
     }
     verdict(summary, outcome.connect_failure.is_some())
+}
+
+/// The end-of-run line for the first failed TLS handshake (`address: reason`), with
+/// the way out when the server's certificate was not trusted.
+fn tls_warning(failure: &str) -> String {
+    let (addr, reason) = failure.split_once(": ").unwrap_or(("the target", failure));
+    let hint = if reason.contains("not valid for name") {
+        " (use --resolve HOST:PORT:ADDR with a name it is valid for, or --insecure)"
+    } else if reason.contains("invalid peer certificate") {
+        " (use --cacert FILE or --insecure)"
+    } else {
+        ""
+    };
+    format!("TLS handshake with {addr} failed: {reason}{hint}")
 }
 
 fn overrides(args: &RunArgs) -> Overrides {

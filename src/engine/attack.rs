@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, Semaphore, SemaphorePermit};
 use tokio::task::LocalSet;
 
-use crate::client::http1::Conn;
+use crate::client::connect::Connection as Conn;
 use crate::engine::cpu::{thread_cpu_time, thread_times, ThreadTimes};
 use crate::engine::iteration::{pick, run_iteration, think_for, Pending, Scratch, ThreadState};
 use crate::engine::pacer::Pacer;

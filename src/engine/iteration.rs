@@ -7,7 +7,6 @@
 //! abandoned. So each scheduled request lands in exactly one count (DESIGN.md rule 6).
 
 use std::cell::{Cell, RefCell};
-use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -16,7 +15,7 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 
 use crate::check;
-use crate::client::http1::Conn;
+use crate::client::connect::{ConnectError, Connection as Conn, Connector};
 use crate::client::request;
 use crate::engine::work::{Prepared, PreparedStep, Work, Workload};
 use crate::metrics::recorder::{Hit, Recorder};
@@ -30,8 +29,8 @@ pub(crate) struct ThreadState {
     pub(crate) plan: Arc<Plan>,
     /// Its prepared items.
     pub(crate) workload: Arc<Workload>,
-    /// Resolved target address.
-    pub(crate) addr: SocketAddr,
+    /// Opens connections to the target (TCP or TLS).
+    pub(crate) connector: Arc<Connector>,
     /// When the run started (the same instant on every thread).
     pub(crate) start: Instant,
     /// This thread's measurements.
@@ -44,6 +43,8 @@ pub(crate) struct ThreadState {
     pub(crate) stop: Arc<AtomicBool>,
     /// First connect failure seen by the run, for the end-of-run message.
     pub(crate) connect_failure: Arc<Mutex<Option<String>>>,
+    /// First failed TLS handshake seen by the run, for the end-of-run message.
+    pub(crate) tls_failure: Arc<Mutex<Option<String>>>,
     /// The current phase: `WARMING` during a warm-up, then `MEASURING` (see attack.rs).
     /// A request records only into the phase it began in.
     pub(crate) phase: Cell<u32>,
@@ -222,8 +223,16 @@ async fn send(
         Err(_elapsed) if connecting.get() => {
             // The handshake never completed (a full accept backlog drops the SYN, a
             // host that does not answer): the target did not take the connection.
+            // A TLS handshake that runs out of time counts alike: the connection was
+            // never ready to carry a request, as with a dropped SYN, and the closed
+            // model's users back off the same way.
             *conn = None;
-            note_connect_failure(state, "connect timed out");
+            let reason = if state.connector.is_tls() {
+                "connect or TLS handshake timed out"
+            } else {
+                "connect timed out"
+            };
+            note_connect_failure(state, reason);
             Some(ErrorKind::Connect)
         }
         Err(_elapsed) => {
@@ -283,16 +292,20 @@ async fn exchange(
     for attempt in 0..2 {
         if conn.is_none() {
             connecting.set(true);
-            let opened = Conn::connect(state.addr).await;
+            let opened = state.connector.connect().await;
             connecting.set(false);
             match opened {
                 Ok(c) => *conn = Some(c),
-                Err(e) => {
+                Err(ConnectError::Tcp(e)) => {
                     let kind = connect_error_kind(&e);
                     if kind == ErrorKind::Connect {
                         note_connect_failure(state, &e.to_string());
                     }
                     return Err(kind);
+                }
+                Err(ConnectError::Tls(reason)) => {
+                    note_first(&state.tls_failure, state, &reason);
+                    return Err(ErrorKind::Tls);
                 }
             }
         }
@@ -329,11 +342,13 @@ pub(crate) fn connect_error_kind(e: &std::io::Error) -> ErrorKind {
 
 /// Keeps the run's first connect failure for the end-of-run message.
 fn note_connect_failure(state: &ThreadState, reason: &str) {
-    let mut first = state
-        .connect_failure
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    first.get_or_insert_with(|| format!("{}: {reason}", state.addr));
+    note_first(&state.connect_failure, state, reason);
+}
+
+/// Keeps the run's first failure of one sort, as `address: reason`.
+fn note_first(slot: &Mutex<Option<String>>, state: &ThreadState, reason: &str) {
+    let mut first = slot.lock().unwrap_or_else(|p| p.into_inner());
+    first.get_or_insert_with(|| format!("{}: {reason}", state.connector.addr()));
 }
 
 /// Sleeps for a think time, cut short when the run is stopping.

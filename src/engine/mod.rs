@@ -38,6 +38,8 @@ use crate::plan::{Load, Plan};
 use attack::{Report, Slot};
 use cpu::ThreadTimes;
 use iteration::ThreadState;
+
+use crate::client::connect::{resolved, Connector};
 use start::StartLine;
 
 /// Lets another thread (a Ctrl-C handler) stop a run early. Cheap to clone.
@@ -111,6 +113,9 @@ pub enum EngineError {
         /// Resolver's message.
         reason: String,
     },
+    /// The target's host name is not a valid TLS server name.
+    #[error("{0}")]
+    ServerName(String),
     /// An engine thread could not start or failed.
     #[error("engine thread failed: {0}")]
     Thread(String),
@@ -123,6 +128,8 @@ pub struct Outcome {
     pub summary: Summary,
     /// The first connection failure, when some connections could not be opened.
     pub connect_failure: Option<String>,
+    /// The first failed TLS handshake (`address: reason`), when some failed.
+    pub tls_failure: Option<String>,
     /// The merged recorder (exact histograms), for stores and shard merges.
     pub recorder: Recorder,
 }
@@ -136,6 +143,12 @@ pub fn run(
     observer: &mut dyn Observer,
 ) -> Result<Outcome, EngineError> {
     let addr = resolve(&plan)?;
+    let connector = Arc::new(match &plan.client.tls {
+        None => Connector::tcp(addr),
+        Some(config) => Connector::tls(addr, &plan.target.host, config.clone())
+            .map_err(EngineError::ServerName)?,
+    });
+    let tls_failure = Arc::new(Mutex::new(None));
     let workload = Arc::new(work::Workload::new(&plan));
     let connect_failure = Arc::new(Mutex::new(None));
     let threads = plan.threads.max(1);
@@ -148,13 +161,14 @@ pub fn run(
         let state = ThreadState {
             plan: plan.clone(),
             workload: workload.clone(),
-            addr,
+            connector: connector.clone(),
             start: placeholder,
             recorder: Recorder::new(plan.names.len()).into(),
             last_done: None.into(),
             rng: SmallRng::from_os_rng().into(),
             stop: control.stop.clone(),
             connect_failure: connect_failure.clone(),
+            tls_failure: tls_failure.clone(),
             phase: 0.into(),
         };
         let (tx, line) = (tx.clone(), start_line.clone());
@@ -239,9 +253,14 @@ pub fn run(
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clone();
+    let tls_failure = tls_failure
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
     Ok(Outcome {
         summary,
         connect_failure,
+        tls_failure,
         recorder: merged,
     })
 }
@@ -257,8 +276,13 @@ pub fn raise_fd_limit() -> nix::Result<u64> {
     Ok(hard)
 }
 
+/// The address to connect to: the `--resolve` entry for the target, else the first
+/// address its host resolves to.
 fn resolve(plan: &Plan) -> Result<SocketAddr, EngineError> {
     let t = &plan.target;
+    if let Some(addr) = resolved(&plan.client.resolve, &t.host, t.port) {
+        return Ok(addr);
+    }
     let err = |reason: String| EngineError::Resolve {
         host: t.host.clone(),
         port: t.port,

@@ -29,6 +29,11 @@ pub enum ErrorKind {
     /// The generator itself failed, not the target: no file descriptor left (EMFILE,
     /// ENFILE), no local port (EADDRNOTAVAIL). Feeds the generator-bound verdict.
     Generator,
+    /// The TLS handshake failed: an invalid or untrusted certificate, a name mismatch,
+    /// no protocol version or cipher in common, an alert from the server, or the
+    /// connection closed or reset during it (after TCP connected). A handshake that
+    /// runs out of time is `Connect`, as a connection that never became usable.
+    Tls,
 }
 
 impl ErrorKind {
@@ -42,10 +47,11 @@ impl ErrorKind {
         ErrorKind::Check,
         ErrorKind::Protocol,
         ErrorKind::Generator,
+        ErrorKind::Tls,
     ];
 
     /// How many kinds there are.
-    pub const COUNT: usize = 8;
+    pub const COUNT: usize = 9;
 
     /// The name used in summaries and reports.
     pub fn as_str(self) -> &'static str {
@@ -58,6 +64,7 @@ impl ErrorKind {
             ErrorKind::Check => "check",
             ErrorKind::Protocol => "protocol",
             ErrorKind::Generator => "generator",
+            ErrorKind::Tls => "tls",
         }
     }
 

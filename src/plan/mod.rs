@@ -45,6 +45,18 @@ pub struct Plan {
     /// for none): the engine discards its record at the boundary and keeps its
     /// connections. Part of [`Plan::duration`].
     pub warmup: Duration,
+    /// How connections are opened: `--resolve` entries and, for `https://`, the TLS
+    /// configuration built once for the whole run.
+    pub client: ClientPlan,
+}
+
+/// How the run's connections are opened.
+#[derive(Debug, Clone, Default)]
+pub struct ClientPlan {
+    /// `--resolve HOST:PORT:ADDR` entries (the target's is used to connect).
+    pub resolve: Vec<crate::client::connect::Resolve>,
+    /// The TLS client configuration, shared by every connection (`https://` only).
+    pub tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 impl Plan {
@@ -84,7 +96,7 @@ impl Plan {
 /// The base address every request path is joined to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
-    /// `http` (TLS and HTTP/2 come later).
+    /// `http` or `https`.
     pub scheme: String,
     /// Host name or address literal, without brackets.
     pub host: String,

@@ -171,7 +171,6 @@ pub(crate) fn from_text(
     });
     Ok(Plan {
         name,
-        target,
         items,
         weights,
         names,
@@ -182,6 +181,8 @@ pub(crate) fn from_text(
         watches,
         hooks: hooks(src, doc.hooks.as_ref())?,
         warmup: Duration::ZERO,
+        client: super::client::build(Some((src, doc.client.as_ref())), overrides, &target)?,
+        target,
     })
 }
 
@@ -219,7 +220,6 @@ pub(crate) fn quick(overrides: &Overrides) -> Result<Plan, ScenarioError> {
     }
     Ok(Plan {
         name: "quick".into(),
-        target,
         items: vec![Item::Request(Arc::new(request))],
         weights: vec![1],
         names,
@@ -230,6 +230,8 @@ pub(crate) fn quick(overrides: &Overrides) -> Result<Plan, ScenarioError> {
         watches: Vec::new(),
         hooks: Hooks::default(),
         warmup: Duration::ZERO,
+        client: super::client::build(None, overrides, &target)?,
+        target,
     })
 }
 

@@ -32,6 +32,20 @@ pub(crate) struct ScenarioFile {
     #[serde(default)]
     pub(crate) watch: Vec<Spanned<String>>,
     pub(crate) hooks: Option<HooksSpec>,
+    pub(crate) client: Option<Spanned<ClientSpec>>,
+}
+
+/// How connections are opened (paths are relative to the scenario file).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ClientSpec {
+    #[serde(default)]
+    pub(crate) insecure: bool,
+    pub(crate) cacert: Option<String>,
+    pub(crate) cert: Option<String>,
+    pub(crate) key: Option<String>,
+    #[serde(default)]
+    pub(crate) resolve: Vec<Spanned<String>>,
 }
 
 /// Shell commands run around each step of a ceiling search.

@@ -7,6 +7,7 @@
 //! templates compiled and variable use checked), and thresholds. Every failure is a
 //! [`ScenarioError`] located at `file:line:column` and naming the field by path.
 
+mod client;
 mod compile;
 mod duration;
 mod errors;
@@ -51,6 +52,24 @@ pub struct Overrides {
     /// search sets each step's value itself). Never used to replace a load that is
     /// there: a file's model stands, and flags that do not fit it are errors.
     pub fallback_rate: Option<f64>,
+    /// `--insecure`, `--cacert`, `--cert`, `--key`, `--resolve`; merged with the
+    /// scenario's `client:` block (flags win).
+    pub client: ClientFlags,
+}
+
+/// The connection flags (`run` and `find`).
+#[derive(Debug, Clone, Default)]
+pub struct ClientFlags {
+    /// `--insecure`.
+    pub insecure: bool,
+    /// `--cacert FILE`.
+    pub cacert: Option<std::path::PathBuf>,
+    /// `--cert FILE`.
+    pub cert: Option<std::path::PathBuf>,
+    /// `--key FILE`.
+    pub key: Option<std::path::PathBuf>,
+    /// `--resolve HOST:PORT:ADDR` (repeatable).
+    pub resolve: Vec<crate::client::connect::Resolve>,
 }
 
 /// Loads `path` (if any) and applies `overrides`; flags win over the file.

@@ -1,4 +1,4 @@
-//! Target URLs: `http://host[:port][/base]` into a [`Target`], keeping the path and
+//! Target URLs: `http[s]://host[:port][/base]` into a [`Target`], keeping the path and
 //! query apart for `--url` runs with no scenario file.
 
 use http::Uri;
@@ -8,20 +8,16 @@ use crate::plan::Target;
 /// Parses a target URL. Returns the target (its `base_path` is the URL's path without
 /// a trailing slash) and the URL's path and query as written (`/` when absent).
 pub(crate) fn parse_target(url: &str) -> Result<(Target, String), String> {
-    let expected = "expected an absolute http:// URL such as http://127.0.0.1:8080";
+    let expected = "expected an absolute http:// or https:// URL such as http://127.0.0.1:8080";
     let uri: Uri = url
         .parse()
         .map_err(|e| format!("{expected}, found {url:?} ({e})"))?;
-    match uri.scheme_str() {
-        Some("http") => {}
-        Some("https") => {
-            return Err(format!(
-                "{url:?}: TLS is not supported yet; use an http:// URL"
-            ))
-        }
+    let (scheme, default_port) = match uri.scheme_str() {
+        Some("http") => ("http", 80),
+        Some("https") => ("https", 443),
         Some(other) => return Err(format!("{expected}, found scheme {other:?}")),
         None => return Err(format!("{expected}, found {url:?}")),
-    }
+    };
     let authority = uri
         .authority()
         .ok_or_else(|| format!("{expected}, found {url:?}"))?;
@@ -37,9 +33,9 @@ pub(crate) fn parse_target(url: &str) -> Result<(Target, String), String> {
         return Err(format!("{expected}, found no host in {url:?}"));
     }
     let target = Target {
-        scheme: "http".into(),
+        scheme: scheme.into(),
         host: host.to_string(),
-        port: authority.port_u16().unwrap_or(80),
+        port: authority.port_u16().unwrap_or(default_port),
         authority: authority.as_str().to_string(),
         base_path: uri.path().trim_end_matches('/').to_string(),
     };
@@ -88,14 +84,28 @@ mod tests {
     }
 
     #[test]
+    fn https_targets_default_to_port_443() {
+        let (t, pq) = parse_target("https://example.test/api").unwrap();
+        assert_eq!(
+            (
+                t.scheme.as_str(),
+                t.host.as_str(),
+                t.port,
+                t.authority.as_str()
+            ),
+            ("https", "example.test", 443, "example.test")
+        );
+        assert_eq!(pq, "/api");
+        let (t, _) = parse_target("https://127.0.0.1:8443/").unwrap();
+        assert_eq!((t.port, t.authority.as_str()), (8443, "127.0.0.1:8443"));
+    }
+
+    #[test]
     fn refused_urls_say_why() {
-        assert!(parse_target("https://example.test")
-            .unwrap_err()
-            .contains("TLS is not supported yet"));
         for bad in ["127.0.0.1:4000", "/path", "ftp://x", "http://", "not a url"] {
             let err = parse_target(bad).unwrap_err();
             assert!(
-                err.contains("expected an absolute http:// URL"),
+                err.contains("expected an absolute http:// or https:// URL"),
                 "{bad}: {err}"
             );
         }

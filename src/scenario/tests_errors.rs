@@ -204,25 +204,79 @@ fn durations_and_think_ranges() {
 fn target_urls() {
     let rest = "load: {rate: 10, duration: 1s}\nrequests: [{path: /}]\n";
     assert_error(
-        &format!("target: https://127.0.0.1:4000\n{rest}"),
+        &format!("target: ftp://127.0.0.1:4000\n{rest}"),
         "1:9",
-        &["target: \"https://127.0.0.1:4000\": TLS is not supported yet"],
+        &[
+            "target: expected an absolute http:// or https:// URL",
+            "\"ftp\"",
+        ],
     );
     assert_error(
         &format!("target: 127.0.0.1:4000\n{rest}"),
         "1:9",
-        &["target: expected an absolute http:// URL"],
+        &["target: expected an absolute http:// or https:// URL"],
     );
     assert_error(rest, "1:1", &["target: missing"]);
     let err = error_with(
         &format!("target: http://x\n{rest}"),
         &Overrides {
-            url: Some("https://h".into()),
+            url: Some("ftp://h".into()),
             ..Overrides::default()
         },
     );
     assert!(
-        err.starts_with("command line: --url: ") && err.contains("TLS is not supported yet"),
+        err.starts_with("command line: --url: ") && err.contains("found scheme \"ftp\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn client_block_errors() {
+    let rest = "load: {rate: 10, duration: 1s}\nrequests: [{path: /}]\n";
+    // Paths are relative to the scenario file (here `scenario.yaml` in the working
+    // directory), and a file that is not there is named.
+    assert_error(
+        &format!("target: https://127.0.0.1:4000\nclient: {{cacert: no-such-ca.pem}}\n{rest}"),
+        "2:9",
+        &["client: cannot read no-such-ca.pem"],
+    );
+    assert_error(
+        &format!("target: https://127.0.0.1:4000\nclient: {{cert: c.pem}}\n{rest}"),
+        "2:9",
+        &["client: a client certificate needs both"],
+    );
+    assert_error(
+        &format!(
+            "target: http://127.0.0.1:4000\nclient: {{resolve: [\"example.com:443\"]}}\n{rest}"
+        ),
+        "2:20",
+        &["client.resolve[0]: expected HOST:PORT:ADDR"],
+    );
+    let err = error(&format!(
+        "target: http://127.0.0.1:4000\nclient: {{verify: false}}\n{rest}"
+    ));
+    assert!(
+        err.starts_with("scenario.yaml:2:") && err.contains("verify") && err.contains("insecure"),
+        "{err}"
+    );
+    let err = error(&format!("target: https://a..b\n{rest}"));
+    assert!(
+        err.starts_with("scenario.yaml: ") && err.contains("not a valid TLS server name"),
+        "{err}"
+    );
+    // A flag's file is the command line's error.
+    let err = error_with(
+        &format!("target: https://127.0.0.1:4000\n{rest}"),
+        &Overrides {
+            client: ClientFlags {
+                cacert: Some("flag-ca.pem".into()),
+                ..ClientFlags::default()
+            },
+            ..Overrides::default()
+        },
+    );
+    assert!(
+        err.starts_with("command line: cannot read flag-ca.pem"),
         "{err}"
     );
 }

@@ -18,6 +18,7 @@ fn overrides_win_over_the_file() {
         users: None,
         connections: Some(2),
         fallback_rate: Some(9.0),
+        client: ClientFlags::default(),
     };
     let p = plan_with(file, &o);
     assert_eq!(

@@ -14,6 +14,7 @@
 // Each test module uses a different subset of these helpers.
 #![allow(dead_code)]
 
+pub(crate) mod certs;
 mod headroom;
 pub(crate) mod hostile;
 mod keep_alive;
@@ -30,7 +31,7 @@ pub(crate) use headroom::{
     assert_exit, headroom_bin, run_command, run_headroom, stderr, stdout, test_store,
 };
 pub(crate) use keep_alive::keep_alive_server;
-pub(crate) use nginx::{Nginx, JSON_BODY};
+pub(crate) use nginx::{Nginx, NginxTls, JSON_BODY};
 pub(crate) use pg_cluster::Cluster;
 pub(crate) use ports::free_port;
 pub(crate) use summary::{assert_adds_up, read_summary, run_with_summary};

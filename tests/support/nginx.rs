@@ -29,12 +29,28 @@ pub(crate) const JSON_BODY: &str = r#"{"id": 42, "data": [1,2,3]}"#;
 /// (`application/json`) on 127.0.0.1, with one worker process, no access log and
 /// keep-alive connections that last a million requests. Files put with
 /// [`Nginx::put_file`] are served under `/files/`, gzipped for clients that accept it.
+/// Started with [`Nginx::start_tls`], it serves HTTPS only, and `GET /tls-session` too.
 ///
 /// The master process is stopped (and its worker with it) when the value is dropped.
 pub(crate) struct Nginx {
     child: Child,
     addr: SocketAddr,
     dir: TempDir,
+    tls: bool,
+}
+
+/// How [`Nginx::start_tls`] serves HTTPS: PEM texts it writes into its directory.
+#[derive(Debug, Clone)]
+pub(crate) struct NginxTls {
+    /// The server's certificate chain (leaf first).
+    pub(crate) cert_pem: String,
+    /// The server's private key.
+    pub(crate) key_pem: String,
+    /// When set, a client certificate issued by this CA is required
+    /// (`ssl_verify_client on`).
+    pub(crate) client_ca_pem: Option<String>,
+    /// `ssl_protocols`, e.g. `"TLSv1.2 TLSv1.3"`.
+    pub(crate) protocols: &'static str,
 }
 
 impl Nginx {
@@ -43,6 +59,16 @@ impl Nginx {
     /// Panics with a clear message if nginx is not installed (`bash scripts/test.sh`
     /// installs it) or does not come up within 10 s.
     pub(crate) fn start() -> Nginx {
+        Nginx::launch(None)
+    }
+
+    /// Starts nginx serving HTTPS only (`listen … ssl`) as `tls` says; returns once it
+    /// answers a plain HTTP request on its TLS port with its own 400.
+    pub(crate) fn start_tls(tls: &NginxTls) -> Nginx {
+        Nginx::launch(Some(tls))
+    }
+
+    fn launch(tls: Option<&NginxTls>) -> Nginx {
         let binary = find_nginx().unwrap_or_else(|| {
             panic!(
                 "nginx is not installed (looked on PATH and in {NGINX_CANDIDATES:?}); \
@@ -54,9 +80,17 @@ impl Nginx {
             let dir = world_readable_tempdir();
             let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
             let conf = dir.path().join("nginx.conf");
-            fs::write(&conf, config(dir.path(), addr)).expect("write nginx.conf");
+            if let Some(tls) = tls {
+                write_tls_files(dir.path(), tls);
+            }
+            fs::write(&conf, config(dir.path(), addr, tls)).expect("write nginx.conf");
             let child = spawn(&binary, dir.path());
-            let mut nginx = Nginx { child, addr, dir };
+            let mut nginx = Nginx {
+                child,
+                addr,
+                dir,
+                tls: tls.is_some(),
+            };
             match nginx.wait_ready() {
                 Ok(()) => return nginx,
                 Err(log) if log.contains("Address already in use") => last_log = log,
@@ -66,9 +100,11 @@ impl Nginx {
         panic!("nginx found no free port in {PORT_ATTEMPTS} attempts; last error log:\n{last_log}")
     }
 
-    /// Base URL without a trailing slash, e.g. `http://127.0.0.1:41234`.
+    /// Base URL without a trailing slash, e.g. `http://127.0.0.1:41234` (`https://`
+    /// when started with [`Nginx::start_tls`]).
     pub(crate) fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// The socket address nginx listens on.
@@ -127,7 +163,10 @@ impl Nginx {
             // nginx writes its pid file only after binding the port, so a 200 before
             // that would come from some other server that holds the port.
             let bound = self.dir.path().join("nginx.pid").exists();
-            if bound && get_status_line(self.addr).is_some_and(|line| line.contains(" 200 ")) {
+            // On a TLS port nginx answers plain HTTP with its own 400 ("The plain HTTP
+            // request was sent to HTTPS port"): that too shows it is nginx that listens.
+            let ready = if self.tls { " 400 " } else { " 200 " };
+            if bound && get_status_line(self.addr).is_some_and(|line| line.contains(ready)) {
                 return Ok(());
             }
             if Instant::now() >= deadline {
@@ -195,9 +234,46 @@ fn spawn(binary: &Path, dir: &Path) -> Child {
         .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()))
 }
 
-/// The nginx configuration for a server on `addr` whose files all live in `dir`.
-fn config(dir: &Path, addr: SocketAddr) -> String {
+/// Writes the PEM files that [`config`] names for `tls`, readable by the master only
+/// (it reads them before dropping privileges).
+fn write_tls_files(dir: &Path, tls: &NginxTls) {
+    let mut files = vec![("server.pem", &tls.cert_pem), ("server.key", &tls.key_pem)];
+    if let Some(ca) = &tls.client_ca_pem {
+        files.push(("client-ca.pem", ca));
+    }
+    for (name, text) in files {
+        fs::write(dir.join(name), text).expect("write a TLS file for nginx");
+    }
+}
+
+/// The `listen` parameters and `ssl_*` directives of a server with `tls`.
+fn tls_directives(dir: &Path, tls: Option<&NginxTls>) -> (&'static str, String) {
+    let Some(tls) = tls else {
+        return ("", String::new());
+    };
     let d = dir.display();
+    let mut lines = format!(
+        "ssl_certificate {d}/server.pem;\n        ssl_certificate_key {d}/server.key;\n        ssl_protocols {};\n",
+        tls.protocols
+    );
+    // `GET /tls-session` closes the connection after its response, so each request
+    // handshakes anew, and says whether the session was resumed (`r`) or not (`.`).
+    lines.push_str(
+        "        location /tls-session { keepalive_timeout 0; return 200 \"reused=$ssl_session_reused\\n\"; }\n",
+    );
+    if tls.client_ca_pem.is_some() {
+        let _ = write!(
+            lines,
+            "        ssl_client_certificate {d}/client-ca.pem;\n        ssl_verify_client on;\n"
+        );
+    }
+    (" ssl", lines)
+}
+
+/// The nginx configuration for a server on `addr` whose files all live in `dir`.
+fn config(dir: &Path, addr: SocketAddr, tls: Option<&NginxTls>) -> String {
+    let d = dir.display();
+    let (ssl, ssl_lines) = tls_directives(dir, tls);
     let mut conf = String::new();
     // `daemon off` keeps the master as our child so Drop can stop it.
     let _ = write!(
@@ -218,8 +294,8 @@ http {{
     uwsgi_temp_path {d}/uwsgi;
     scgi_temp_path {d}/scgi;
     server {{
-        listen {addr};
-        location / {{ return 200 "ok\n"; }}
+        listen {addr}{ssl};
+        {ssl_lines}        location / {{ return 200 "ok\n"; }}
         location /json {{ default_type application/json; return 200 '{JSON_BODY}'; }}
         location /files/ {{ root {d}; default_type text/plain; gzip on; gzip_types text/plain; gzip_comp_level 6; }}
     }}

@@ -1,0 +1,249 @@
+//! Opening connections for the engine: TCP, then a TLS handshake for `https://`
+//! targets. The engine asks a [`Connector`] for a [`Connection`] and knows nothing of
+//! TLS; plain HTTP goes through one `match` per read or write on [`Stream`].
+
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use rustls::pki_types::ServerName;
+use rustls::ClientConfig;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+use tokio_rustls::TlsConnector;
+
+use super::http1::{BodyBudget, Conn, Limits};
+
+/// One `--resolve HOST:PORT:ADDR`: connections to `HOST:PORT` go to `ADDR` (same
+/// port), while SNI, certificate checks and `Host` stay `HOST`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolve {
+    /// The name as in the target URL (without brackets).
+    pub host: String,
+    /// The target's port.
+    pub port: u16,
+    /// The address to connect to instead.
+    pub addr: IpAddr,
+}
+
+impl std::str::FromStr for Resolve {
+    type Err = String;
+
+    /// `HOST:PORT:ADDR`, like curl: `example.com:443:127.0.0.1`, `example.com:443:[::1]`.
+    fn from_str(text: &str) -> Result<Resolve, String> {
+        let expected =
+            || format!("expected HOST:PORT:ADDR such as example.com:443:127.0.0.1, found {text:?}");
+        let (host, rest) = text.split_once(':').ok_or_else(expected)?;
+        let (port, addr) = rest.split_once(':').ok_or_else(expected)?;
+        if host.is_empty() || host.contains(['[', ']', '/', ' ']) {
+            return Err(expected());
+        }
+        let port = port.parse::<u16>().map_err(|_| expected())?;
+        let addr = addr
+            .strip_prefix('[')
+            .and_then(|a| a.strip_suffix(']'))
+            .unwrap_or(addr);
+        let addr = addr.parse::<IpAddr>().map_err(|_| expected())?;
+        Ok(Resolve {
+            host: host.to_ascii_lowercase(),
+            port,
+            addr,
+        })
+    }
+}
+
+/// The address `--resolve` entries give for `host:port`, if any.
+pub fn resolved(entries: &[Resolve], host: &str, port: u16) -> Option<SocketAddr> {
+    entries
+        .iter()
+        .find(|r| r.port == port && r.host.eq_ignore_ascii_case(host))
+        .map(|r| SocketAddr::new(r.addr, port))
+}
+
+/// A connection's byte stream: plain TCP or TLS over TCP.
+#[derive(Debug)]
+pub enum Stream {
+    /// Plain TCP (`http://`).
+    Tcp(TcpStream),
+    /// TLS over TCP (`https://`); boxed, as the TLS state is large.
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+/// The engine's HTTP/1.1 connection over either stream.
+pub type Connection = Conn<Stream>;
+
+impl AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+/// Why a connection could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// The TCP connection failed.
+    #[error("{0}")]
+    Tcp(io::Error),
+    /// TCP connected, the TLS handshake did not complete (the reason in words).
+    #[error("{0}")]
+    Tls(String),
+}
+
+/// Opens the run's connections: where to connect, and how to handshake. Built once
+/// per run and shared by every engine thread.
+#[derive(Debug, Clone)]
+pub struct Connector {
+    addr: SocketAddr,
+    tls: Option<(Arc<ClientConfig>, ServerName<'static>)>,
+}
+
+impl Connector {
+    /// Plain TCP to `addr`.
+    pub fn tcp(addr: SocketAddr) -> Connector {
+        Connector { addr, tls: None }
+    }
+
+    /// TLS to `addr`, verifying (and naming by SNI, unless an address literal) `host`.
+    pub fn tls(
+        addr: SocketAddr,
+        host: &str,
+        config: Arc<ClientConfig>,
+    ) -> Result<Connector, String> {
+        let name = ServerName::try_from(host.to_string())
+            .map_err(|e| format!("{host:?} is not a valid TLS server name: {e}"))?;
+        Ok(Connector {
+            addr,
+            tls: Some((config, name)),
+        })
+    }
+
+    /// The address connections go to.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Whether connections handshake TLS.
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    /// Opens a connection (with `TCP_NODELAY`, as every load generator does) and, for
+    /// TLS, completes the handshake.
+    pub async fn connect(&self) -> Result<Connection, ConnectError> {
+        let tcp = TcpStream::connect(self.addr)
+            .await
+            .map_err(ConnectError::Tcp)?;
+        tcp.set_nodelay(true).map_err(ConnectError::Tcp)?;
+        let stream = match &self.tls {
+            None => Stream::Tcp(tcp),
+            Some((config, name)) => {
+                let tls = TlsConnector::from(config.clone())
+                    .connect(name.clone(), tcp)
+                    .await
+                    .map_err(|e| ConnectError::Tls(handshake_reason(&e)))?;
+                Stream::Tls(Box::new(tls))
+            }
+        };
+        Ok(Conn::new(stream, Limits::default(), BodyBudget::process()))
+    }
+}
+
+/// A failed handshake in words: rustls' own error when it has one ("invalid peer
+/// certificate: UnknownIssuer", "received fatal alert: HandshakeFailure"), else what
+/// happened to the connection.
+fn handshake_reason(e: &io::Error) -> String {
+    if let Some(tls) = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
+        return tls.to_string();
+    }
+    match e.kind() {
+        io::ErrorKind::UnexpectedEof => {
+            "the server closed the connection during the handshake".into()
+        }
+        _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolve_entries_parse_like_curl() {
+        let r: Resolve = "Example.com:443:127.0.0.1".parse().unwrap();
+        assert_eq!(
+            r,
+            Resolve {
+                host: "example.com".into(),
+                port: 443,
+                addr: "127.0.0.1".parse().unwrap()
+            }
+        );
+        let r: Resolve = "localhost:8443:[::1]".parse().unwrap();
+        assert_eq!(r.addr, "::1".parse::<IpAddr>().unwrap());
+        let r: Resolve = "localhost:8443:::1".parse().unwrap();
+        assert_eq!(r.addr, "::1".parse::<IpAddr>().unwrap());
+        let entries = [r];
+        assert_eq!(
+            resolved(&entries, "LOCALHOST", 8443),
+            Some("[::1]:8443".parse().unwrap())
+        );
+        assert_eq!(resolved(&entries, "localhost", 443), None);
+        assert_eq!(resolved(&entries, "other", 8443), None);
+    }
+
+    #[test]
+    fn bad_resolve_entries_are_refused() {
+        for bad in [
+            "",
+            "example.com",
+            "example.com:443",
+            ":443:127.0.0.1",
+            "example.com:x:127.0.0.1",
+            "example.com:70000:127.0.0.1",
+            "example.com:443:not-an-ip",
+            "example.com:443:localhost",
+            "[::1]:443:127.0.0.1",
+            "example.com:443:127.0.0.1:80",
+        ] {
+            let err = bad.parse::<Resolve>().unwrap_err();
+            assert!(err.contains("expected HOST:PORT:ADDR"), "{bad}: {err}");
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! The TLS client configuration of a run, built once from [`TlsOptions`] and shared by
+//! every engine thread: rustls with the `ring` provider, TLS 1.3 and 1.2, ALPN
+//! `http/1.1`, Mozilla's roots (or `--cacert`), an optional client certificate, and
+//! rustls' in-memory session cache so reconnections resume their sessions.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+
+/// The most bytes read from one PEM file: a certificate chain or key is a few KiB.
+pub const MAX_PEM_BYTES: u64 = 1 << 20;
+
+/// How the run's TLS connections are set up (`--insecure`, `--cacert`, `--cert`, `--key`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsOptions {
+    /// Accept any server certificate (no verification at all).
+    pub insecure: bool,
+    /// PEM file of trusted CA certificates, used instead of the built-in roots.
+    pub cacert: Option<PathBuf>,
+    /// PEM file of the client certificate chain (mTLS); needs `key`.
+    pub cert: Option<PathBuf>,
+    /// PEM file of the client certificate's private key; needs `cert`.
+    pub key: Option<PathBuf>,
+}
+
+/// Why the TLS configuration could not be built (bad input: each names its file).
+#[derive(Debug, thiserror::Error)]
+pub enum TlsConfigError {
+    /// A file could not be read, or is too large.
+    #[error("cannot read {path}: {reason}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// A file holds no usable PEM item of the expected kind.
+    #[error("{path}: {reason}")]
+    Pem {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Only one of `cert` and `key` was given.
+    #[error("a client certificate needs both --cert FILE and --key FILE (or `cert` and `key` under `client:`)")]
+    HalfClientAuth,
+    /// rustls refused the combination (a key that does not match its certificate...).
+    #[error("TLS configuration: {0}")]
+    Rustls(String),
+}
+
+fn read_pem(path: &Path) -> Result<Vec<u8>, TlsConfigError> {
+    use std::io::Read;
+    let read = |reason: String| TlsConfigError::Read {
+        path: path.display().to_string(),
+        reason,
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(|e| read(e.to_string()))?
+        .take(MAX_PEM_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| read(e.to_string()))?;
+    if bytes.len() as u64 > MAX_PEM_BYTES {
+        return Err(read(format!(
+            "larger than {} KiB; a PEM file of certificates or a key is a few KiB",
+            MAX_PEM_BYTES >> 10
+        )));
+    }
+    Ok(bytes)
+}
+
+fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsConfigError> {
+    let pem = |reason: String| TlsConfigError::Pem {
+        path: path.display().to_string(),
+        reason,
+    };
+    let bytes = read_pem(path)?;
+    let certs = CertificateDer::pem_slice_iter(&bytes)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| pem(format!("not a PEM certificate file ({e})")))?;
+    if certs.is_empty() {
+        return Err(pem(
+            "no PEM certificate (BEGIN CERTIFICATE) in the file".into()
+        ));
+    }
+    Ok(certs)
+}
+
+fn private_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsConfigError> {
+    let bytes = read_pem(path)?;
+    PrivateKeyDer::from_pem_slice(&bytes).map_err(|e| TlsConfigError::Pem {
+        path: path.display().to_string(),
+        reason: format!("no PEM private key ({e})"),
+    })
+}
+
+/// Builds the run's client configuration. Called once per plan; the result is shared.
+pub fn client_config(options: &TlsOptions) -> Result<Arc<ClientConfig>, TlsConfigError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+        .map_err(|e| TlsConfigError::Rustls(e.to_string()))?;
+    let mut roots = RootCertStore::empty();
+    match &options.cacert {
+        Some(path) => {
+            for cert in certificates(path)? {
+                roots.add(cert).map_err(|e| TlsConfigError::Pem {
+                    path: path.display().to_string(),
+                    reason: format!("not a usable CA certificate ({e})"),
+                })?;
+            }
+        }
+        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+    }
+    let builder = if options.insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyServerCertificate(provider)))
+    } else {
+        builder.with_root_certificates(roots)
+    };
+    let mut config = match (&options.cert, &options.key) {
+        (None, None) => builder.with_no_client_auth(),
+        (Some(cert), Some(key)) => builder
+            .with_client_auth_cert(certificates(cert)?, private_key(key)?)
+            .map_err(|e| {
+                TlsConfigError::Rustls(format!("{} and {}: {e}", cert.display(), key.display()))
+            })?,
+        _ => return Err(TlsConfigError::HalfClientAuth),
+    };
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // Resumption: rustls' default, an in-memory cache of 256 sessions, stays on.
+    Ok(Arc::new(config))
+}
+
+/// `--insecure`: accepts every server certificate, whoever issued it and whatever name
+/// it carries. The handshake's signatures are still checked (the server must hold the
+/// key of the certificate it sent), as `curl --insecure` does.
+#[derive(Debug)]
+struct AcceptAnyServerCertificate(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AcceptAnyServerCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options_with(field: &str, path: PathBuf) -> TlsOptions {
+        let mut o = TlsOptions::default();
+        match field {
+            "cacert" => o.cacert = Some(path),
+            "cert" => {
+                o.cert = Some(path.clone());
+                o.key = Some(path);
+            }
+            _ => unreachable!(),
+        }
+        o
+    }
+
+    #[test]
+    fn the_default_configuration_builds() {
+        let config = client_config(&TlsOptions::default()).unwrap();
+        assert_eq!(config.alpn_protocols, [b"http/1.1".to_vec()]);
+        let insecure = TlsOptions {
+            insecure: true,
+            ..TlsOptions::default()
+        };
+        client_config(&insecure).unwrap();
+    }
+
+    #[test]
+    fn bad_files_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.pem");
+        let err = client_config(&options_with("cacert", missing.clone())).unwrap_err();
+        assert!(matches!(err, TlsConfigError::Read { .. }), "{err}");
+        assert!(err.to_string().contains("missing.pem"), "{err}");
+
+        let text = dir.path().join("not.pem");
+        std::fs::write(&text, "hello, not a certificate\n").unwrap();
+        for field in ["cacert", "cert"] {
+            let err = client_config(&options_with(field, text.clone())).unwrap_err();
+            assert!(matches!(err, TlsConfigError::Pem { .. }), "{field}: {err}");
+            assert!(err.to_string().contains("not.pem"), "{field}: {err}");
+        }
+
+        let garbled = dir.path().join("garbled.pem");
+        std::fs::write(
+            &garbled,
+            "-----BEGIN CERTIFICATE-----\nnot base64 !!\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        let err = client_config(&options_with("cacert", garbled)).unwrap_err();
+        assert!(err.to_string().contains("garbled.pem"), "{err}");
+
+        let huge = dir.path().join("huge.pem");
+        std::fs::write(&huge, vec![b'A'; MAX_PEM_BYTES as usize + 1]).unwrap();
+        let err = client_config(&options_with("cacert", huge)).unwrap_err();
+        assert!(err.to_string().contains("larger than"), "{err}");
+
+        let half = TlsOptions {
+            cert: Some(text),
+            ..TlsOptions::default()
+        };
+        assert!(matches!(
+            client_config(&half).unwrap_err(),
+            TlsConfigError::HalfClientAuth
+        ));
+    }
+}
