@@ -19,7 +19,7 @@ use crate::check;
 use crate::client::http1::Conn;
 use crate::client::request;
 use crate::engine::work::{Prepared, PreparedStep, Work, Workload};
-use crate::metrics::recorder::{Hit, Recorder};
+use crate::metrics::recorder::{Hit, Recorder, Timing};
 use crate::metrics::ErrorKind;
 use crate::plan::{Plan, Think};
 use crate::template::{RenderContext, Vars};
@@ -212,9 +212,11 @@ async fn send(
     // can then never exceed the timeout by more than the timer's slack.
     let deadline = from + prepared.template.timeout_in(plan);
     let connecting = Cell::new(false);
+    let had_conn = conn.is_some();
+    let mut trace = Trace::default();
     let outcome = tokio::time::timeout_at(
         deadline.into(),
-        exchange(state, prepared, conn, bytes, &connecting),
+        exchange(state, prepared, conn, bytes, &connecting, &mut trace),
     )
     .await;
     let done = Instant::now();
@@ -259,6 +261,7 @@ async fn send(
         corrected: done - from,
         uncorrected: done - sent,
         error,
+        timing: trace.timing(had_conn, sent, done),
     });
     state.last_done.set(Some(done));
     match error {
@@ -268,25 +271,71 @@ async fn send(
     }
 }
 
+/// The instants of one request's exchange that its [`Timing`] is made of.
+#[derive(Default)]
+struct Trace {
+    /// Connect time of the connection this request opened.
+    connect: Option<Duration>,
+    /// When that connection was ready to write on.
+    ready: Option<Instant>,
+    /// When the first byte of a complete response arrived.
+    first_byte: Option<Instant>,
+}
+
+impl Trace {
+    /// Notes a connection opened by this request, whose connect began at `began`.
+    fn opened(&mut self, began: Instant) {
+        let now = Instant::now();
+        self.connect = Some(now - began);
+        self.ready = Some(now);
+    }
+
+    /// The request's timing: `had_conn` whether it began with an open connection,
+    /// `sent` when it began, `done` when its response ended.
+    fn timing(&self, had_conn: bool, sent: Instant, done: Instant) -> Timing {
+        // The write starts when the connection is ready: right after `sent` on a
+        // reused one (only an idle check lies between), after the connect on a new
+        // one. Taking these instants instead of one more clock read per request keeps
+        // the hot path as it was.
+        let write = self.ready.unwrap_or(sent);
+        Timing {
+            connect: self.connect,
+            // Plain TCP has no handshake. A TLS connector records its handshake time
+            // here, which also counts it in `connections.handshakes`.
+            tls: None,
+            ttfb: self.first_byte.map(|b| b.saturating_duration_since(write)),
+            receive: self.first_byte.map(|b| done.saturating_duration_since(b)),
+            // A stale kept-alive connection replaced by a new one does not count.
+            reused: had_conn && self.connect.is_none(),
+        }
+    }
+}
+
 /// Opens a connection if needed, sends, and reads one response. When a reused
 /// connection turns out to have been closed by the peer before any response byte, the
 /// request is sent once more on a fresh connection, but only when that cannot
 /// duplicate a write in the target: its method is idempotent, or not one byte of it
-/// reached the connection. `connecting` is set while a connection is being opened.
+/// reached the connection. `connecting` is set while a connection is being opened;
+/// `trace` takes the connect time and the response's first byte.
 async fn exchange(
     state: &Rc<ThreadState>,
     prepared: &Prepared,
     conn: &mut Option<Conn>,
     bytes: &[u8],
     connecting: &Cell<bool>,
+    trace: &mut Trace,
 ) -> Result<u16, ErrorKind> {
     for attempt in 0..2 {
         if conn.is_none() {
             connecting.set(true);
+            let began = Instant::now();
             let opened = Conn::connect(state.addr).await;
             connecting.set(false);
             match opened {
-                Ok(c) => *conn = Some(c),
+                Ok(c) => {
+                    trace.opened(began);
+                    *conn = Some(c)
+                }
                 Err(e) => {
                     let kind = connect_error_kind(&e);
                     if kind == ErrorKind::Connect {
@@ -298,7 +347,10 @@ async fn exchange(
         }
         let c = conn.as_mut().expect("connected above");
         match c.round_trip(bytes, prepared.keep_body, prepared.head).await {
-            Ok(response) => return Ok(response.status),
+            Ok(response) => {
+                trace.first_byte = Some(response.first_byte);
+                return Ok(response.status);
+            }
             Err(e) if e.stale && attempt == 0 && (prepared.idempotent || !e.sent) => {
                 // Only a request that reached the old connection is sent twice.
                 if e.sent {

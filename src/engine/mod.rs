@@ -135,7 +135,10 @@ pub fn run(
     control: &Control,
     observer: &mut dyn Observer,
 ) -> Result<Outcome, EngineError> {
+    // Resolved once: every connection of the run goes to this address.
+    let resolving = Instant::now();
     let addr = resolve(&plan)?;
+    let dns = resolving.elapsed();
     let workload = Arc::new(work::Workload::new(&plan));
     let connect_failure = Arc::new(Mutex::new(None));
     let threads = plan.threads.max(1);
@@ -176,6 +179,7 @@ pub fn run(
 
     let mut timeline = Timeline::new(&plan, threads);
     let mut merged = Recorder::new(plan.names.len());
+    merged.record_dns(dns);
     let mut cpu = Vec::new();
     let mut stopped_at = None;
     let mut last_done: Option<Instant> = None;

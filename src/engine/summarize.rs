@@ -5,8 +5,10 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::metrics::recorder::{Recorder, SecondBucket, Tally};
-use crate::metrics::summary::{Errors, Generator, Latency, NameSummary, Rates, Second, Summary};
+use crate::metrics::recorder::{Breakdown, Recorder, SecondBucket, Tally};
+use crate::metrics::summary::{
+    Connections, Errors, Generator, Latency, NameSummary, Phase, Rates, Second, Summary, TimingMs,
+};
 use crate::metrics::threshold::evaluate_all;
 use crate::metrics::ErrorKind;
 use crate::plan::{Load, Plan};
@@ -26,6 +28,24 @@ pub(crate) fn latency(h: &Histogram<u64>) -> Latency {
         p99: ms(h.value_at_quantile(0.99)),
         p999: ms(h.value_at_quantile(0.999)),
         max: ms(h.max()),
+    }
+}
+
+fn phase(h: &Histogram<u64>) -> Phase {
+    Phase {
+        count: h.len(),
+        ms: latency(h),
+    }
+}
+
+/// The timing breakdown's percentiles in milliseconds.
+pub(crate) fn timing(b: &Breakdown) -> TimingMs {
+    TimingMs {
+        dns: phase(&b.dns),
+        connect: phase(&b.connect),
+        tls: phase(&b.tls),
+        ttfb: phase(&b.ttfb),
+        receive: phase(&b.receive),
     }
 }
 
@@ -119,6 +139,7 @@ pub(crate) fn summarize(
                 latency_ms: latency(&t.latency),
                 latency_success_ms: latency(&t.success),
                 errors: errors(t),
+                timing_ms: timing(&t.timing),
             };
             (name.clone(), s)
         })
@@ -139,6 +160,12 @@ pub(crate) fn summarize(
         latency_uncorrected_ms: latency(&rec.overall.uncorrected),
         latency_success_ms: latency(&rec.overall.success),
         errors: errors(&rec.overall),
+        timing_ms: timing(&rec.overall.timing),
+        connections: Connections {
+            opened: rec.connections.opened,
+            reused: rec.connections.reused,
+            handshakes: rec.connections.handshakes,
+        },
         by_name,
         thresholds: Vec::new(),
         generator,
