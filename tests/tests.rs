@@ -12,4 +12,5 @@ mod run_faults;
 mod run_shapes;
 mod store_cli;
 mod support;
+mod timing;
 mod watch_cli;
