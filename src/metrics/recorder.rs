@@ -59,7 +59,8 @@ pub struct Hit {
 
 /// Where one request's time went. A phase that did not happen for this request is
 /// `None` and records nothing: a request on a reused connection has no connect (nor
-/// TLS) time, a request that failed before its response began has no ttfb.
+/// TLS) time, a request whose response was not read to its end has no ttfb nor
+/// receive.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Timing {
     /// TCP connect time of the connection this request opened.
@@ -83,7 +84,7 @@ pub struct Breakdown {
     pub connect: Histogram<u64>,
     /// TLS handshakes, one per TLS connection opened.
     pub tls: Histogram<u64>,
-    /// Time to first byte, one per response that began.
+    /// Time to first byte, one per response read to its end.
     pub ttfb: Histogram<u64>,
     /// Receive time, one per response read to its end.
     pub receive: Histogram<u64>,

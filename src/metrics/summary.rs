@@ -184,7 +184,8 @@ pub struct TimingMs {
     /// TLS handshake, one sample per new TLS connection (empty over plain TCP).
     pub tls: Phase,
     /// Time to first byte: from the start of the request's write to the first byte of
-    /// the response head (interim 1xx heads included), one sample per response begun.
+    /// the response head (interim 1xx heads included), one sample per response read to
+    /// its end (any status; a request that timed out or was reset has none).
     pub ttfb: Phase,
     /// Receive: from the first byte of the response to the end of its body, one
     /// sample per response read to its end.
