@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use headroom::metrics::summary::Summary;
 
-use crate::support::{assert_exit, keep_alive_server, run_with_summary, stdout, Nginx};
+use crate::support::{
+    assert_exit, keep_alive_server, run_headroom, run_with_summary, stdout, Nginx,
+};
 
 const LIMIT: Duration = Duration::from_secs(60);
 /// How long the slow server waits before the first byte of its response.
@@ -78,9 +80,13 @@ fn one_user(dir: &Path, url: &str, name: &str, think: &str, duration: &str) -> P
     path
 }
 
+/// Runs `scenario` on one thread, kept in the store `dir/history.db`.
 fn run(dir: &Path, scenario: &Path) -> (std::process::Output, Summary) {
     let scenario = scenario.to_str().unwrap();
-    let (out, s) = run_with_summary(dir, &[scenario, "--threads", "1"], LIMIT);
+    let store = dir.join("history.db");
+    let store = store.to_str().unwrap();
+    let args = [scenario, "--threads", "1", "--store", store];
+    let (out, s) = run_with_summary(dir, &args, LIMIT);
     assert_exit(&out, 0);
     assert_eq!(s.errors.count, 0, "{:?}", s.errors);
     (out, s)
@@ -141,6 +147,19 @@ fn one_user_keeps_one_connection_alive_for_all_its_requests() {
     assert_eq!(s.connections.handshakes, 0);
     assert_eq!(s.timing_ms.connect.count, 1);
     assert_eq!(s.timing_ms.ttfb.count, s.requests);
+    // The stored run's Markdown report (which the HTML one embeds) shows the same.
+    let store = dir.path().join("history.db");
+    let store = store.to_str().unwrap();
+    let out = run_headroom(
+        ["report", "latest", "--format", "md", "--store", store],
+        LIMIT,
+    );
+    assert_exit(&out, 0);
+    let md = stdout(&out);
+    assert!(md.contains("### Timing"), "{md}");
+    assert!(md.contains("| connect | 1 |"), "{md}");
+    let reused = format!("1 opened, {} reused, 0 handshakes", s.requests - 1);
+    assert!(md.contains(&reused), "{md}");
 }
 
 #[test]
