@@ -176,3 +176,59 @@ pub(crate) fn summarize(
     summary.thresholds = evaluate_all(&plan.thresholds, &summary);
     summary
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::recorder::{Hit, Timing};
+    use crate::scenario::{self, Overrides};
+
+    #[test]
+    fn the_breakdown_and_connections_reach_the_summary_overall_and_per_name() {
+        let overrides = Overrides {
+            url: Some("http://127.0.0.1:9/work".into()),
+            users: Some(1),
+            ..Overrides::default()
+        };
+        let plan = scenario::load(None, &overrides).unwrap();
+        let mut rec = Recorder::new(plan.names.len());
+        rec.record_dns(Duration::from_micros(700));
+        for i in 0..10u64 {
+            let first = i == 0;
+            rec.record(&Hit {
+                name_id: 0,
+                corrected: Duration::from_millis(12),
+                uncorrected: Duration::from_millis(12),
+                error: None,
+                timing: Timing {
+                    connect: first.then_some(Duration::from_micros(250)),
+                    tls: None,
+                    ttfb: Some(Duration::from_millis(10)),
+                    receive: Some(Duration::from_millis(2)),
+                    reused: !first,
+                },
+            });
+        }
+        let span = Span {
+            scheduled: Duration::from_secs(1),
+            measured: Duration::from_secs(1),
+        };
+        let s = summarize(&plan, &rec, Vec::new(), span, false, Generator::default());
+        let t = &s.timing_ms;
+        assert_eq!((t.dns.count, t.connect.count, t.tls.count), (1, 1, 0));
+        assert!((0.69..=0.71).contains(&t.dns.ms.max), "{:?}", t.dns);
+        assert!((0.24..=0.26).contains(&t.connect.ms.p50), "{:?}", t.connect);
+        assert_eq!(t.ttfb.count, 10);
+        assert!((9.9..=10.1).contains(&t.ttfb.ms.p99), "{:?}", t.ttfb);
+        assert!((1.98..=2.02).contains(&t.receive.ms.avg), "{:?}", t.receive);
+        assert_eq!(t.tls.ms, Latency::default(), "no handshake: all zero");
+        let c = s.connections;
+        assert_eq!((c.opened, c.reused, c.handshakes), (1, 9, 0));
+        let named = &s.by_name[&plan.names[0]].timing_ms;
+        assert_eq!(
+            (named.ttfb.count, named.connect.count, named.dns.count),
+            (10, 1, 0)
+        );
+        assert_eq!(named.ttfb, t.ttfb);
+    }
+}
