@@ -70,6 +70,12 @@ fn run_https_with_cacert_succeeds_and_without_it_fails_as_tls() {
 
     let (out, s) = run(dir.path(), &url, &["--cacert", ca_file.to_str().unwrap()]);
     assert_all_ok(&out, &s);
+    // Every connection opened was a TLS handshake, timed apart from the TCP connect.
+    let c = &s.connections;
+    assert!(c.opened >= 1 && c.handshakes == c.opened, "{c:?}");
+    assert_eq!(s.timing_ms.tls.count, c.handshakes);
+    assert_eq!(s.timing_ms.connect.count, c.opened);
+    assert!(s.timing_ms.tls.ms.p50 > 0.0, "{:?}", s.timing_ms.tls);
 
     // Not trusted (the built-in roots do not know our CA): every request is `tls`,
     // and the first handshake's reason is printed in words with the way out.

@@ -13,4 +13,5 @@ mod run_shapes;
 mod run_tls;
 mod store_cli;
 mod support;
+mod timing;
 mod watch_cli;

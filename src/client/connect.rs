@@ -7,6 +7,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
@@ -165,24 +166,40 @@ impl Connector {
     }
 
     /// Opens a connection (with `TCP_NODELAY`, as every load generator does) and, for
-    /// TLS, completes the handshake.
-    pub async fn connect(&self) -> Result<Connection, ConnectError> {
+    /// TLS, completes the handshake; says how long each part took.
+    pub async fn connect(&self) -> Result<(Connection, Opened), ConnectError> {
+        let began = Instant::now();
         let tcp = TcpStream::connect(self.addr)
             .await
             .map_err(ConnectError::Tcp)?;
         tcp.set_nodelay(true).map_err(ConnectError::Tcp)?;
-        let stream = match &self.tls {
-            None => Stream::Tcp(tcp),
+        let connected = Instant::now();
+        let (stream, tls) = match &self.tls {
+            None => (Stream::Tcp(tcp), None),
             Some((config, name)) => {
                 let tls = TlsConnector::from(config.clone())
                     .connect(name.clone(), tcp)
                     .await
                     .map_err(|e| ConnectError::Tls(handshake_reason(&e)))?;
-                Stream::Tls(Box::new(tls))
+                (Stream::Tls(Box::new(tls)), Some(connected.elapsed()))
             }
         };
-        Ok(Conn::new(stream, Limits::default(), BodyBudget::process()))
+        let opened = Opened {
+            connect: connected - began,
+            tls,
+        };
+        let conn = Conn::new(stream, Limits::default(), BodyBudget::process());
+        Ok((conn, opened))
     }
+}
+
+/// How long opening a connection took, part by part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Opened {
+    /// The TCP handshake.
+    pub connect: Duration,
+    /// The TLS handshake after it (`None` for plain TCP).
+    pub tls: Option<Duration>,
 }
 
 /// A failed handshake in words: rustls' own error when it has one ("invalid peer

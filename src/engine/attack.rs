@@ -269,6 +269,7 @@ async fn drive_open(
                     corrected: waited,
                     uncorrected: Duration::ZERO,
                     error: Some(ErrorKind::Timeout),
+                    timing: Default::default(),
                 });
                 state.last_done.set(Some(Instant::now()));
                 gauges.in_flight.set(gauges.in_flight.get() - 1);

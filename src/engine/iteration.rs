@@ -15,10 +15,10 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 
 use crate::check;
-use crate::client::connect::{ConnectError, Connection as Conn, Connector};
+use crate::client::connect::{ConnectError, Connection as Conn, Connector, Opened};
 use crate::client::request;
 use crate::engine::work::{Prepared, PreparedStep, Work, Workload};
-use crate::metrics::recorder::{Hit, Recorder};
+use crate::metrics::recorder::{Hit, Recorder, Timing};
 use crate::metrics::ErrorKind;
 use crate::plan::{Plan, Think};
 use crate::template::{RenderContext, Vars};
@@ -213,9 +213,11 @@ async fn send(
     // can then never exceed the timeout by more than the timer's slack.
     let deadline = from + prepared.template.timeout_in(plan);
     let connecting = Cell::new(false);
+    let had_conn = conn.is_some();
+    let mut trace = Trace::default();
     let outcome = tokio::time::timeout_at(
         deadline.into(),
-        exchange(state, prepared, conn, bytes, &connecting),
+        exchange(state, prepared, conn, bytes, &connecting, &mut trace),
     )
     .await;
     let done = Instant::now();
@@ -268,6 +270,7 @@ async fn send(
         corrected: done - from,
         uncorrected: done - sent,
         error,
+        timing: trace.timing(had_conn, sent, done),
     });
     state.last_done.set(Some(done));
     match error {
@@ -277,17 +280,60 @@ async fn send(
     }
 }
 
+/// The instants of one request's exchange that its [`Timing`] is made of.
+#[derive(Default)]
+struct Trace {
+    /// Connect time of the connection this request opened.
+    connect: Option<Duration>,
+    /// Its TLS handshake time (TLS only).
+    tls: Option<Duration>,
+    /// When that connection was ready to write on.
+    ready: Option<Instant>,
+    /// When the first byte of a complete response arrived.
+    first_byte: Option<Instant>,
+}
+
+impl Trace {
+    /// Notes a connection opened by this request, ready now, and what opening it took.
+    fn opened(&mut self, took: Opened) {
+        self.connect = Some(took.connect);
+        self.tls = took.tls;
+        self.ready = Some(Instant::now());
+    }
+
+    /// The request's timing: `had_conn` whether it began with an open connection,
+    /// `sent` when it began, `done` when its response ended.
+    fn timing(&self, had_conn: bool, sent: Instant, done: Instant) -> Timing {
+        // The write starts when the connection is ready: right after `sent` on a
+        // reused one (only an idle check lies between), after the connect on a new
+        // one. Taking these instants instead of one more clock read per request keeps
+        // the hot path as it was.
+        let write = self.ready.unwrap_or(sent);
+        Timing {
+            connect: self.connect,
+            // Counted in `connections.handshakes` too; plain TCP has none.
+            tls: self.tls,
+            ttfb: self.first_byte.map(|b| b.saturating_duration_since(write)),
+            receive: self.first_byte.map(|b| done.saturating_duration_since(b)),
+            // A stale kept-alive connection replaced by a new one does not count.
+            reused: had_conn && self.connect.is_none(),
+        }
+    }
+}
+
 /// Opens a connection if needed, sends, and reads one response. When a reused
 /// connection turns out to have been closed by the peer before any response byte, the
 /// request is sent once more on a fresh connection, but only when that cannot
 /// duplicate a write in the target: its method is idempotent, or not one byte of it
-/// reached the connection. `connecting` is set while a connection is being opened.
+/// reached the connection. `connecting` is set while a connection is being opened;
+/// `trace` takes the connect time and the response's first byte.
 async fn exchange(
     state: &Rc<ThreadState>,
     prepared: &Prepared,
     conn: &mut Option<Conn>,
     bytes: &[u8],
     connecting: &Cell<bool>,
+    trace: &mut Trace,
 ) -> Result<u16, ErrorKind> {
     for attempt in 0..2 {
         if conn.is_none() {
@@ -295,7 +341,10 @@ async fn exchange(
             let opened = state.connector.connect().await;
             connecting.set(false);
             match opened {
-                Ok(c) => *conn = Some(c),
+                Ok((c, took)) => {
+                    trace.opened(took);
+                    *conn = Some(c)
+                }
                 Err(ConnectError::Tcp(e)) => {
                     let kind = connect_error_kind(&e);
                     if kind == ErrorKind::Connect {
@@ -311,7 +360,10 @@ async fn exchange(
         }
         let c = conn.as_mut().expect("connected above");
         match c.round_trip(bytes, prepared.keep_body, prepared.head).await {
-            Ok(response) => return Ok(response.status),
+            Ok(response) => {
+                trace.first_byte = Some(response.first_byte);
+                return Ok(response.status);
+            }
             Err(e) if e.stale && attempt == 0 && (prepared.idempotent || !e.sent) => {
                 // Only a request that reached the old connection is sent twice.
                 if e.sent {

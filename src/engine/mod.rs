@@ -142,7 +142,10 @@ pub fn run(
     control: &Control,
     observer: &mut dyn Observer,
 ) -> Result<Outcome, EngineError> {
+    // Resolved once: every connection of the run goes to this address.
+    let resolving = Instant::now();
     let addr = resolve(&plan)?;
+    let dns = resolving.elapsed();
     let connector = Arc::new(match &plan.client.tls {
         None => Connector::tcp(addr),
         Some(config) => Connector::tls(addr, &plan.target.host, config.clone())
@@ -190,6 +193,7 @@ pub fn run(
 
     let mut timeline = Timeline::new(&plan, threads);
     let mut merged = Recorder::new(plan.names.len());
+    merged.record_dns(dns);
     let mut cpu = Vec::new();
     let mut stopped_at = None;
     let mut last_done: Option<Instant> = None;

@@ -5,8 +5,10 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::metrics::recorder::{Recorder, SecondBucket, Tally};
-use crate::metrics::summary::{Errors, Generator, Latency, NameSummary, Rates, Second, Summary};
+use crate::metrics::recorder::{Breakdown, Recorder, SecondBucket, Tally};
+use crate::metrics::summary::{
+    Connections, Errors, Generator, Latency, NameSummary, Phase, Rates, Second, Summary, TimingMs,
+};
 use crate::metrics::threshold::evaluate_all;
 use crate::metrics::ErrorKind;
 use crate::plan::{Load, Plan};
@@ -26,6 +28,24 @@ pub(crate) fn latency(h: &Histogram<u64>) -> Latency {
         p99: ms(h.value_at_quantile(0.99)),
         p999: ms(h.value_at_quantile(0.999)),
         max: ms(h.max()),
+    }
+}
+
+fn phase(h: &Histogram<u64>) -> Phase {
+    Phase {
+        count: h.len(),
+        ms: latency(h),
+    }
+}
+
+/// The timing breakdown's percentiles in milliseconds.
+pub(crate) fn timing(b: &Breakdown) -> TimingMs {
+    TimingMs {
+        dns: phase(&b.dns),
+        connect: phase(&b.connect),
+        tls: phase(&b.tls),
+        ttfb: phase(&b.ttfb),
+        receive: phase(&b.receive),
     }
 }
 
@@ -119,6 +139,7 @@ pub(crate) fn summarize(
                 latency_ms: latency(&t.latency),
                 latency_success_ms: latency(&t.success),
                 errors: errors(t),
+                timing_ms: timing(&t.timing),
             };
             (name.clone(), s)
         })
@@ -139,6 +160,12 @@ pub(crate) fn summarize(
         latency_uncorrected_ms: latency(&rec.overall.uncorrected),
         latency_success_ms: latency(&rec.overall.success),
         errors: errors(&rec.overall),
+        timing_ms: timing(&rec.overall.timing),
+        connections: Connections {
+            opened: rec.connections.opened,
+            reused: rec.connections.reused,
+            handshakes: rec.connections.handshakes,
+        },
         by_name,
         thresholds: Vec::new(),
         generator,
@@ -148,4 +175,60 @@ pub(crate) fn summarize(
     };
     summary.thresholds = evaluate_all(&plan.thresholds, &summary);
     summary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::recorder::{Hit, Timing};
+    use crate::scenario::{self, Overrides};
+
+    #[test]
+    fn the_breakdown_and_connections_reach_the_summary_overall_and_per_name() {
+        let overrides = Overrides {
+            url: Some("http://127.0.0.1:9/work".into()),
+            users: Some(1),
+            ..Overrides::default()
+        };
+        let plan = scenario::load(None, &overrides).unwrap();
+        let mut rec = Recorder::new(plan.names.len());
+        rec.record_dns(Duration::from_micros(700));
+        for i in 0..10u64 {
+            let first = i == 0;
+            rec.record(&Hit {
+                name_id: 0,
+                corrected: Duration::from_millis(12),
+                uncorrected: Duration::from_millis(12),
+                error: None,
+                timing: Timing {
+                    connect: first.then_some(Duration::from_micros(250)),
+                    tls: None,
+                    ttfb: Some(Duration::from_millis(10)),
+                    receive: Some(Duration::from_millis(2)),
+                    reused: !first,
+                },
+            });
+        }
+        let span = Span {
+            scheduled: Duration::from_secs(1),
+            measured: Duration::from_secs(1),
+        };
+        let s = summarize(&plan, &rec, Vec::new(), span, false, Generator::default());
+        let t = &s.timing_ms;
+        assert_eq!((t.dns.count, t.connect.count, t.tls.count), (1, 1, 0));
+        assert!((0.69..=0.71).contains(&t.dns.ms.max), "{:?}", t.dns);
+        assert!((0.24..=0.26).contains(&t.connect.ms.p50), "{:?}", t.connect);
+        assert_eq!(t.ttfb.count, 10);
+        assert!((9.9..=10.1).contains(&t.ttfb.ms.p99), "{:?}", t.ttfb);
+        assert!((1.98..=2.02).contains(&t.receive.ms.avg), "{:?}", t.receive);
+        assert_eq!(t.tls.ms, Latency::default(), "no handshake: all zero");
+        let c = s.connections;
+        assert_eq!((c.opened, c.reused, c.handshakes), (1, 9, 0));
+        let named = &s.by_name[&plan.names[0]].timing_ms;
+        assert_eq!(
+            (named.ttfb.count, named.connect.count, named.dns.count),
+            (10, 1, 0)
+        );
+        assert_eq!(named.ttfb, t.ttfb);
+    }
 }

@@ -1,15 +1,21 @@
 //! A [`Recorder`] is one engine thread's record of everything it measured: HDR
 //! histograms of latency (overall and per request name, corrected and uncorrected),
-//! error counts by kind, dropped iterations, schedule lag, and the current second's
-//! [`SecondBucket`]. Recorders are never shared: each thread owns one, hands finished
-//! seconds to the engine as they end, and returns the whole recorder at the end, when
-//! the engine merges them (histograms merge exactly, DESIGN.md rule 3).
+//! error counts by kind, dropped iterations, schedule lag, where each request's time
+//! went ([`Breakdown`]: DNS, connect, TLS, time to first byte, receive) with the
+//! connections opened and reused, and the current second's [`SecondBucket`]. Recorders
+//! are never shared: each thread owns one, hands finished seconds to the engine as they
+//! end, and returns the whole recorder at the end, when the engine merges them
+//! (histograms merge exactly, DESIGN.md rule 3).
 
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
 use crate::metrics::ErrorKind;
+
+mod timing;
+
+pub use timing::{Breakdown, Connections, Timing};
 
 /// Significant digits of every run-level histogram (DESIGN.md rule 3).
 const SIGFIG: u8 = 3;
@@ -48,6 +54,8 @@ pub struct Hit {
     pub uncorrected: Duration,
     /// The error, if the request failed.
     pub error: Option<ErrorKind>,
+    /// Where the request's time went, and on which connection.
+    pub timing: Timing,
 }
 
 /// Counters and histograms for one request name (or the whole run).
@@ -61,6 +69,8 @@ pub struct Tally {
     pub success: Histogram<u64>,
     /// Errors by kind, indexed as [`ErrorKind::ALL`].
     pub errors: [u64; ErrorKind::COUNT],
+    /// Where the time went.
+    pub timing: Breakdown,
 }
 
 impl Default for Tally {
@@ -70,6 +80,7 @@ impl Default for Tally {
             uncorrected: new_histogram(SIGFIG),
             success: new_histogram(SIGFIG),
             errors: [0; ErrorKind::COUNT],
+            timing: Breakdown::default(),
         }
     }
 }
@@ -82,6 +93,7 @@ impl Tally {
             Some(kind) => self.errors[kind as usize] += 1,
             None => put(&mut self.success, hit.corrected),
         }
+        self.timing.record(&hit.timing);
     }
 
     /// Requests recorded.
@@ -108,6 +120,7 @@ impl Tally {
         for (a, b) in self.errors.iter_mut().zip(other.errors) {
             *a += b;
         }
+        self.timing.merge(&other.timing);
     }
 }
 
@@ -176,6 +189,8 @@ pub struct Recorder {
     pub abandoned: u64,
     /// Requests sent again on a fresh connection after a stale keep-alive one.
     pub retries: u64,
+    /// Connections opened and reused.
+    pub connections: Connections,
     /// Delay between scheduled and actual start of each iteration, microseconds.
     pub lag: Histogram<u64>,
     /// The second being filled.
@@ -192,6 +207,7 @@ impl Recorder {
             scheduled: 0,
             abandoned: 0,
             retries: 0,
+            connections: Connections::default(),
             lag: new_histogram(SIGFIG),
             second: SecondBucket::new(0),
         }
@@ -201,10 +217,17 @@ impl Recorder {
     pub fn record(&mut self, hit: &Hit) {
         self.overall.record(hit);
         self.by_name[hit.name_id].record(hit);
+        self.connections.record(&hit.timing);
         put(&mut self.second.latency, hit.corrected);
         if hit.error.is_some() {
             self.second.errors += 1;
         }
+    }
+
+    /// Records a resolution of the target's name. It belongs to the run, not to a
+    /// request, so it goes into the overall breakdown only.
+    pub fn record_dns(&mut self, d: Duration) {
+        put(&mut self.overall.timing.dns, d);
     }
 
     /// Records an iteration that could not start because the in-flight cap was reached.
@@ -235,6 +258,7 @@ impl Recorder {
         self.scheduled += other.scheduled;
         self.abandoned += other.abandoned;
         self.retries += other.retries;
+        self.connections.merge(&other.connections);
         self.lag
             .add(&other.lag)
             .expect("auto-resizing histograms always merge");
@@ -252,6 +276,7 @@ mod tests {
             corrected: d,
             uncorrected: d / 2,
             error,
+            timing: Timing::default(),
         }
     }
 

@@ -52,6 +52,13 @@ pub struct Summary {
     pub latency_success_ms: Latency,
     /// Errors over all requests.
     pub errors: Errors,
+    /// Where the time went, over all requests: DNS, connect, TLS, time to first byte,
+    /// receive (see [`TimingMs`]).
+    #[serde(default)]
+    pub timing_ms: TimingMs,
+    /// Connections opened, requests on reused ones, TLS handshakes.
+    #[serde(default)]
+    pub connections: Connections,
     /// Per request name.
     pub by_name: BTreeMap<String, NameSummary>,
     /// Threshold verdicts, in the order given.
@@ -89,6 +96,8 @@ impl Summary {
             latency_uncorrected_ms: Latency::default(),
             latency_success_ms: Latency::default(),
             errors: Errors::default(),
+            timing_ms: TimingMs::default(),
+            connections: Connections::default(),
             by_name: BTreeMap::new(),
             thresholds: Vec::new(),
             generator: Generator::default(),
@@ -154,6 +163,56 @@ pub struct NameSummary {
     pub latency_success_ms: Latency,
     /// Errors under this name.
     pub errors: Errors,
+    /// Where this name's time went (`dns` stays empty: resolution belongs to the run).
+    #[serde(default)]
+    pub timing_ms: TimingMs,
+}
+
+/// Where requests' time went, phase by phase, in milliseconds. Each phase counts only
+/// the requests it happened in, so the phases of one request need not add up to its
+/// latency (which also holds the wait for a connection and the schedule's delay).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct TimingMs {
+    /// Resolving the target's name. The engine resolves it once per run (every
+    /// connection goes to that address), so this holds that one resolution, overall
+    /// only; it is not a per-request figure.
+    pub dns: Phase,
+    /// TCP connect, one sample per new connection: a request on a reused connection
+    /// adds nothing here.
+    pub connect: Phase,
+    /// TLS handshake, one sample per new TLS connection (empty over plain TCP).
+    pub tls: Phase,
+    /// Time to first byte: from the start of the request's write to the first byte of
+    /// the response head (interim 1xx heads included), one sample per response read to
+    /// its end (any status; a request that timed out or was reset has none).
+    pub ttfb: Phase,
+    /// Receive: from the first byte of the response to the end of its body, one
+    /// sample per response read to its end.
+    pub receive: Phase,
+}
+
+/// One phase's samples and their percentiles in milliseconds (all 0 when `count` is).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+pub struct Phase {
+    /// How many times the phase happened.
+    #[serde(default)]
+    pub count: u64,
+    /// Percentiles, the same fields as every latency.
+    #[serde(flatten)]
+    pub ms: Latency,
+}
+
+/// What the run did with connections.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct Connections {
+    /// New connections opened (successful connects).
+    pub opened: u64,
+    /// Requests sent on a connection that was already open (kept alive).
+    pub reused: u64,
+    /// TLS handshakes completed (0 over plain TCP).
+    pub handshakes: u64,
 }
 
 /// One threshold's verdict.
@@ -218,4 +277,46 @@ pub struct Second {
     /// CPU the engine threads used in this second, percent of one core.
     #[serde(default)]
     pub generator_cpu_percent: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timing_phases_carry_a_count_beside_the_latency_fields() {
+        let mut s = Summary::empty("t", 1.0);
+        s.timing_ms.ttfb = Phase {
+            count: 3,
+            ms: Latency {
+                p999: 7.5,
+                ..Latency::default()
+            },
+        };
+        s.connections.reused = 2;
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["timing_ms"]["ttfb"]["count"], 3);
+        assert_eq!(json["timing_ms"]["ttfb"]["p99.9"], 7.5);
+        assert_eq!(json["timing_ms"]["tls"]["count"], 0);
+        assert_eq!(json["connections"]["reused"], 2);
+        let back: Summary = serde_json::from_value(json).unwrap();
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn a_summary_stored_before_the_breakdown_still_reads() {
+        let mut json = serde_json::to_value(Summary::empty("old", 1.0)).unwrap();
+        let map = json.as_object_mut().unwrap();
+        map.remove("timing_ms");
+        map.remove("connections");
+        let back: Summary = serde_json::from_value(json).unwrap();
+        assert_eq!(back.timing_ms, TimingMs::default());
+        assert_eq!(back.connections, Connections::default());
+        // Integers where floats are expected, as another writer may store them.
+        let phase: Phase = serde_json::from_str(
+            r#"{"count":1,"min":1,"avg":1,"p50":1,"p90":1,"p95":1,"p99":1,"p99.9":1,"max":2}"#,
+        )
+        .unwrap();
+        assert_eq!((phase.count, phase.ms.max), (1, 2.0));
+    }
 }

@@ -250,6 +250,7 @@ mod tests {
                 count: errors,
                 ..Errors::default()
             },
+            timing_ms: Default::default(),
         };
         Summary {
             version: 1,
@@ -274,6 +275,8 @@ mod tests {
                 rate: 0.005,
                 by_kind: Default::default(),
             },
+            timing_ms: Default::default(),
+            connections: Default::default(),
             by_name: [
                 ("create_task".to_string(), name(7000, 0.9, 0)),
                 ("api.v2.get".to_string(), name(3000, 12.0, 50)),

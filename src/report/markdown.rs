@@ -110,6 +110,7 @@ fn body(out: &mut String, s: &Summary) {
     }
     latency_row(out, "uncorrected (from send)", &s.latency_uncorrected_ms);
     out.push('\n');
+    crate::report::timing::markdown(out, s);
     if !s.by_name.is_empty() {
         out.push_str("### Per name\n\n| name | requests | p50 | p95 | p99 | errors |\n|---|---:|---:|---:|---:|---:|\n");
         for (name, n) in &s.by_name {

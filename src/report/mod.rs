@@ -1,7 +1,8 @@
 //! Human-readable output. [`text::render`] turns a finished run's summary into the
 //! end-of-run text printed on stdout, with [`profile::render`]'s resource profile
 //! when something was watched; [`progress::Progress`] shows the run as it goes,
-//! on stderr so stdout stays clean for the summary. Both format figures with
+//! on stderr so stdout stays clean for the summary. [`timing`] is the timing breakdown
+//! both the text and the Markdown report show. Both format figures with
 //! [`units`] and lay out columns with [`table::Table`].
 //!
 //! Reports of stored runs: [`markdown`], [`html`] (with [`charts`] as inline SVG),
@@ -18,4 +19,5 @@ pub mod profile;
 pub mod progress;
 pub mod table;
 pub mod text;
+pub mod timing;
 pub mod units;

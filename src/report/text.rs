@@ -4,6 +4,7 @@
 //!
 //! Sections, each present only when it has something to say: header, volume (requests,
 //! rate, dropped), latency (corrected and, for the open model, uncorrected), errors,
+//! the timing breakdown and connections,
 //! per-name table, thresholds, the resource profile of the watches, generator, and a warning when the generator was the bound.
 
 use std::fmt::Write;
@@ -22,6 +23,7 @@ pub fn render(summary: &Summary) -> String {
     header(&mut out, summary);
     volume(&mut out, summary);
     latencies(&mut out, summary);
+    out.push_str(&crate::report::timing::text(summary));
     if summary.by_name.len() > 1 {
         names(&mut out, summary);
     }
@@ -294,6 +296,7 @@ mod tests {
                 count: errors,
                 ..Errors::default()
             },
+            timing_ms: Default::default(),
         }
     }
 
@@ -323,6 +326,8 @@ mod tests {
                 rate: 0.005,
                 by_kind: [("status_5xx".to_string(), 10), ("timeout".to_string(), 40)].into(),
             },
+            timing_ms: Default::default(),
+            connections: Default::default(),
             by_name: [
                 ("create_task".to_string(), named(7000, 1.0, 0)),
                 ("get_task".to_string(), named(3000, 10.0, 50)),

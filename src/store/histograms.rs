@@ -134,6 +134,7 @@ mod tests {
                 corrected: Duration::from_micros(100 + i * 37 % 90_000),
                 uncorrected: Duration::from_micros(50 + i),
                 error: None,
+                timing: Default::default(),
             });
         }
         let names = vec!["a".to_string(), "b".to_string()];

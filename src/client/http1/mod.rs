@@ -35,6 +35,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::Poll;
+use std::time::Instant;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
@@ -89,6 +90,9 @@ pub struct Response {
     pub status: u16,
     /// Body bytes received (kept or not).
     pub body_len: u64,
+    /// When the first byte of the response (of an interim 1xx head, if any) was read:
+    /// the end of time to first byte and the start of receive.
+    pub first_byte: Instant,
 }
 
 /// A keep-alive HTTP/1.1 connection over a byte stream (TCP by default).
@@ -108,6 +112,8 @@ pub struct Conn<S = TcpStream> {
     charged: usize,
     /// Whether any byte of the current response arrived.
     got_byte: bool,
+    /// When it did (taken once per response, on the read that brought it).
+    first_byte: Option<Instant>,
     /// Set when the peer asked to close, the body ran until close, or an exchange failed.
     closed: bool,
     /// Requests completed on this connection.
@@ -137,6 +143,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             budget,
             charged: 0,
             got_byte: false,
+            first_byte: None,
             closed: false,
             served: 0,
         }
@@ -185,6 +192,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         }
         self.body.clear();
         self.got_byte = false;
+        self.first_byte = None;
         let result = async {
             if reused {
                 self.check_idle().await?;
@@ -333,7 +341,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                 self.consume_until_close(keep_body).await?
             }
         };
-        Ok(Response { status, body_len })
+        Ok(Response {
+            status,
+            body_len,
+            // Set by the read that brought the head; the fallback cannot happen, since a
+            // head was parsed from bytes this exchange read.
+            first_byte: self.first_byte.unwrap_or_else(Instant::now),
+        })
     }
 
     /// Reads more bytes into the buffer; returns how many (0 at end of stream). The
@@ -364,7 +378,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             .await
             .map_err(|e| RoundTripError::io(&e))?;
         self.end += n;
-        self.got_byte |= n > 0;
+        if n > 0 && !self.got_byte {
+            // The time the read returned, not when the kernel had the byte: the
+            // nearest a user-space client can see, and what every peer reports.
+            self.first_byte = Some(Instant::now());
+            self.got_byte = true;
+        }
         Ok(n)
     }
 

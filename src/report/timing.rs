@@ -1,0 +1,191 @@
+//! The timing breakdown of a run, for the text output and the Markdown (and so HTML)
+//! report: where requests' time went (connect, TLS, time to first byte, receive) and
+//! what the run did with connections. Both renderings read only the summary.
+
+use std::fmt::Write;
+
+use crate::metrics::summary::{Phase, Summary};
+use crate::report::markdown::escape;
+use crate::report::table::Table;
+use crate::report::units::{latency, per_second};
+
+/// The phases shown, in the order a request goes through them. TLS is left out while
+/// no handshake was timed (plain TCP), so a cleartext run's table stays short.
+fn phases(s: &Summary) -> Vec<(&'static str, &Phase)> {
+    let t = &s.timing_ms;
+    let mut rows = vec![("connect", &t.connect)];
+    if t.tls.count > 0 {
+        rows.push(("tls", &t.tls));
+    }
+    rows.push(("ttfb", &t.ttfb));
+    rows.push(("receive", &t.receive));
+    rows
+}
+
+/// Whether anything was timed: not for a run that sent nothing, nor for one stored
+/// before the breakdown existed.
+fn timed(s: &Summary) -> bool {
+    s.connections.opened > 0 || s.timing_ms.ttfb.count > 0
+}
+
+fn cell(p: &Phase, ms: f64) -> String {
+    if p.count > 0 {
+        latency(ms)
+    } else {
+        "-".to_string()
+    }
+}
+
+/// Handshakes per second of measured time (0 for an empty run).
+fn handshake_rate(s: &Summary) -> f64 {
+    if s.duration_s > 0.0 {
+        s.connections.handshakes as f64 / s.duration_s
+    } else {
+        0.0
+    }
+}
+
+fn connections_line(s: &Summary) -> String {
+    let c = &s.connections;
+    format!(
+        "{} opened, {} reused, {} handshakes ({})",
+        c.opened,
+        c.reused,
+        c.handshakes,
+        per_second(handshake_rate(s))
+    )
+}
+
+/// The text section: a `timing` table with a row per phase (p50, p95, p99) and a
+/// `connections` line. Empty when nothing was timed.
+pub fn text(s: &Summary) -> String {
+    if !timed(s) {
+        return String::new();
+    }
+    let mut t = Table::labelled(4);
+    t.row(["timing", "count", "p50", "p95", "p99"]);
+    for (label, p) in phases(s) {
+        t.row([
+            label.to_string(),
+            p.count.to_string(),
+            cell(p, p.ms.p50),
+            cell(p, p.ms.p95),
+            cell(p, p.ms.p99),
+        ]);
+    }
+    let mut out = t.render(0);
+    let _ = writeln!(out, "connections  {}", connections_line(s));
+    out.push('\n');
+    out
+}
+
+/// The Markdown section `### Timing`: the same phases with the name resolution, and
+/// the connections. Empty when nothing was timed.
+pub fn markdown(out: &mut String, s: &Summary) {
+    if !timed(s) {
+        return;
+    }
+    out.push_str(
+        "### Timing\n\n| phase | count | p50 | p95 | p99 | max |\n|---|---:|---:|---:|---:|---:|\n",
+    );
+    let mut rows = vec![("dns", &s.timing_ms.dns)];
+    rows.extend(phases(s));
+    for (label, p) in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            escape(label),
+            p.count,
+            cell(p, p.ms.p50),
+            cell(p, p.ms.p95),
+            cell(p, p.ms.p99),
+            cell(p, p.ms.max)
+        );
+    }
+    let _ = writeln!(out, "\nConnections: {}.\n", connections_line(s));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::summary::Latency;
+
+    fn phase(count: u64, p50: f64) -> Phase {
+        Phase {
+            count,
+            ms: Latency {
+                p50,
+                p95: p50 * 2.0,
+                p99: p50 * 3.0,
+                max: p50 * 4.0,
+                ..Latency::default()
+            },
+        }
+    }
+
+    fn summary() -> Summary {
+        let mut s = Summary::empty("t", 2.0);
+        s.requests = 100;
+        s.timing_ms.connect = phase(4, 0.1);
+        s.timing_ms.ttfb = phase(100, 100.0);
+        s.timing_ms.receive = phase(100, 50.0);
+        s.connections.opened = 4;
+        s.connections.reused = 96;
+        s
+    }
+
+    #[test]
+    fn text_shows_each_phase_and_the_connections_without_tls_over_tcp() {
+        let out = text(&summary());
+        assert!(out.contains("timing"), "{out}");
+        let ttfb = out.lines().find(|l| l.starts_with("ttfb")).expect(&out);
+        assert!(
+            ttfb.contains("100") && ttfb.contains("200") && ttfb.contains("300"),
+            "{ttfb}"
+        );
+        assert!(!out.contains("tls"), "no handshake, no tls row: {out}");
+        assert!(
+            out.contains("connections  4 opened, 96 reused, 0 handshakes (0.0/s)"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn text_shows_tls_and_the_handshake_rate_when_handshakes_were_timed() {
+        let mut s = summary();
+        s.timing_ms.tls = phase(4, 2.0);
+        s.connections.handshakes = 4;
+        let out = text(&s);
+        let tls = out.lines().find(|l| l.starts_with("tls")).expect(&out);
+        assert!(tls.contains("2.00ms") && tls.contains("4.00ms"), "{tls}");
+        assert!(out.contains("4 handshakes (2.0/s)"), "{out}");
+    }
+
+    #[test]
+    fn a_run_without_a_breakdown_has_no_timing_section() {
+        // Nothing sent, or a summary stored before the breakdown existed.
+        let mut s = Summary::empty("t", 1.0);
+        s.requests = 10;
+        assert_eq!(text(&s), "");
+        let mut md = String::new();
+        markdown(&mut md, &s);
+        assert_eq!(md, "");
+    }
+
+    #[test]
+    fn markdown_rows_add_dns_and_show_an_unmeasured_phase_as_a_dash() {
+        let mut s = summary();
+        s.timing_ms.dns = phase(1, 0.5);
+        let mut md = String::new();
+        markdown(&mut md, &s);
+        assert!(md.contains("### Timing"), "{md}");
+        assert!(md.contains("| dns | 1 |"), "{md}");
+        assert!(md.contains("| connect | 4 |"), "{md}");
+        assert!(!md.contains("| tls"), "{md}");
+        assert!(md.contains("4 opened, 96 reused, 0 handshakes"), "{md}");
+        s.timing_ms.receive = Phase::default();
+        let mut md = String::new();
+        markdown(&mut md, &s);
+        assert!(md.contains("| receive | 0 | - | - | - | - |"), "{md}");
+    }
+}
