@@ -66,6 +66,15 @@ fn spawn_run(args: &[&str], out: &std::path::Path) -> std::process::Child {
         .expect("start headroom")
 }
 
+/// Waits for a run started by [`spawn_run`]; returns its status and what it said.
+fn wait_with_stderr(child: &mut std::process::Child) -> (std::process::ExitStatus, String) {
+    let mut err = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        let _ = pipe.read_to_string(&mut err);
+    }
+    (child.wait().unwrap(), err)
+}
+
 #[test]
 fn an_interrupted_run_exits_105_with_what_was_in_flight_abandoned() {
     for signal in ["INT", "TERM"] {
@@ -94,14 +103,7 @@ fn an_interrupted_run_exits_105_with_what_was_in_flight_abandoned() {
             .unwrap();
         assert!(killed.success());
         let sent = Instant::now();
-        let status = child.wait().unwrap();
-        let mut err = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut err)
-            .unwrap();
+        let (status, err) = wait_with_stderr(&mut child);
         // One second of grace for what is in flight, then out.
         assert!(
             sent.elapsed() < Duration::from_secs(4),
@@ -338,14 +340,7 @@ fn a_target_restarted_mid_run_shows_as_errors_for_that_span_and_recovers() {
     nginx.stop();
     thread::sleep(Duration::from_millis(1500));
     nginx.resume();
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let (status, err) = wait_with_stderr(&mut child);
     assert!(matches!(status.code(), Some(0 | 99)), "{err}");
     let s = read_summary(&out);
     assert_eq!(s.scheduled, 300, "{s:?}");

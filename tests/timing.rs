@@ -3,8 +3,8 @@
 //! body, nginx keeping one user's connection alive, and a server that closes after
 //! every response.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener};
+use std::io::Write;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::Duration;
@@ -12,7 +12,8 @@ use std::time::Duration;
 use headroom::metrics::summary::Summary;
 
 use crate::support::{
-    assert_exit, keep_alive_server, run_headroom, run_with_summary, stdout, Nginx,
+    assert_exit, keep_alive_server, keep_alive_writer, run_headroom, run_with_summary, stdout,
+    Nginx,
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -26,43 +27,15 @@ const DRIP_PAUSE: Duration = Duration::from_millis(10);
 /// its head, then sends its body in [`DRIPS`] pieces [`DRIP_PAUSE`] apart: time to
 /// first byte ≈ 100 ms, receive ≈ 50 ms.
 fn slow_server() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    thread::spawn(move || {
-        for stream in listener.incoming().take(20) {
-            let Ok(mut stream) = stream else { continue };
-            // Each piece must leave at once, not wait for an ACK (Nagle).
-            stream.set_nodelay(true).unwrap();
-            let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-            thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                let mut pending = Vec::new();
-                loop {
-                    let n = match stream.read(&mut buf) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => n,
-                    };
-                    pending.extend_from_slice(&buf[..n]);
-                    if pending.len() > 16 * 1024 {
-                        return;
-                    }
-                    while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
-                        pending.drain(..end + 4);
-                        thread::sleep(FIRST_BYTE_DELAY);
-                        let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {DRIPS}\r\n\r\n");
-                        if stream.write_all(head.as_bytes()).is_err() {
-                            return;
-                        }
-                        for _ in 0..DRIPS {
-                            thread::sleep(DRIP_PAUSE);
-                            if stream.write_all(b"x").is_err() {
-                                return;
-                            }
-                        }
-                    }
-                }
-            });
+    let (addr, _) = keep_alive_writer(|_, stream| {
+        thread::sleep(FIRST_BYTE_DELAY);
+        let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {DRIPS}\r\n\r\n");
+        stream.write_all(head.as_bytes())?;
+        for _ in 0..DRIPS {
+            thread::sleep(DRIP_PAUSE);
+            stream.write_all(b"x")?;
         }
+        Ok(())
     });
     addr
 }

@@ -30,7 +30,7 @@ mod summary;
 pub(crate) use headroom::{
     assert_exit, headroom_bin, run_command, run_headroom, stderr, stdout, test_store,
 };
-pub(crate) use keep_alive::keep_alive_server;
+pub(crate) use keep_alive::{keep_alive_server, keep_alive_writer};
 pub(crate) use nginx::{Nginx, NginxTls, JSON_BODY};
 pub(crate) use pg_cluster::Cluster;
 pub(crate) use ports::free_port;
