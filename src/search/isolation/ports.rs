@@ -188,7 +188,9 @@ mod tests {
             assert_eq!(port_range(bad), None, "{bad:?}");
         }
         let lo: SocketAddr = "127.0.0.1:80".parse().unwrap();
-        let far: SocketAddr = "10.0.0.1:80".parse().unwrap();
+        // Only parsed, never connected to: an address off loopback (in the test
+        // namespace range) for the rule that reuses TIME_WAIT on loopback alone.
+        let far: SocketAddr = "10.200.0.1:80".parse().unwrap();
         assert!(time_wait_reusable(Some("2\n"), Some("1\n"), lo));
         assert!(!time_wait_reusable(Some("2\n"), Some("1\n"), far));
         assert!(time_wait_reusable(Some("1"), Some("1"), far));
