@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use headroom::metrics::summary::Summary;
 
-use crate::support::certs::{write, TestCa};
+use crate::support::certs::{write, Issued, TestCa};
 use crate::support::{assert_exit, run_headroom, run_with_summary, stderr, Nginx, NginxTls};
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -125,40 +125,23 @@ fn run_https_requires_the_client_certificate_nginx_asks_for() {
     assert_eq!(kind(&s, "tls"), 0);
     assert_exit(&out, 0);
 
-    let client = client_ca.client();
-    let cert = write(dir.path(), "client.pem", &client.cert_pem);
-    let key = write(dir.path(), "client.key", &client.key_pem);
-    let (out, s) = run(
-        dir.path(),
-        &url,
-        &[
-            "--cacert",
-            ca_arg,
-            "--cert",
-            cert.to_str().unwrap(),
-            "--key",
-            key.to_str().unwrap(),
-        ],
-    );
+    // Runs with a client certificate, written as NAME.pem and NAME.key.
+    let with_client = |name: &str, client: &Issued| {
+        let cert = write(dir.path(), &format!("{name}.pem"), &client.cert_pem);
+        let key = write(dir.path(), &format!("{name}.key"), &client.key_pem);
+        let (cert, key) = (cert.to_str().unwrap(), key.to_str().unwrap());
+        run(
+            dir.path(),
+            &url,
+            &["--cacert", ca_arg, "--cert", cert, "--key", key],
+        )
+    };
+    let (out, s) = with_client("client", &client_ca.client());
     assert_all_ok(&out, &s);
 
     // A certificate from a CA nginx does not trust: nginx's 400 again ("The SSL
     // certificate error"), as it verifies after the handshake.
-    let stranger = TestCa::new("unknown client CA").client();
-    let cert = write(dir.path(), "stranger.pem", &stranger.cert_pem);
-    let key = write(dir.path(), "stranger.key", &stranger.key_pem);
-    let (_, s) = run(
-        dir.path(),
-        &url,
-        &[
-            "--cacert",
-            ca_arg,
-            "--cert",
-            cert.to_str().unwrap(),
-            "--key",
-            key.to_str().unwrap(),
-        ],
-    );
+    let (_, s) = with_client("stranger", &TestCa::new("unknown client CA").client());
     assert_eq!(kind(&s, "status_4xx"), s.requests, "{:?}", s.errors.by_kind);
 }
 
