@@ -322,19 +322,9 @@ fn self_check(plan: &Plan, rec: &Recorder, times: &[ThreadTimes], duration: Dura
             .max_by_key(|h| h.total)
             .and_then(|h| h.busy_share()),
         cpus: times.iter().map(|t| t.host.cpus).max().unwrap_or(0),
+        own_errors: rec.overall.errors[crate::metrics::ErrorKind::Generator as usize],
     };
-    // Out of descriptors or local ports is the generator's own limit, however idle
-    // its threads were: the requests it could not open say nothing of the target.
-    let own_errors = rec.overall.errors[crate::metrics::ErrorKind::Generator as usize];
-    let reason = generator_bound(&evidence).or_else(|| {
-        (own_errors > 0).then(|| {
-            format!(
-                "{own_errors} requests failed in the generator itself: it ran out of file \
-                 descriptors or local ports (raise `ulimit -n`, cap --connections, or \
-                 spread the load over more machines)"
-            )
-        })
-    });
+    let reason = generator_bound(&evidence);
     Generator {
         host_cpu_percent: evidence.host_busy.map_or(0.0, |h| h * 100.0),
         starved: reason.is_some() && starved(&evidence).is_some(),

@@ -53,6 +53,9 @@ pub struct Evidence {
     pub host_busy: Option<f64>,
     /// The host's cores.
     pub cpus: usize,
+    /// Requests that failed in the generator itself (no file descriptor or local
+    /// port left): its own limit, however idle its threads were.
+    pub own_errors: u64,
 }
 
 /// `Some(reason)` when the generator limited the result. When it was [`starved`], the
@@ -76,6 +79,14 @@ pub fn generator_bound(e: &Evidence) -> Option<String> {
             "an engine thread wanted the CPU {:.0}% of the run (bound {:.0}%)",
             busiest * 100.0,
             BUSY_BOUND * 100.0
+        ));
+    }
+    if e.own_errors > 0 {
+        reasons.push(format!(
+            "{} requests failed in the generator itself: it ran out of file descriptors \
+             or local ports (raise `ulimit -n`, cap --connections, or spread the load \
+             over more machines)",
+            e.own_errors
         ));
     }
     if reasons.is_empty() {
@@ -133,7 +144,20 @@ mod tests {
             thread_waited: busy.iter().map(|b| b * 0.02).collect(),
             host_busy: Some(0.3),
             cpus: 2,
+            own_errors: 0,
         }
+    }
+
+    #[test]
+    fn requests_failed_in_the_generator_itself_bind_it_even_when_idle() {
+        let mut e = evidence(true, 0, 1000, &[0.1]);
+        assert_eq!(generator_bound(&e), None);
+        e.own_errors = 120;
+        let reason = generator_bound(&e).unwrap();
+        assert!(
+            reason.starts_with("120 requests failed in the generator itself"),
+            "{reason}"
+        );
     }
 
     /// `evidence` on a host `host` busy whose engine threads waited `waited` of the
