@@ -61,7 +61,7 @@ pub enum Command {
          none is given anywhere: `p95 < 500ms` and `errors < 1%`"
     )),
     mut_arg("max_in_flight", |a| a.help("Most iterations in flight at once (arrival-rate model)")),
-    mut_arg("connections", |a| a.help("Most connections open at once (arrival-rate model)")),
+    mut_arg("connections", |a| a.help("Size of the shared connection pool; each step waits for free connections")),
     mut_arg("out", |a| a.help("Write the search result JSON here")),
     mut_arg("watches", |a| a.help(
         "Watch something during each measured window (repeatable; added to the \
@@ -186,7 +186,8 @@ pub struct CommonArgs {
     /// Most iterations in flight at once (open model); beyond it arrivals are dropped.
     #[arg(long)]
     pub max_in_flight: Option<usize>,
-    /// Most connections open at once (open model); iterations wait for a free one.
+    /// Size of the shared connection pool (implies --connection shared); requests
+    /// wait for a free connection (HTTP/2: a free stream), timed from their schedule.
     #[arg(long)]
     pub connections: Option<usize>,
     /// Per-request timeout (default 30s).
@@ -210,6 +211,20 @@ pub struct CommonArgs {
     /// Connect to ADDR for HOST:PORT; TLS names and Host stay HOST (repeatable).
     #[arg(long, value_name = "HOST:PORT:ADDR")]
     pub resolve: Vec<crate::client::connect::Resolve>,
+    /// Speak HTTP/2: h2 by ALPN on https:// (an error if the server does not agree),
+    /// h2c with prior knowledge on http://.
+    #[arg(long)]
+    pub http2: bool,
+    /// Most concurrent streams per HTTP/2 connection (default 100; the server's
+    /// MAX_CONCURRENT_STREAMS may lower it). Requests beyond wait, timed from their schedule.
+    #[arg(long, value_name = "N")]
+    pub streams: Option<u32>,
+    /// How requests share connections: per-user (each user owns its connections; the
+    /// users model's default), shared or shared:N (a pool; the arrival-rate model's
+    /// default, --connections sizes it), per-request (a new connection and handshake
+    /// for every request).
+    #[arg(long, value_name = "MODEL")]
+    pub connection: Option<crate::client::ConnectionModel>,
     /// Watch something during the run (repeatable; added to the scenario's `watch`):
     /// `pid:N` (the process and all its descendants), `process:NAME`, `cgroup:PATH`,
     /// `docker:NAME`, `postgres:URL`, `prometheus:URL[#metric,...]`. The generator

@@ -133,12 +133,18 @@ pub enum ConnectError {
 pub struct Connector {
     addr: SocketAddr,
     tls: Option<(Arc<ClientConfig>, ServerName<'static>)>,
+    /// TLS connections must agree to `h2` by ALPN (`--http2` on `https://`).
+    h2: bool,
 }
 
 impl Connector {
     /// Plain TCP to `addr`.
     pub fn tcp(addr: SocketAddr) -> Connector {
-        Connector { addr, tls: None }
+        Connector {
+            addr,
+            tls: None,
+            h2: false,
+        }
     }
 
     /// TLS to `addr`, verifying (and naming by SNI, unless an address literal) `host`.
@@ -152,6 +158,7 @@ impl Connector {
         Ok(Connector {
             addr,
             tls: Some((config, name)),
+            h2: false,
         })
     }
 
@@ -165,9 +172,24 @@ impl Connector {
         self.tls.is_some()
     }
 
-    /// Opens a connection (with `TCP_NODELAY`, as every load generator does) and, for
-    /// TLS, completes the handshake; says how long each part took.
+    /// Requires TLS connections to agree to HTTP/2 by ALPN: a server that picks
+    /// HTTP/1.1 (or nothing) fails the connection as `tls`, with the reason, rather
+    /// than falling back in silence to a protocol the user did not ask to measure.
+    pub fn require_h2(mut self) -> Connector {
+        self.h2 = true;
+        self
+    }
+
+    /// Opens an HTTP/1.1 connection: [`Connector::open`], then the connection loop.
     pub async fn connect(&self) -> Result<(Connection, Opened), ConnectError> {
+        let (stream, opened) = self.open().await?;
+        let conn = Conn::new(stream, Limits::default(), BodyBudget::process());
+        Ok((conn, opened))
+    }
+
+    /// Opens a stream (with `TCP_NODELAY`, as every load generator does) and, for
+    /// TLS, completes the handshake; says how long each part took.
+    pub async fn open(&self) -> Result<(Stream, Opened), ConnectError> {
         let began = Instant::now();
         let tcp = TcpStream::connect(self.addr)
             .await
@@ -181,6 +203,19 @@ impl Connector {
                     .connect(name.clone(), tcp)
                     .await
                     .map_err(|e| ConnectError::Tls(handshake_reason(&e)))?;
+                if self.h2 {
+                    let chosen = tls.get_ref().1.alpn_protocol();
+                    if chosen != Some(b"h2".as_slice()) {
+                        let chosen = chosen.map_or_else(
+                            || "no protocol".to_string(),
+                            |p| String::from_utf8_lossy(p).into_owned(),
+                        );
+                        return Err(ConnectError::Tls(format!(
+                            "the server did not agree to HTTP/2 by ALPN (it chose {chosen}); \
+                             without --http2 the run speaks HTTP/1.1"
+                        )));
+                    }
+                }
                 (Stream::Tls(Box::new(tls)), Some(connected.elapsed()))
             }
         };
@@ -188,8 +223,7 @@ impl Connector {
             connect: connected - began,
             tls,
         };
-        let conn = Conn::new(stream, Limits::default(), BodyBudget::process());
-        Ok((conn, opened))
+        Ok((stream, opened))
     }
 }
 

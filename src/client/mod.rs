@@ -1,12 +1,115 @@
-//! HTTP clients the engine drives. [`http1::Conn`] is one keep-alive HTTP/1.1
-//! connection, over TCP or TLS as [`connect::Connector`] opens it ([`tls`] builds the
-//! run's TLS configuration); [`request`] renders a [`crate::plan::RequestTemplate`] into wire bytes.
-//!
-//! The connection loop is hand-written around `httparse` because it is the hot path:
-//! one write and usually one read per request, no allocation once warm, and the body
-//! skipped without copying unless a check or capture needs it.
+//! The client layer: everything the engine knows about talking to a target goes
+//! through [`session::Client`], one per engine thread. It opens connections through
+//! [`connect::Connector`] (TCP, then TLS for `https://`), speaks HTTP/1.1 ([`http1`],
+//! hand-written around `httparse`: the hot path, one write and usually one read per
+//! request) or HTTP/2 ([`http2`], the `h2` crate), and shares connections as the
+//! plan's [`ConnectionModel`] says. [`request`] prepares a
+//! [`crate::plan::RequestTemplate`] once per plan in the form its protocol sends.
 
 pub mod connect;
 pub mod http1;
 pub mod request;
+pub mod session;
 pub mod tls;
+
+use std::fmt;
+use std::str::FromStr;
+
+/// What the run's connections speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// HTTP/1.1: one request at a time per connection.
+    #[default]
+    Http1,
+    /// HTTP/2 (`--http2`): h2 chosen by ALPN over TLS, h2c with prior knowledge over
+    /// cleartext; many concurrent streams per connection.
+    Http2,
+}
+
+impl Protocol {
+    /// `http/1.1` or `h2`, as ALPN and the summary name them.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Http1 => "http/1.1",
+            Protocol::Http2 => "h2",
+        }
+    }
+}
+
+/// How requests share connections (`--connection`, `client.connection`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectionModel {
+    /// Each closed-model user owns its connections, as k6, Gatling and real clients do
+    /// (the users model's default).
+    PerUser,
+    /// A pool of at most N connections per run (unbounded for `None`) that every
+    /// request takes from: HTTP/1.1 holds one for each request in flight, HTTP/2
+    /// multiplexes up to `streams` requests on each (the arrival-rate model's default).
+    Shared(Option<usize>),
+    /// A new connection, with its handshakes, for every request, closed after it:
+    /// what a TLS terminator's handshake capacity is measured with.
+    PerRequest,
+}
+
+impl fmt::Display for ConnectionModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConnectionModel::PerUser => f.write_str("per-user"),
+            ConnectionModel::Shared(None) => f.write_str("shared"),
+            ConnectionModel::Shared(Some(n)) => write!(f, "shared:{n}"),
+            ConnectionModel::PerRequest => f.write_str("per-request"),
+        }
+    }
+}
+
+impl FromStr for ConnectionModel {
+    type Err = String;
+
+    /// `per-user`, `shared`, `shared:N` or `per-request`.
+    fn from_str(text: &str) -> Result<ConnectionModel, String> {
+        let expected =
+            || format!("expected per-user, shared, shared:N or per-request, found {text:?}");
+        match text.trim() {
+            "per-user" => Ok(ConnectionModel::PerUser),
+            "shared" => Ok(ConnectionModel::Shared(None)),
+            "per-request" => Ok(ConnectionModel::PerRequest),
+            other => {
+                let n = other
+                    .strip_prefix("shared:")
+                    .ok_or_else(expected)?
+                    .trim()
+                    .parse::<usize>()
+                    .map_err(|_| expected())?;
+                if n == 0 {
+                    return Err(format!("shared:{n}: a pool needs at least one connection"));
+                }
+                Ok(ConnectionModel::Shared(Some(n)))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connection_models_parse_and_print_alike() {
+        for text in ["per-user", "shared", "shared:4", "per-request"] {
+            let model: ConnectionModel = text.parse().unwrap();
+            assert_eq!(model.to_string(), text);
+        }
+        assert_eq!(
+            "shared: 2".parse::<ConnectionModel>(),
+            Ok(ConnectionModel::Shared(Some(2)))
+        );
+        for bad in ["", "pooled", "shared:", "shared:x", "shared:-1", "per_user"] {
+            let err = bad.parse::<ConnectionModel>().unwrap_err();
+            assert!(err.contains("expected per-user, shared"), "{bad}: {err}");
+        }
+        assert!("shared:0"
+            .parse::<ConnectionModel>()
+            .unwrap_err()
+            .contains("at least one"));
+    }
+}

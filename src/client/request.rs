@@ -1,4 +1,5 @@
-//! Renders a [`RequestTemplate`] into HTTP/1.1 wire bytes. A request with no
+//! Renders a [`RequestTemplate`] into HTTP/1.1 wire bytes, and prepares it once per
+//! plan ([`PreparedRequest`]). A request with no
 //! placeholder is rendered once ([`static_wire`]) and its bytes reused for every send.
 
 use crate::plan::{RequestTemplate, Target};
@@ -95,4 +96,44 @@ fn write_header(out: &mut Vec<u8>, name: &str, value: &[u8]) {
     out.extend_from_slice(b": ");
     out.extend_from_slice(value);
     out.extend_from_slice(b"\r\n");
+}
+
+/// A request made ready once per plan for the run's protocol: its template, its wire
+/// form when nothing in it varies, and what handling its response needs.
+#[derive(Debug)]
+pub struct PreparedRequest {
+    /// The compiled request.
+    pub template: std::sync::Arc<RequestTemplate>,
+    /// HTTP/1.1 wire bytes when nothing in the request varies.
+    pub(crate) wire: Option<Vec<u8>>,
+    /// Whether the body must be kept (for checks or captures).
+    pub keep_body: bool,
+    /// A HEAD request, whose response has no body.
+    pub head: bool,
+    /// Sending it twice cannot change the target more than once (RFC 9110 §9.2.2), so
+    /// it may be sent again after a stale keep-alive connection or a refused stream.
+    pub idempotent: bool,
+}
+
+impl PreparedRequest {
+    /// Prepares `template` for `target` and `protocol`; `keep_body` when a check or
+    /// capture reads the body.
+    pub fn new(
+        template: &std::sync::Arc<RequestTemplate>,
+        target: &Target,
+        protocol: super::Protocol,
+        keep_body: bool,
+    ) -> PreparedRequest {
+        let http1 = protocol == super::Protocol::Http1;
+        PreparedRequest {
+            wire: static_wire(template, target).filter(|_| http1),
+            keep_body,
+            head: template.method == "HEAD",
+            idempotent: matches!(
+                template.method.as_str(),
+                "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE"
+            ),
+            template: template.clone(),
+        }
+    }
 }

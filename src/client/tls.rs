@@ -1,6 +1,6 @@
 //! The TLS client configuration of a run, built once from [`TlsOptions`] and shared by
 //! every engine thread: rustls with the `ring` provider, TLS 1.3 and 1.2, ALPN
-//! `http/1.1`, Mozilla's roots (or `--cacert`), an optional client certificate, and
+//! `http/1.1` or `h2`, Mozilla's roots (or `--cacert`), an optional client certificate, and
 //! rustls' in-memory session cache so reconnections resume their sessions.
 
 use std::path::{Path, PathBuf};
@@ -26,6 +26,8 @@ pub struct TlsOptions {
     pub cert: Option<PathBuf>,
     /// PEM file of the client certificate's private key; needs `cert`.
     pub key: Option<PathBuf>,
+    /// Offer `h2` by ALPN instead of `http/1.1` (`--http2`).
+    pub http2: bool,
 }
 
 /// Why the TLS configuration could not be built (bad input: each names its file).
@@ -135,7 +137,14 @@ pub fn client_config(options: &TlsOptions) -> Result<Arc<ClientConfig>, TlsConfi
             })?,
         _ => return Err(TlsConfigError::HalfClientAuth),
     };
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // One protocol offered, the one asked for: a server that cannot speak it says so
+    // in the handshake (or picks none), and the connector turns that into an error
+    // instead of measuring another protocol than the user meant.
+    config.alpn_protocols = if options.http2 {
+        vec![b"h2".to_vec()]
+    } else {
+        vec![b"http/1.1".to_vec()]
+    };
     // Resumption: rustls' default, an in-memory cache of 256 sessions, stays on.
     Ok(Arc::new(config))
 }

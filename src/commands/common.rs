@@ -29,6 +29,9 @@ pub fn overrides(url: Option<&str>, common: &CommonArgs) -> Overrides {
             cert: common.cert.clone(),
             key: common.key.clone(),
             resolve: common.resolve.clone(),
+            http2: common.http2,
+            streams: common.streams,
+            connection: common.connection,
         },
         ..Overrides::default()
     }

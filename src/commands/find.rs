@@ -279,9 +279,13 @@ mod tests {
         )
         .unwrap();
         let path = users.to_str().unwrap();
-        // Was silently searched as an arrival rate.
-        let e = prepare(&args(&[path, "--connections", "4"])).unwrap_err();
-        assert!(e.contains("--connections"), "{e}");
+        // Sizes a pool the users share; was once silently searched as an arrival rate.
+        let (plan, _) = prepare(&args(&[path, "--connections", "4"])).unwrap();
+        assert_eq!(Unit::of(&plan), Unit::Users);
+        assert_eq!(
+            plan.client.connection,
+            crate::client::ConnectionModel::Shared(Some(4))
+        );
         let e = prepare(&args(&[path, "--max-in-flight", "4"])).unwrap_err();
         assert!(e.contains("--max-in-flight"), "{e}");
         let (plan, _) = prepare(&args(&[path])).unwrap();

@@ -8,17 +8,18 @@ use std::rc::Rc;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
-use tokio::sync::{Notify, Semaphore, SemaphorePermit};
+use tokio::sync::Notify;
 use tokio::task::LocalSet;
 
-use crate::client::connect::Connection as Conn;
+use crate::client::ConnectionModel;
 use crate::engine::cpu::{thread_cpu_time, thread_times, ThreadTimes};
-use crate::engine::iteration::{pick, run_iteration, think_for, Pending, Scratch, ThreadState};
+use crate::engine::iteration::{
+    pick, run_iteration, think_for, Pending, Scratch, Seed, ThreadState,
+};
 use crate::engine::pacer::Pacer;
 use crate::engine::start::StartLine;
 use crate::engine::timer::PreciseTimer;
-use crate::metrics::recorder::{Hit, Recorder, SecondBucket};
-use crate::metrics::ErrorKind;
+use crate::metrics::recorder::{Recorder, SecondBucket};
 use crate::plan::{Load, Schedule, Think};
 
 /// Arrivals due within this much of a wake-up start with it (see `drive_open`).
@@ -107,7 +108,7 @@ fn enter_measured(state: &ThreadState, gauges: &Gauges) {
 
 /// Runs this thread's share of the plan to completion, reporting through `tx`.
 pub(crate) fn run_thread(
-    mut state: ThreadState,
+    seed: Seed,
     slot: Slot,
     start_line: &StartLine,
     tx: Sender<Report>,
@@ -120,7 +121,12 @@ pub(crate) fn run_thread(
     let Some(start) = start_line.wait() else {
         return Ok(()); // The run was given up before it started.
     };
-    state.start = start;
+    // A capped shared pool is split over the threads like the load.
+    let pool = match seed.plan.client.connection {
+        ConnectionModel::Shared(Some(n)) => Some(share(n as u64, &slot).max(1) as usize),
+        _ => None,
+    };
+    let state = seed.grow(start, pool);
     state.phase.set(if state.plan.warmup.is_zero() {
         MEASURING
     } else {
@@ -137,18 +143,10 @@ pub(crate) fn run_thread(
             Load::ArrivalRate {
                 schedule,
                 max_in_flight,
-                connections,
             } => {
                 let cap = share(max_in_flight as u64, &slot).max(1);
-                let pool = Pool::new(connections.map(|c| share(c as u64, &slot).max(1) as usize));
-                drive_open(
-                    &state,
-                    &gauges,
-                    Pacer::new(schedule, slot.index, slot.threads),
-                    cap,
-                    pool,
-                )
-                .await
+                let pacer = Pacer::new(schedule, slot.index, slot.threads);
+                drive_open(&state, &gauges, pacer, cap).await
             }
             Load::Users { schedule, think } => {
                 drive_closed(&state, &gauges, &schedule, think, &slot).await;
@@ -218,7 +216,6 @@ async fn drive_open(
     gauges: &Rc<Gauges>,
     pacer: Pacer,
     cap: u64,
-    pool: Rc<Pool>,
 ) -> std::io::Result<()> {
     let mut timer = PreciseTimer::new()?;
     let window = early_window();
@@ -255,62 +252,20 @@ async fn drive_open(
         }
         gauges.in_flight.set(gauges.in_flight.get() + 1);
         let pending = Pending::begin(state);
-        let (state, gauges, pool) = (state.clone(), gauges.clone(), pool.clone());
+        let (state, gauges) = (state.clone(), gauges.clone());
         tokio::task::spawn_local(async move {
             let work = pick(&state);
-            // Waiting for a pooled connection is part of the request: it is timed from
-            // the schedule and bounded by the first request's timeout, like the rest.
-            let (name_id, timeout) = work.first_request(&state.plan);
-            let lease = tokio::time::timeout_at((scheduled + timeout).into(), pool.lease()).await;
-            let Ok(lease) = lease else {
-                let waited = Instant::now().saturating_duration_since(scheduled);
-                pending.record(&Hit {
-                    name_id,
-                    corrected: waited,
-                    uncorrected: Duration::ZERO,
-                    error: Some(ErrorKind::Timeout),
-                    timing: Default::default(),
-                });
-                state.last_done.set(Some(Instant::now()));
-                gauges.in_flight.set(gauges.in_flight.get() - 1);
-                return;
-            };
-            let mut conn = pool.idle.borrow_mut().pop();
+            // Each arrival is a session of its own: with the shared pool (the open
+            // model's default) every request takes a pooled connection, and waiting
+            // for one is part of it, timed from the schedule.
+            let mut session = state.client.session();
             let mut scratch = Scratch::default();
-            run_iteration(&state, work, pending, &mut conn, scheduled, &mut scratch).await;
-            if let Some(c) = conn.filter(Conn::reusable) {
-                pool.idle.borrow_mut().push(c);
-            }
-            drop(lease);
+            run_iteration(&state, work, pending, &mut session, scheduled, &mut scratch).await;
             gauges.in_flight.set(gauges.in_flight.get() - 1);
         });
     }
     drain(state, || gauges.in_flight.get() == 0).await;
     Ok(())
-}
-
-/// The open model's connections on one thread: idle keep-alive connections, and an
-/// optional cap on how many may be in use at once.
-struct Pool {
-    idle: RefCell<Vec<Conn>>,
-    cap: Option<Semaphore>,
-}
-
-impl Pool {
-    fn new(cap: Option<usize>) -> Rc<Pool> {
-        Rc::new(Pool {
-            idle: RefCell::default(),
-            cap: cap.map(Semaphore::new),
-        })
-    }
-
-    /// Waits for the right to use a connection (at once when there is no cap).
-    async fn lease(&self) -> Option<SemaphorePermit<'_>> {
-        match &self.cap {
-            Some(sem) => sem.acquire().await.ok(),
-            None => None,
-        }
-    }
 }
 
 /// Closed model: keep the scheduled number of users looping iteration → think.
@@ -353,9 +308,10 @@ async fn drive_closed(
     drain(state, || gauges.users.get() == 0).await;
 }
 
-/// One closed-model user: its own connection, looping until told to stop.
+/// One closed-model user: its own session (its own connections, by default), looping
+/// until told to stop.
 async fn user(state: &Rc<ThreadState>, id: u64, active: &Cell<u64>, end: Instant, think: Think) {
-    let mut conn = None;
+    let mut session = state.client.session();
     let mut scratch = Scratch::default();
     while id < active.get() && !state.stopping() && Instant::now() < end {
         let work = pick(state);
@@ -364,7 +320,7 @@ async fn user(state: &Rc<ThreadState>, id: u64, active: &Cell<u64>, end: Instant
             state,
             work,
             pending,
-            &mut conn,
+            &mut session,
             Instant::now(),
             &mut scratch,
         )

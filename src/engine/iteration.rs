@@ -13,12 +13,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
+use rand::SeedableRng;
 
 use crate::check;
-use crate::client::connect::{ConnectError, Connection as Conn, Connector, Opened};
-use crate::client::request;
+use crate::client;
+use crate::client::connect::Connector;
+use crate::client::session::{Client, Note, Session, Trace};
 use crate::engine::work::{Prepared, PreparedStep, Work, Workload};
-use crate::metrics::recorder::{Hit, Recorder, Timing};
+use crate::metrics::recorder::{Hit, Recorder};
 use crate::metrics::ErrorKind;
 use crate::plan::{Plan, Think};
 use crate::template::{RenderContext, Vars};
@@ -29,8 +31,8 @@ pub(crate) struct ThreadState {
     pub(crate) plan: Arc<Plan>,
     /// Its prepared items.
     pub(crate) workload: Arc<Workload>,
-    /// Opens connections to the target (TCP or TLS).
-    pub(crate) connector: Arc<Connector>,
+    /// Sends this thread's requests: connections, protocol, shared pool.
+    pub(crate) client: Client,
     /// When the run started (the same instant on every thread).
     pub(crate) start: Instant,
     /// This thread's measurements.
@@ -48,6 +50,48 @@ pub(crate) struct ThreadState {
     /// The current phase: `WARMING` during a warm-up, then `MEASURING` (see attack.rs).
     /// A request records only into the phase it began in.
     pub(crate) phase: Cell<u32>,
+}
+
+/// What an engine thread is started with; it builds its [`ThreadState`] (whose
+/// client holds the thread's own connections) once running.
+pub(crate) struct Seed {
+    /// The plan being run.
+    pub(crate) plan: Arc<Plan>,
+    /// Its prepared items.
+    pub(crate) workload: Arc<Workload>,
+    /// Opens connections to the target (TCP or TLS), for every thread.
+    pub(crate) connector: Arc<Connector>,
+    /// Set to stop early (Ctrl-C).
+    pub(crate) stop: Arc<AtomicBool>,
+    /// First connect failure seen by the run, for the end-of-run message.
+    pub(crate) connect_failure: Arc<Mutex<Option<String>>>,
+    /// First failed TLS handshake seen by the run, for the end-of-run message.
+    pub(crate) tls_failure: Arc<Mutex<Option<String>>>,
+}
+
+impl Seed {
+    /// This thread's state, with `pool` connections of a capped shared pool.
+    pub(crate) fn grow(self, start: Instant, pool: Option<usize>) -> ThreadState {
+        let client = Client::new(
+            self.connector,
+            self.plan.target.clone(),
+            &self.plan.client,
+            pool,
+        );
+        ThreadState {
+            recorder: Recorder::new(self.plan.names.len()).into(),
+            plan: self.plan,
+            workload: self.workload,
+            client,
+            start,
+            last_done: None.into(),
+            rng: SmallRng::from_os_rng().into(),
+            stop: self.stop,
+            connect_failure: self.connect_failure,
+            tls_failure: self.tls_failure,
+            phase: 0.into(),
+        }
+    }
 }
 
 impl ThreadState {
@@ -114,8 +158,7 @@ impl Drop for Pending {
 /// Per-task scratch space, reused across iterations so a warm task does not allocate.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    wire: Vec<u8>,
-    render: Vec<u8>,
+    client: client::session::Scratch,
     vars: Vars,
 }
 
@@ -125,7 +168,7 @@ pub(crate) fn pick(state: &ThreadState) -> &Work {
     state.workload.pick(&mut *rng)
 }
 
-/// Runs one iteration of `work` on `conn` (opened or replaced as needed). `intended`
+/// Runs one iteration of `work` through `session`. `intended`
 /// is when the iteration was meant to start: the schedule in the open model, now in
 /// the closed one. `first` is the iteration's first request, already counted as
 /// scheduled. Returns false when a connection could not be opened, so closed users can
@@ -134,14 +177,14 @@ pub(crate) async fn run_iteration(
     state: &Rc<ThreadState>,
     work: &Work,
     first: Pending,
-    conn: &mut Option<Conn>,
+    session: &mut Session,
     intended: Instant,
     scratch: &mut Scratch,
 ) -> bool {
     scratch.vars.clear();
     match work {
         Work::Request(prepared) => {
-            send(state, prepared, first, conn, intended, scratch).await != Sent::ConnectFailed
+            send(state, prepared, first, session, intended, scratch).await != Sent::ConnectFailed
         }
         Work::Flow(steps) => {
             let mut first = Some(first);
@@ -150,7 +193,7 @@ pub(crate) async fn run_iteration(
                 match step {
                     PreparedStep::Request(prepared) => {
                         let pending = first.take().unwrap_or_else(|| Pending::begin(state));
-                        match send(state, prepared, pending, conn, intended, scratch).await {
+                        match send(state, prepared, pending, session, intended, scratch).await {
                             Sent::Ok => intended = Instant::now(),
                             Sent::Failed => return true,
                             Sent::ConnectFailed => return false,
@@ -181,43 +224,47 @@ async fn send(
     state: &Rc<ThreadState>,
     prepared: &Prepared,
     pending: Pending,
-    conn: &mut Option<Conn>,
+    session: &mut Session,
     intended: Instant,
     scratch: &mut Scratch,
 ) -> Sent {
     let plan = &state.plan;
-    let bytes: &[u8] = match &prepared.wire {
-        Some(wire) => wire,
-        None => {
-            let mut rng = state.rng.borrow_mut();
-            let mut ctx = RenderContext {
-                rng: &mut rng,
-                vars: &scratch.vars,
-            };
-            request::render(
-                &prepared.template,
-                &plan.target,
-                &mut ctx,
-                &mut scratch.wire,
-                &mut scratch.render,
-            );
-            &scratch.wire
-        }
+    let template = prepared.template();
+    let payload = {
+        // Rendered before any await: the thread's random source is borrowed only here.
+        let mut rng = state.rng.borrow_mut();
+        let mut ctx = RenderContext {
+            rng: &mut rng,
+            vars: &scratch.vars,
+        };
+        state
+            .client
+            .payload(&prepared.request, &mut ctx, &mut scratch.client)
     };
     let sent = Instant::now();
     // Latency runs from the intended start, but never from a point after the actual
     // send: a send a few microseconds early (see timer.rs) must not shrink latency.
     let from = intended.min(sent);
     // The timeout runs from the same point: a request that waited for a pooled
-    // connection, or started late, has had that long already. Its corrected latency
-    // can then never exceed the timeout by more than the timer's slack.
-    let deadline = from + prepared.template.timeout_in(plan);
+    // connection or a stream, or started late, has had that long already. Its
+    // corrected latency can then never exceed the timeout by more than the timer's slack.
+    let deadline = from + template.timeout_in(plan);
     let connecting = Cell::new(false);
-    let had_conn = conn.is_some();
     let mut trace = Trace::default();
+    let vars = &mut scratch.vars;
+    let judge = |status: u16, body: &[u8]| {
+        check::judge(&template.expect, &prepared.captures, status, body, vars).err()
+    };
     let outcome = tokio::time::timeout_at(
         deadline.into(),
-        exchange(state, prepared, conn, bytes, &connecting, &mut trace),
+        state.client.send(
+            session,
+            &prepared.request,
+            &payload,
+            &connecting,
+            &mut trace,
+            judge,
+        ),
     )
     .await;
     let done = Instant::now();
@@ -228,49 +275,39 @@ async fn send(
             // A TLS handshake that runs out of time counts alike: the connection was
             // never ready to carry a request, as with a dropped SYN, and the closed
             // model's users back off the same way.
-            *conn = None;
-            let reason = if state.connector.is_tls() {
+            session.forget();
+            let reason = if state.client.is_tls() {
                 "connect or TLS handshake timed out"
             } else {
                 "connect timed out"
             };
-            note_connect_failure(state, reason);
+            note_first(&state.connect_failure, state, reason);
             Some(ErrorKind::Connect)
         }
         Err(_elapsed) => {
-            *conn = None;
+            // The connection may still carry the unread rest of the response.
+            session.forget();
             Some(ErrorKind::Timeout)
         }
-        Ok(Err(kind)) => {
-            *conn = None;
-            Some(kind)
-        }
-        Ok(Ok(status)) => {
-            let body = conn.as_ref().map(Conn::body).unwrap_or_default();
-            let verdict = check::judge(
-                &prepared.template.expect,
-                &prepared.captures,
-                status,
-                body,
-                &mut scratch.vars,
-            )
-            .err();
-            // Judged: an idle connection must not hold its share of the body budget.
-            if let Some(c) = conn.as_mut().filter(|_| prepared.keep_body) {
-                c.release_body();
+        Ok(Err(failure)) => {
+            match &failure.note {
+                Some(Note::Connect(reason)) => note_first(&state.connect_failure, state, reason),
+                Some(Note::Tls(reason)) => note_first(&state.tls_failure, state, reason),
+                None => {}
             }
-            verdict
+            Some(failure.kind)
         }
+        Ok(Ok(verdict)) => verdict,
     };
-    if conn.as_ref().is_some_and(|c| !c.reusable()) {
-        *conn = None;
+    if trace.retried {
+        state.recorder.borrow_mut().retries += 1;
     }
     pending.record(&Hit {
-        name_id: prepared.template.name_id,
+        name_id: template.name_id,
         corrected: done - from,
         uncorrected: done - sent,
         error,
-        timing: trace.timing(had_conn, sent, done),
+        timing: trace.timing(sent, done),
     });
     state.last_done.set(Some(done));
     match error {
@@ -280,127 +317,10 @@ async fn send(
     }
 }
 
-/// The instants of one request's exchange that its [`Timing`] is made of.
-#[derive(Default)]
-struct Trace {
-    /// Connect time of the connection this request opened.
-    connect: Option<Duration>,
-    /// Its TLS handshake time (TLS only).
-    tls: Option<Duration>,
-    /// When that connection was ready to write on.
-    ready: Option<Instant>,
-    /// When the first byte of a complete response arrived.
-    first_byte: Option<Instant>,
-}
-
-impl Trace {
-    /// Notes a connection opened by this request, ready now, and what opening it took.
-    fn opened(&mut self, took: Opened) {
-        self.connect = Some(took.connect);
-        self.tls = took.tls;
-        self.ready = Some(Instant::now());
-    }
-
-    /// The request's timing: `had_conn` whether it began with an open connection,
-    /// `sent` when it began, `done` when its response ended.
-    fn timing(&self, had_conn: bool, sent: Instant, done: Instant) -> Timing {
-        // The write starts when the connection is ready: right after `sent` on a
-        // reused one (only an idle check lies between), after the connect on a new
-        // one. Taking these instants instead of one more clock read per request keeps
-        // the hot path as it was.
-        let write = self.ready.unwrap_or(sent);
-        Timing {
-            connect: self.connect,
-            // Counted in `connections.handshakes` too; plain TCP has none.
-            tls: self.tls,
-            ttfb: self.first_byte.map(|b| b.saturating_duration_since(write)),
-            receive: self.first_byte.map(|b| done.saturating_duration_since(b)),
-            // A stale kept-alive connection replaced by a new one does not count.
-            reused: had_conn && self.connect.is_none(),
-        }
-    }
-}
-
-/// Opens a connection if needed, sends, and reads one response. When a reused
-/// connection turns out to have been closed by the peer before any response byte, the
-/// request is sent once more on a fresh connection, but only when that cannot
-/// duplicate a write in the target: its method is idempotent, or not one byte of it
-/// reached the connection. `connecting` is set while a connection is being opened;
-/// `trace` takes the connect time and the response's first byte.
-async fn exchange(
-    state: &Rc<ThreadState>,
-    prepared: &Prepared,
-    conn: &mut Option<Conn>,
-    bytes: &[u8],
-    connecting: &Cell<bool>,
-    trace: &mut Trace,
-) -> Result<u16, ErrorKind> {
-    for attempt in 0..2 {
-        if conn.is_none() {
-            connecting.set(true);
-            let opened = state.connector.connect().await;
-            connecting.set(false);
-            match opened {
-                Ok((c, took)) => {
-                    trace.opened(took);
-                    *conn = Some(c)
-                }
-                Err(ConnectError::Tcp(e)) => {
-                    let kind = connect_error_kind(&e);
-                    if kind == ErrorKind::Connect {
-                        note_connect_failure(state, &e.to_string());
-                    }
-                    return Err(kind);
-                }
-                Err(ConnectError::Tls(reason)) => {
-                    note_first(&state.tls_failure, state, &reason);
-                    return Err(ErrorKind::Tls);
-                }
-            }
-        }
-        let c = conn.as_mut().expect("connected above");
-        match c.round_trip(bytes, prepared.keep_body, prepared.head).await {
-            Ok(response) => {
-                trace.first_byte = Some(response.first_byte);
-                return Ok(response.status);
-            }
-            Err(e) if e.stale && attempt == 0 && (prepared.idempotent || !e.sent) => {
-                // Only a request that reached the old connection is sent twice.
-                if e.sent {
-                    state.recorder.borrow_mut().retries += 1;
-                }
-                *conn = None;
-            }
-            Err(e) => return Err(e.kind),
-        }
-    }
-    Err(ErrorKind::Reset)
-}
-
-/// The kind of a failed connect: the generator's own when it ran out of file
-/// descriptors or local ports (those say nothing about the target), else `connect`.
-pub(crate) fn connect_error_kind(e: &std::io::Error) -> ErrorKind {
-    use nix::errno::Errno;
-    match e.raw_os_error().map(Errno::from_raw) {
-        Some(Errno::EMFILE | Errno::ENFILE | Errno::EADDRNOTAVAIL | Errno::ENOBUFS) => {
-            ErrorKind::Generator
-        }
-        // The handshake completed and the target then reset the connection before
-        // the connect call returned: it took the connection, as a reset after it.
-        Some(Errno::ECONNRESET | Errno::ECONNABORTED) => ErrorKind::Reset,
-        _ => ErrorKind::Connect,
-    }
-}
-
-/// Keeps the run's first connect failure for the end-of-run message.
-fn note_connect_failure(state: &ThreadState, reason: &str) {
-    note_first(&state.connect_failure, state, reason);
-}
-
 /// Keeps the run's first failure of one sort, as `address: reason`.
 fn note_first(slot: &Mutex<Option<String>>, state: &ThreadState, reason: &str) {
     let mut first = slot.lock().unwrap_or_else(|p| p.into_inner());
-    first.get_or_insert_with(|| format!("{}: {reason}", state.connector.addr()));
+    first.get_or_insert_with(|| format!("{}: {reason}", state.client.addr()));
 }
 
 /// Sleeps for a think time, cut short when the run is stopping.

@@ -24,9 +24,6 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rand::rngs::SmallRng;
-use rand::SeedableRng;
-
 pub use selfcheck::{
     generator_bound, starved, Evidence, BUSY_BOUND, HOST_SATURATED, LAG_BOUND, LATE_SHARE,
     MIN_LATE, OTHERS_SHARE, STARVED_WAIT,
@@ -37,9 +34,10 @@ use crate::metrics::summary::{Generator, Second, Summary};
 use crate::plan::{Load, Plan};
 use attack::{Report, Slot};
 use cpu::ThreadTimes;
-use iteration::ThreadState;
+use iteration::Seed;
 
 use crate::client::connect::{resolved, Connector};
+use crate::client::Protocol;
 use start::StartLine;
 
 /// Lets another thread (a Ctrl-C handler) stop a run early. Cheap to clone.
@@ -146,10 +144,14 @@ pub fn run(
     let resolving = Instant::now();
     let addr = resolve(&plan)?;
     let dns = resolving.elapsed();
-    let connector = Arc::new(match &plan.client.tls {
+    let connector = match &plan.client.tls {
         None => Connector::tcp(addr),
         Some(config) => Connector::tls(addr, &plan.target.host, config.clone())
             .map_err(EngineError::ServerName)?,
+    };
+    let connector = Arc::new(match plan.client.protocol {
+        Protocol::Http2 => connector.require_h2(),
+        Protocol::Http1 => connector,
     });
     let tls_failure = Arc::new(Mutex::new(None));
     let workload = Arc::new(work::Workload::new(&plan));
@@ -161,24 +163,19 @@ pub fn run(
     let placeholder = Instant::now();
     let mut handles = Vec::with_capacity(threads);
     for index in 0..threads {
-        let state = ThreadState {
+        let seed = Seed {
             plan: plan.clone(),
             workload: workload.clone(),
             connector: connector.clone(),
-            start: placeholder,
-            recorder: Recorder::new(plan.names.len()).into(),
-            last_done: None.into(),
-            rng: SmallRng::from_os_rng().into(),
             stop: control.stop.clone(),
             connect_failure: connect_failure.clone(),
             tls_failure: tls_failure.clone(),
-            phase: 0.into(),
         };
         let (tx, line) = (tx.clone(), start_line.clone());
         let slot = Slot { index, threads };
         let handle = std::thread::Builder::new()
             .name(format!("headroom-engine-{index}"))
-            .spawn(move || attack::run_thread(state, slot, &line, tx));
+            .spawn(move || attack::run_thread(seed, slot, &line, tx));
         let handle = match handle {
             Ok(handle) => handle,
             Err(e) => {

@@ -1,45 +1,35 @@
-//! The engine's view of a plan's items: each request paired with the wire bytes it
-//! can reuse (when it has no placeholder) and what its response handling needs, and
-//! a weighted picker over the items.
+//! The engine's view of a plan's items: each request prepared by the client layer for
+//! the run's protocol, with its flow step's captures, and a weighted picker over the
+//! items.
 
 use std::sync::Arc;
 
 use rand::Rng;
 
-use crate::client::request::static_wire;
+use crate::client::request::PreparedRequest;
 use crate::plan::{Capture, Item, Plan, RequestTemplate, Step, Think};
 
-/// A request ready to send.
+/// A request ready to send, with the captures its flow step takes from the response.
 #[derive(Debug)]
 pub(crate) struct Prepared {
-    /// The compiled request.
-    pub(crate) template: Arc<RequestTemplate>,
+    /// The request in the form the client layer sends.
+    pub(crate) request: PreparedRequest,
     /// Captures to take from its response (flow steps only).
     pub(crate) captures: Vec<Capture>,
-    /// Prebuilt wire bytes when nothing in the request varies.
-    pub(crate) wire: Option<Vec<u8>>,
-    /// Whether the body must be kept for checks or captures.
-    pub(crate) keep_body: bool,
-    /// A HEAD request, whose response has no body.
-    pub(crate) head: bool,
-    /// Sending it twice cannot change the target more than once (RFC 9110 §9.2.2), so
-    /// it may be retried after a stale keep-alive connection.
-    pub(crate) idempotent: bool,
 }
 
 impl Prepared {
     fn new(plan: &Plan, template: &Arc<RequestTemplate>, captures: &[Capture]) -> Prepared {
+        let keep_body = template.needs_body(captures);
         Prepared {
-            wire: static_wire(template, &plan.target),
-            keep_body: template.needs_body(captures),
-            head: template.method == "HEAD",
-            idempotent: matches!(
-                template.method.as_str(),
-                "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE"
-            ),
+            request: PreparedRequest::new(template, &plan.target, plan.client.protocol, keep_body),
             captures: captures.to_vec(),
-            template: template.clone(),
         }
+    }
+
+    /// The compiled request.
+    pub(crate) fn template(&self) -> &RequestTemplate {
+        &self.request.template
     }
 }
 
@@ -66,23 +56,6 @@ pub(crate) enum Work {
 pub(crate) struct Workload {
     items: Vec<Work>,
     cumulative: Vec<u64>,
-}
-
-impl Work {
-    /// The timeout of the first request the item sends, and its name id.
-    pub(crate) fn first_request(&self, plan: &Plan) -> (usize, std::time::Duration) {
-        let first = match self {
-            Work::Request(p) => Some(p),
-            Work::Flow(steps) => steps.iter().find_map(|s| match s {
-                PreparedStep::Request(p) => Some(p),
-                PreparedStep::Think(_) => None,
-            }),
-        };
-        match first {
-            Some(p) => (p.template.name_id, p.template.timeout_in(plan)),
-            None => (0, plan.timeout),
-        }
-    }
 }
 
 impl Workload {

@@ -51,12 +51,43 @@ pub struct Plan {
 }
 
 /// How the run's connections are opened.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ClientPlan {
     /// `--resolve HOST:PORT:ADDR` entries (the target's is used to connect).
     pub resolve: Vec<crate::client::connect::Resolve>,
     /// The TLS client configuration, shared by every connection (`https://` only).
     pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// What connections speak (`--http2`).
+    pub protocol: crate::client::Protocol,
+    /// Most requests in flight at once on one HTTP/2 connection (`--streams`); the
+    /// server's `MAX_CONCURRENT_STREAMS` may lower it.
+    pub streams: u32,
+    /// How requests share connections (`--connection`).
+    pub connection: crate::client::ConnectionModel,
+}
+
+impl Default for ClientPlan {
+    fn default() -> Self {
+        ClientPlan {
+            resolve: Vec::new(),
+            tls: None,
+            protocol: crate::client::Protocol::Http1,
+            streams: ClientPlan::DEFAULT_STREAMS,
+            connection: crate::client::ConnectionModel::default(),
+        }
+    }
+}
+
+impl ClientPlan {
+    /// `--streams` when not given: as many streams as servers commonly allow (nginx's
+    /// and h2o's default is 128, Go's 250).
+    pub const DEFAULT_STREAMS: u32 = 100;
+}
+
+impl Default for crate::client::ConnectionModel {
+    fn default() -> Self {
+        crate::client::ConnectionModel::Shared(None)
+    }
 }
 
 impl Plan {
@@ -223,10 +254,6 @@ pub enum Load {
         /// Most iterations in flight at once (over all threads); beyond it a
         /// scheduled iteration is dropped and counted.
         max_in_flight: usize,
-        /// Most connections open at once (over all threads); `None` for one per
-        /// in-flight iteration. With a cap, iterations wait for a free connection, and
-        /// that wait counts in the (corrected) latency, as a real client pool would.
-        connections: Option<usize>,
     },
     /// Closed model: a number of users, each looping iteration → think.
     Users {

@@ -1,34 +1,46 @@
 //! The `client:` block and the connection flags into a [`ClientPlan`]: `--resolve`
-//! entries, and for an `https://` target the TLS configuration, built here once so a
-//! bad certificate file is bad input before anything is sent.
+//! entries, the protocol, streams and connection model (also keys of `defaults:`), and
+//! for an `https://` target the TLS configuration, built here once so a bad
+//! certificate file is bad input before anything is sent.
 
 use std::path::{Path, PathBuf};
 
 use serde_saphyr::Spanned;
 
 use super::errors::{ScenarioError, Source};
-use super::format::ClientSpec;
-use super::Overrides;
+use super::format::{ClientSpec, Defaults, Node};
+use super::values::{at_most, positive_int, MAX_CONCURRENCY};
+use super::{ClientFlags, Overrides};
 use crate::client::connect::Resolve;
 use crate::client::tls::{client_config, TlsOptions};
-use crate::plan::{ClientPlan, Target};
+use crate::client::{ConnectionModel, Protocol};
+use crate::plan::{ClientPlan, Load, Target};
 
 /// Merges the file's `client:` block (if any) with the flags, flags winning: a flag's
 /// file replaces the block's, `--insecure` turns verification off whatever the block
 /// says, and `--resolve` entries come before the block's (the first match is used).
 /// Paths in the block are relative to the scenario file's directory.
+///
+/// `load` and `pool` (`--connections` or `load.connections`) decide the connection
+/// model's default and the shared pool's size; see [`connections`].
 pub(crate) fn build(
-    file: Option<(Source<'_>, Option<&Spanned<ClientSpec>>)>,
+    file: Option<(Source<'_>, Option<&Spanned<ClientSpec>>, Option<&Defaults>)>,
     overrides: &Overrides,
     target: &Target,
+    load: &Load,
+    pool: Option<usize>,
 ) -> Result<ClientPlan, ScenarioError> {
     let flags = &overrides.client;
+    let file_keys = file.map(|(src, spec, defaults)| (src, spec.map(|s| &s.value), defaults));
+    let (protocol, streams, connection) = connections(file_keys, flags, load, pool)?;
+    let file = file.map(|(src, spec, _)| (src, spec));
     let mut resolve = flags.resolve.clone();
     let mut options = TlsOptions {
         insecure: flags.insecure,
         cacert: flags.cacert.clone(),
         cert: flags.cert.clone(),
         key: flags.key.clone(),
+        http2: protocol == Protocol::Http2,
     };
     let mut block = None;
     if let Some((src, Some(spec))) = file {
@@ -73,5 +85,164 @@ pub(crate) fn build(
     } else {
         None
     };
-    Ok(ClientPlan { resolve, tls })
+    Ok(ClientPlan {
+        resolve,
+        tls,
+        protocol,
+        streams,
+        connection,
+    })
+}
+
+/// The protocol, streams per HTTP/2 connection and connection model, from the flags,
+/// else the `client:` block, else `defaults:`, else the load model's default:
+/// `per-user` for users, `shared` for arrivals. `pool` (`--connections N`, or the
+/// arrival-rate model's `load.connections`) sizes a shared pool, and alone chooses one.
+fn connections(
+    file: Option<(Source<'_>, Option<&ClientSpec>, Option<&Defaults>)>,
+    flags: &ClientFlags,
+    load: &Load,
+    pool: Option<usize>,
+) -> Result<(Protocol, u32, ConnectionModel), ScenarioError> {
+    let (src, client, defaults) = match file {
+        Some((src, c, d)) => (Some(src), c, d),
+        None => (None, None, None),
+    };
+    // The first of `client.KEY` and `defaults.KEY` that is there, with its path.
+    fn key<'a, T>(
+        client: Option<&'a ClientSpec>,
+        defaults: Option<&'a Defaults>,
+        name: &str,
+        pick_c: impl Fn(&'a ClientSpec) -> Option<&'a T>,
+        pick_d: impl Fn(&'a Defaults) -> Option<&'a T>,
+    ) -> Option<(&'a T, String)> {
+        client
+            .and_then(pick_c)
+            .map(|v| (v, format!("client.{name}")))
+            .or_else(|| {
+                defaults
+                    .and_then(pick_d)
+                    .map(|v| (v, format!("defaults.{name}")))
+            })
+    }
+    let http2 = flags.http2
+        || key(
+            client,
+            defaults,
+            "http2",
+            |c| c.http2.as_ref(),
+            |d| d.http2.as_ref(),
+        )
+        .is_some_and(|(v, _)| v.value);
+    let protocol = if http2 {
+        Protocol::Http2
+    } else {
+        Protocol::Http1
+    };
+
+    let file_streams = key(
+        client,
+        defaults,
+        "streams",
+        |c| c.streams.as_ref(),
+        |d| d.streams.as_ref(),
+    );
+    let streams = match (flags.streams, &file_streams, src) {
+        (Some(0), _, _) => {
+            return Err(ScenarioError::command_line(
+                "--streams: expected a positive integer, found 0",
+            ))
+        }
+        (Some(n), _, _) => Some(u64::from(n)),
+        (None, Some((node, path)), Some(src)) => Some(count(src, node, path, "streams")?),
+        _ => None,
+    };
+    if streams.is_some() && protocol == Protocol::Http1 {
+        let message = "streams apply to HTTP/2 connections: add --http2 (or `http2: true`)";
+        return Err(match (flags.streams, file_streams, src) {
+            (None, Some((node, path)), Some(src)) => src.of(node, &path, message),
+            _ => ScenarioError::command_line(format!("--streams: {message}")),
+        });
+    }
+    let streams = match streams {
+        Some(n) => {
+            at_most(n as f64, f64::from(i32::MAX as u32), "streams")
+                .map_err(|e| ScenarioError::command_line(format!("--streams: {e}")))?;
+            n as u32
+        }
+        None => ClientPlan::DEFAULT_STREAMS,
+    };
+
+    let users = matches!(load, Load::Users { .. });
+    let file_model = key(
+        client,
+        defaults,
+        "connection",
+        |c| c.connection.as_ref(),
+        |d| d.connection.as_ref(),
+    );
+    let (model, from) = match (flags.connection, file_model, src) {
+        (Some(m), _, _) => (Some(m), "--connection".to_string()),
+        (None, Some((node, path)), Some(src)) => (Some(model(src, node, &path)?), path),
+        _ => (None, String::new()),
+    };
+    let model = match (model, pool) {
+        (None, None) if users => ConnectionModel::PerUser,
+        (None, n) => ConnectionModel::Shared(n),
+        (Some(ConnectionModel::Shared(_)), Some(n)) => ConnectionModel::Shared(Some(n)),
+        (Some(m), Some(_)) if m != ConnectionModel::Shared(None) => {
+            return Err(ScenarioError::command_line(format!(
+                "--connections sizes a shared pool; {from} is {m}, which opens its own connections"
+            )))
+        }
+        (Some(m), _) => m,
+    };
+    if model == ConnectionModel::PerUser && !users {
+        return Err(ScenarioError::command_line(format!(
+            "{from}: per-user needs the users model (each user owns its connections); \
+             the arrival-rate model has no users: use shared or per-request"
+        )));
+    }
+    Ok((protocol, streams, model))
+}
+
+/// A positive count at most [`MAX_CONCURRENCY`].
+fn count(src: Source<'_>, node: &Node, path: &str, what: &str) -> Result<u64, ScenarioError> {
+    let n = positive_int(src, node, path)?;
+    at_most(n as f64, MAX_CONCURRENCY as f64, what).map_err(|e| src.of(node, path, e))?;
+    Ok(n)
+}
+
+/// `per-user`, `shared`, `per-request`, or `{shared: N}`.
+fn model(src: Source<'_>, node: &Node, path: &str) -> Result<ConnectionModel, ScenarioError> {
+    let expected = || {
+        src.of(
+            node,
+            path,
+            format!(
+                "expected per-user, shared, {{shared: N}} or per-request, found {}",
+                super::errors::found(&node.value)
+            ),
+        )
+    };
+    match &node.value {
+        serde_json::Value::String(text) => text.parse().map_err(|e: String| src.of(node, path, e)),
+        serde_json::Value::Object(map) if map.len() == 1 => {
+            let n = map.get("shared").ok_or_else(expected)?;
+            match n.as_u64() {
+                Some(n) if n > 0 && n <= MAX_CONCURRENCY => {
+                    Ok(ConnectionModel::Shared(Some(n as usize)))
+                }
+                _ => Err(src.of(
+                    node,
+                    &format!("{path}.shared"),
+                    format!(
+                        "expected a positive integer at most {MAX_CONCURRENCY}, found {}",
+                        super::errors::found(n)
+                    ),
+                )),
+            }
+        }
+        _ => Err(expected()),
+    }
 }

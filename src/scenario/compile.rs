@@ -14,7 +14,7 @@ use super::target::parse_target;
 use super::values::{duration, positive_int};
 use super::{flows, load_model, Overrides};
 use crate::metrics::threshold::Threshold;
-use crate::plan::{Expect, Hooks, Item, Plan, RequestTemplate, Target, WaitUntil};
+use crate::plan::{ClientPlan, Expect, Hooks, Item, Plan, RequestTemplate, Target, WaitUntil};
 use crate::template::{Escape, Template};
 
 /// Request timeout when neither file nor flag sets one.
@@ -163,7 +163,14 @@ pub(crate) fn from_text(
         watches.push(node.value.clone());
     }
 
-    let load = load_model::build(Some(src), doc.load.as_ref(), overrides)?;
+    let (load, pool) = load_model::build(Some(src), doc.load.as_ref(), overrides)?;
+    let client = super::client::build(
+        Some((src, doc.client.as_ref(), doc.defaults.as_ref())),
+        overrides,
+        &target,
+        &load,
+        pool,
+    )?;
     let name = doc.name.clone().unwrap_or_else(|| {
         Path::new(file)
             .file_stem()
@@ -177,11 +184,11 @@ pub(crate) fn from_text(
         load,
         timeout,
         thresholds,
-        threads: threads(overrides)?,
+        threads: threads(overrides, &client)?,
         watches,
         hooks: hooks(src, doc.hooks.as_ref())?,
         warmup: Duration::ZERO,
-        client: super::client::build(Some((src, doc.client.as_ref())), overrides, &target)?,
+        client,
         target,
     })
 }
@@ -218,19 +225,21 @@ pub(crate) fn quick(overrides: &Overrides) -> Result<Plan, ScenarioError> {
                 .map_err(|e| ScenarioError::command_line(format!("--threshold {expr:?}: {e}")))?,
         );
     }
+    let (load, pool) = load_model::build(None, None, overrides)?;
+    let client = super::client::build(None, overrides, &target, &load, pool)?;
     Ok(Plan {
         name: "quick".into(),
         items: vec![Item::Request(Arc::new(request))],
         weights: vec![1],
         names,
-        load: load_model::build(None, None, overrides)?,
+        load,
         timeout: overrides.timeout.unwrap_or(DEFAULT_TIMEOUT),
         thresholds,
-        threads: threads(overrides)?,
+        threads: threads(overrides, &client)?,
         watches: Vec::new(),
         hooks: Hooks::default(),
         warmup: Duration::ZERO,
-        client: super::client::build(None, overrides, &target)?,
+        client,
         target,
     })
 }
@@ -270,14 +279,23 @@ pub(crate) fn check_scope(scope: Option<&str>, names: &[String]) -> Result<(), S
     }
 }
 
-fn threads(overrides: &Overrides) -> Result<usize, ScenarioError> {
-    match overrides.threads {
-        Some(0) => Err(ScenarioError::command_line(
-            "--threads: expected a positive integer, found 0",
-        )),
-        Some(n) => Ok(n),
-        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
-    }
+/// Engine threads: `--threads`, else one per core; never more than a capped shared
+/// pool has connections, so `shared: 1` means one connection for the whole run (each
+/// thread keeps its own pool).
+fn threads(overrides: &Overrides, client: &ClientPlan) -> Result<usize, ScenarioError> {
+    let threads = match overrides.threads {
+        Some(0) => {
+            return Err(ScenarioError::command_line(
+                "--threads: expected a positive integer, found 0",
+            ))
+        }
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    Ok(match client.connection {
+        crate::client::ConnectionModel::Shared(Some(pool)) => threads.min(pool),
+        _ => threads,
+    })
 }
 
 /// Checks the `hooks` section: commands must not be blank; durations default to a 60 s

@@ -46,6 +46,13 @@ pub(crate) struct ClientSpec {
     pub(crate) key: Option<String>,
     #[serde(default)]
     pub(crate) resolve: Vec<Spanned<String>>,
+    /// `http2: true` (also a `defaults:` key).
+    pub(crate) http2: Option<Spanned<bool>>,
+    /// `streams: N` per HTTP/2 connection (also a `defaults:` key).
+    pub(crate) streams: Option<Node>,
+    /// `connection: per-user | shared | per-request`, or `{shared: N}` (also a
+    /// `defaults:` key).
+    pub(crate) connection: Option<Node>,
 }
 
 /// Shell commands run around each step of a ceiling search.
@@ -76,6 +83,12 @@ pub(crate) struct Defaults {
     #[serde(default)]
     pub(crate) headers: BTreeMap<String, Spanned<String>>,
     pub(crate) timeout: Option<Node>,
+    /// As `client.http2`.
+    pub(crate) http2: Option<Spanned<bool>>,
+    /// As `client.streams`.
+    pub(crate) streams: Option<Node>,
+    /// As `client.connection`.
+    pub(crate) connection: Option<Node>,
 }
 
 /// The `load` section.

@@ -56,7 +56,7 @@ pub(crate) fn build(
     src: Option<Source<'_>>,
     spec: Option<&Spanned<LoadSpec>>,
     overrides: &Overrides,
-) -> Result<Load, ScenarioError> {
+) -> Result<(Load, Option<usize>), ScenarioError> {
     let file = match (src, spec) {
         (Some(src), Some(spec)) => Some(read(src, spec)?),
         _ => None,
@@ -140,16 +140,18 @@ pub(crate) fn build(
                     "--connections: expected a positive integer, found 0",
                 ));
             }
-            Ok(Load::ArrivalRate {
-                schedule,
-                max_in_flight,
+            Ok((
+                Load::ArrivalRate {
+                    schedule,
+                    max_in_flight,
+                },
                 connections,
-            })
+            ))
         }
         Model::Users => {
-            if overrides.connections.is_some() {
+            if overrides.connections == Some(0) {
                 return Err(ScenarioError::command_line(
-                    "--connections applies to the arrival-rate model; in the users model each user has its own connection",
+                    "--connections: expected a positive integer, found 0",
                 ));
             }
             if overrides.max_in_flight.is_some() {
@@ -161,7 +163,8 @@ pub(crate) fn build(
                 (Some(f), Some(Model::Users)) => f.think,
                 _ => Think::None,
             };
-            Ok(Load::Users { schedule, think })
+            // `--connections N` sizes a shared pool for the users too.
+            Ok((Load::Users { schedule, think }, overrides.connections))
         }
     }
 }

@@ -44,7 +44,7 @@ pub struct Overrides {
     pub thresholds: Vec<String>,
     /// `--max-in-flight`.
     pub max_in_flight: Option<usize>,
-    /// `--connections` (open model connection cap).
+    /// `--connections` (the shared pool's size).
     pub connections: Option<usize>,
     /// `--timeout`.
     pub timeout: Option<Duration>,
@@ -70,6 +70,12 @@ pub struct ClientFlags {
     pub key: Option<std::path::PathBuf>,
     /// `--resolve HOST:PORT:ADDR` (repeatable).
     pub resolve: Vec<crate::client::connect::Resolve>,
+    /// `--http2`.
+    pub http2: bool,
+    /// `--streams N`.
+    pub streams: Option<u32>,
+    /// `--connection per-user|shared|shared:N|per-request`.
+    pub connection: Option<crate::client::ConnectionModel>,
 }
 
 /// Loads `path` (if any) and applies `overrides`; flags win over the file.
@@ -125,6 +131,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 mod proptests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_connections;
 #[cfg(test)]
 mod tests_errors;
 #[cfg(test)]

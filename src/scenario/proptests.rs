@@ -30,10 +30,13 @@ fn compile_bounded(text: &str) -> Result<Plan, String> {
         Load::ArrivalRate {
             schedule,
             max_in_flight,
-            connections,
         } => {
             assert!(schedule.peak() <= MAX_RATE, "{schedule:?}");
-            (schedule, vec![*max_in_flight, connections.unwrap_or(1)])
+            let pool = match plan.client.connection {
+                crate::client::ConnectionModel::Shared(Some(n)) => n,
+                _ => 1,
+            };
+            (schedule, vec![*max_in_flight, pool])
         }
         Load::Users { schedule, think } => {
             if let Think::Fixed(d) | Think::Uniform(_, d) = think {

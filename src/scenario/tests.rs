@@ -8,6 +8,7 @@ use rand::SeedableRng;
 
 use super::compile::from_text;
 use super::*;
+use crate::client::ConnectionModel;
 use crate::plan::{Item, Load, Schedule, Stage, StatusRange, Step, Think};
 use crate::template::{RenderContext, Template, Vars};
 
@@ -102,11 +103,10 @@ fn the_documented_example_compiles_into_the_expected_plan() {
         Load::ArrivalRate {
             schedule,
             max_in_flight,
-            connections,
         } => {
             assert_eq!(*schedule, Schedule::constant(1000.0, secs(60.0)));
             assert_eq!(*max_in_flight, 5000);
-            assert_eq!(*connections, None);
+            assert_eq!(plan.client.connection, ConnectionModel::Shared(None));
         }
         other => panic!("{other:?}"),
     }
@@ -236,11 +236,11 @@ fn users_are_implied_and_arrival_stages_ramp_from_zero() {
         "target: http://127.0.0.1:1\nload: {stages: [{duration: 10s, target: 100}, {duration: 5s, target: 20.5}], connections: 4}\nrequests: [{path: /}]\n",
         &Overrides::default(),
     );
+    assert_eq!(plan.client.connection, ConnectionModel::Shared(Some(4)));
     match &plan.load {
         Load::ArrivalRate {
             schedule,
             max_in_flight,
-            connections: Some(4),
         } => {
             assert_eq!(schedule.start(), 0.0);
             assert_eq!(

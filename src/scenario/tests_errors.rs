@@ -372,12 +372,16 @@ fn command_line_errors() {
         &Overrides {
             users: Some(2),
             connections: Some(5),
+            client: ClientFlags {
+                connection: Some(crate::client::ConnectionModel::PerUser),
+                ..ClientFlags::default()
+            },
             ..Overrides::default()
         },
     );
-    assert!(
-        err.contains("--connections applies to the arrival-rate model"),
-        "{err}"
+    assert_eq!(
+        err,
+        "command line: --connections sizes a shared pool; --connection is per-user, which opens its own connections"
     );
     let quick = |o: Overrides| load(None, &o).unwrap_err().to_string();
     assert_eq!(

@@ -2,6 +2,7 @@
 
 use super::tests::{plan_with, request, secs};
 use super::*;
+use crate::client::ConnectionModel;
 use crate::plan::{Load, Schedule, Think};
 
 #[test]
@@ -30,15 +31,15 @@ fn overrides_win_over_the_file() {
         Load::ArrivalRate {
             schedule,
             max_in_flight,
-            connections,
         } => {
             assert_eq!(*schedule, Schedule::constant(250.0, secs(3.0)));
             assert_eq!(*max_in_flight, 7);
-            assert_eq!(*connections, Some(2));
+            assert_eq!(p.client.connection, ConnectionModel::Shared(Some(2)));
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!((p.threads, p.timeout), (3, secs(2.0)));
+    // Three threads asked, but a pool of two connections: one thread per connection.
+    assert_eq!((p.threads, p.timeout), (2, secs(2.0)));
     let exprs: Vec<&str> = p.thresholds.iter().map(|t| t.expr.as_str()).collect();
     assert_eq!(exprs, vec!["p95 < 1s", "errors < 1%"]);
 
@@ -95,7 +96,8 @@ fn quick_mode_builds_one_get() {
     );
     assert_eq!(p.timeout, secs(30.0));
     assert!(
-        matches!(&p.load, Load::ArrivalRate { schedule, max_in_flight: 10_000, connections: None }
+        p.client.connection == ConnectionModel::Shared(None)
+            && matches!(&p.load, Load::ArrivalRate { schedule, max_in_flight: 10_000 }
         if *schedule == Schedule::constant(100.0, secs(10.0)))
     );
 

@@ -83,14 +83,9 @@ pub struct StepRecord {
 pub fn plan_at(base: &Plan, value: f64, duration: Duration) -> Plan {
     let schedule = Schedule::constant(value, duration);
     let load = match &base.load {
-        Load::ArrivalRate {
-            max_in_flight,
-            connections,
-            ..
-        } => Load::ArrivalRate {
+        Load::ArrivalRate { max_in_flight, .. } => Load::ArrivalRate {
             schedule,
             max_in_flight: *max_in_flight,
-            connections: *connections,
         },
         Load::Users { think, .. } => Load::Users {
             schedule,

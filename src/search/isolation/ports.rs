@@ -16,6 +16,7 @@ use std::net::SocketAddr;
 
 use procfs::net::{TcpNetEntry, TcpState};
 
+use crate::client::ConnectionModel;
 use crate::metrics::summary::Summary;
 use crate::plan::{Load, Plan};
 
@@ -108,12 +109,9 @@ pub fn time_wait_reusable(
 /// `connections` cap when set; else the rate times the previous step's p99 latency
 /// (at least 1 ms), within the in-flight cap; a user each in the closed model.
 pub fn needed(plan: &Plan, value: f64, previous: Option<&Summary>) -> usize {
-    let at_once = match &plan.load {
-        Load::ArrivalRate {
-            connections: Some(c),
-            ..
-        } => *c as f64,
-        Load::ArrivalRate { max_in_flight, .. } => {
+    let at_once = match (&plan.load, plan.client.connection) {
+        (_, ConnectionModel::Shared(Some(c))) => c as f64,
+        (Load::ArrivalRate { max_in_flight, .. }, _) => {
             let p99_s = previous.map_or(0.0, |s| s.latency_ms.p99 / 1000.0);
             let p99_s = if p99_s.is_finite() {
                 p99_s.max(0.001)
@@ -122,7 +120,7 @@ pub fn needed(plan: &Plan, value: f64, previous: Option<&Summary>) -> usize {
             };
             (value * p99_s).min(*max_in_flight as f64)
         }
-        Load::Users { .. } => value,
+        (Load::Users { .. }, _) => value,
     };
     (at_once.max(0.0) * MARGIN).ceil() as usize + SLACK
 }
