@@ -16,6 +16,13 @@ use crate::client::tls::{client_config, TlsOptions};
 use crate::client::{ConnectionModel, Protocol};
 use crate::plan::{ClientPlan, Load, Target};
 
+/// A scenario file's `client:` and `defaults:` blocks, as given.
+pub(crate) type FileBlocks<'a> = (
+    Source<'a>,
+    Option<&'a Spanned<ClientSpec>>,
+    Option<&'a Defaults>,
+);
+
 /// Merges the file's `client:` block (if any) with the flags, flags winning: a flag's
 /// file replaces the block's, `--insecure` turns verification off whatever the block
 /// says, and `--resolve` entries come before the block's (the first match is used).
@@ -24,7 +31,7 @@ use crate::plan::{ClientPlan, Load, Target};
 /// `load` and `pool` (`--connections` or `load.connections`) decide the connection
 /// model's default and the shared pool's size; see [`connections`].
 pub(crate) fn build(
-    file: Option<(Source<'_>, Option<&Spanned<ClientSpec>>, Option<&Defaults>)>,
+    file: Option<FileBlocks<'_>>,
     overrides: &Overrides,
     target: &Target,
     load: &Load,
