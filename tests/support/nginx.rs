@@ -37,6 +37,17 @@ pub(crate) struct Nginx {
     addr: SocketAddr,
     dir: TempDir,
     tls: bool,
+    h2c: bool,
+    /// `accepts` at the last `stub_status` reading, and the connections other than
+    /// readiness probes and status readings accepted up to it.
+    accepted: std::cell::Cell<(u64, u64)>,
+}
+
+/// HTTP/2 on the listening port ([`Nginx::start_h2`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NginxH2 {
+    /// `http2_max_concurrent_streams` (nginx's default is 128).
+    pub(crate) max_streams: u32,
 }
 
 /// How [`Nginx::start_tls`] serves HTTPS: PEM texts it writes into its directory.
@@ -59,16 +70,60 @@ impl Nginx {
     /// Panics with a clear message if nginx is not installed (`bash scripts/test.sh`
     /// installs it) or does not come up within 10 s.
     pub(crate) fn start() -> Nginx {
-        Nginx::launch(None)
+        Nginx::launch(None, None)
+    }
+
+    /// Starts nginx serving HTTP/2 only on its port: h2 by ALPN (and HTTP/1.1) over
+    /// TLS with `tls`, else h2c with prior knowledge (`listen … http2`, which then
+    /// speaks nothing else). `GET /slow/NAME` serves a file put with
+    /// [`Nginx::put_file`] at 100 KB/s, so a 10 KB file takes about 100 ms.
+    pub(crate) fn start_h2(tls: Option<&NginxTls>, h2: NginxH2) -> Nginx {
+        Nginx::launch(tls, Some(h2))
+    }
+
+    /// Connections nginx accepted since it was ready (status readings left out) and
+    /// those open now, from its `stub_status`.
+    pub(crate) fn connections(&self) -> (u64, u64) {
+        let (accepts, active) = self.stub_status();
+        let (seen, total) = self.accepted.get();
+        // The reading itself is one accepted and active connection.
+        let total = total + (accepts - seen - 1);
+        self.accepted.set((accepts, total));
+        (total, active - 1)
+    }
+
+    /// `accepts` and `Active connections` of nginx's `stub_status`, read over
+    /// HTTP/1.1 on a separate status port.
+    fn stub_status(&self) -> (u64, u64) {
+        let text =
+            fs::read_to_string(self.dir.path().join("status-port")).expect("the status port file");
+        let port: u16 = text.trim().parse().expect("a port");
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let response = get(addr, "/status").expect("nginx stub_status answers");
+        let body = response.split("\r\n\r\n").nth(1).expect("a body");
+        // "Active connections: 1 \nserver accepts handled requests\n 5 5 9 \n..."
+        let active: u64 = body
+            .split("Active connections:")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .expect("Active connections in stub_status");
+        let accepts: u64 = body
+            .lines()
+            .nth(2)
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .expect("accepts in stub_status");
+        (accepts, active)
     }
 
     /// Starts nginx serving HTTPS only (`listen … ssl`) as `tls` says; returns once it
     /// answers a plain HTTP request on its TLS port with its own 400.
     pub(crate) fn start_tls(tls: &NginxTls) -> Nginx {
-        Nginx::launch(Some(tls))
+        Nginx::launch(Some(tls), None)
     }
 
-    fn launch(tls: Option<&NginxTls>) -> Nginx {
+    fn launch(tls: Option<&NginxTls>, h2: Option<NginxH2>) -> Nginx {
         let binary = find_nginx().unwrap_or_else(|| {
             panic!(
                 "nginx is not installed (looked on PATH and in {NGINX_CANDIDATES:?}); \
@@ -83,16 +138,26 @@ impl Nginx {
             if let Some(tls) = tls {
                 write_tls_files(dir.path(), tls);
             }
-            fs::write(&conf, config(dir.path(), addr, tls)).expect("write nginx.conf");
+            let status = SocketAddr::from(([127, 0, 0, 1], free_port()));
+            fs::write(dir.path().join("status-port"), status.port().to_string())
+                .expect("write the status port");
+            fs::write(&conf, config(dir.path(), addr, status, tls, h2)).expect("write nginx.conf");
             let child = spawn(&binary, dir.path());
             let mut nginx = Nginx {
                 child,
                 addr,
                 dir,
                 tls: tls.is_some(),
+                h2c: h2.is_some() && tls.is_none(),
+                accepted: Default::default(),
             };
             match nginx.wait_ready() {
-                Ok(()) => return nginx,
+                Ok(()) => {
+                    // What came before (readiness probes) is not the test's.
+                    let (accepts, _) = nginx.stub_status();
+                    nginx.accepted.set((accepts, 0));
+                    return nginx;
+                }
                 Err(log) if log.contains("Address already in use") => last_log = log,
                 Err(log) => panic!("nginx did not start on {addr}; its error log:\n{log}"),
             }
@@ -165,8 +230,14 @@ impl Nginx {
             let bound = self.dir.path().join("nginx.pid").exists();
             // On a TLS port nginx answers plain HTTP with its own 400 ("The plain HTTP
             // request was sent to HTTPS port"): that too shows it is nginx that listens.
+            // An h2c port speaks nothing but HTTP/2: that it accepts is enough.
             let ready = if self.tls { " 400 " } else { " 200 " };
-            if bound && get_status_line(self.addr).is_some_and(|line| line.contains(ready)) {
+            let answers = if self.h2c {
+                TcpStream::connect(self.addr).is_ok()
+            } else {
+                get_status_line(self.addr).is_some_and(|line| line.contains(ready))
+            };
+            if bound && answers {
                 return Ok(());
             }
             if Instant::now() >= deadline {
@@ -271,9 +342,26 @@ fn tls_directives(dir: &Path, tls: Option<&NginxTls>) -> (&'static str, String) 
 }
 
 /// The nginx configuration for a server on `addr` whose files all live in `dir`.
-fn config(dir: &Path, addr: SocketAddr, tls: Option<&NginxTls>) -> String {
+fn config(
+    dir: &Path,
+    addr: SocketAddr,
+    status: SocketAddr,
+    tls: Option<&NginxTls>,
+    h2: Option<NginxH2>,
+) -> String {
     let d = dir.display();
-    let (ssl, ssl_lines) = tls_directives(dir, tls);
+    let (ssl, mut ssl_lines) = tls_directives(dir, tls);
+    let http2 = match h2 {
+        Some(h2) => {
+            let _ = writeln!(
+                ssl_lines,
+                "        http2_max_concurrent_streams {};\n        location /slow/ {{ alias {d}/files/; limit_rate 100k; }}",
+                h2.max_streams
+            );
+            " http2"
+        }
+        None => "",
+    };
     let mut conf = String::new();
     // `daemon off` keeps the master as our child so Drop can stop it.
     let _ = write!(
@@ -294,10 +382,14 @@ http {{
     uwsgi_temp_path {d}/uwsgi;
     scgi_temp_path {d}/scgi;
     server {{
-        listen {addr}{ssl};
+        listen {addr}{ssl}{http2};
         {ssl_lines}        location / {{ return 200 "ok\n"; }}
         location /json {{ default_type application/json; return 200 '{JSON_BODY}'; }}
         location /files/ {{ root {d}; default_type text/plain; gzip on; gzip_types text/plain; gzip_comp_level 6; }}
+    }}
+    server {{
+        listen {status};
+        location /status {{ stub_status; }}
     }}
 }}
 "#
@@ -333,14 +425,18 @@ fn find_nginx() -> Option<PathBuf> {
 
 /// Sends one `GET /` and returns the response's status line, if any came back.
 fn get_status_line(addr: SocketAddr) -> Option<String> {
+    get(addr, "/").and_then(|r| r.lines().next().map(str::to_owned))
+}
+
+/// Sends one `GET path` over HTTP/1.1 and returns the whole response, if any came back.
+fn get(addr: SocketAddr, path: &str) -> Option<String> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(200)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
-    stream
-        .write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        .ok()?;
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).ok()?;
     let mut response = String::new();
     stream.read_to_string(&mut response).ok()?;
-    response.lines().next().map(str::to_owned)
+    Some(response)
 }
 
 /// Process ids whose parent is `parent`, read from `/proc`.
