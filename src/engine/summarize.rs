@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
+use crate::client::Protocol;
 use crate::metrics::recorder::{Breakdown, Recorder, SecondBucket, Tally};
 use crate::metrics::summary::{
     Connections, Errors, Generator, Latency, NameSummary, Phase, Rates, Second, Summary, TimingMs,
@@ -162,6 +163,14 @@ pub(crate) fn summarize(
         errors: errors(&rec.overall),
         timing_ms: timing(&rec.overall.timing),
         connections: Connections {
+            protocol: match (plan.client.protocol, plan.target.scheme.as_str()) {
+                (Protocol::Http1, _) => "http/1.1",
+                (Protocol::Http2, "https") => "h2",
+                (Protocol::Http2, _) => "h2c",
+            }
+            .to_string(),
+            model: plan.client.connection.to_string(),
+            streams: (plan.client.protocol == Protocol::Http2).then_some(plan.client.streams),
             opened: rec.connections.opened,
             reused: rec.connections.reused,
             handshakes: rec.connections.handshakes,

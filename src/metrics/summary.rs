@@ -204,9 +204,17 @@ pub struct Phase {
 }
 
 /// What the run did with connections.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 #[serde(default)]
 pub struct Connections {
+    /// What they spoke: `http/1.1`, `h2` (HTTP/2 over TLS) or `h2c` (cleartext);
+    /// empty in a summary stored before it was recorded.
+    pub protocol: String,
+    /// How requests shared them: `per-user`, `shared`, `shared:N` or `per-request`.
+    pub model: String,
+    /// Most concurrent streams asked per HTTP/2 connection (absent for HTTP/1.1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams: Option<u32>,
     /// New connections opened (successful connects).
     pub opened: u64,
     /// Requests sent on a connection that was already open (kept alive).

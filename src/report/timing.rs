@@ -47,8 +47,16 @@ fn handshake_rate(s: &Summary) -> f64 {
 
 fn connections_line(s: &Summary) -> String {
     let c = &s.connections;
+    let mut how = String::new();
+    if !c.protocol.is_empty() {
+        let _ = write!(how, "{} {}", c.protocol, c.model);
+        if let Some(n) = c.streams {
+            let _ = write!(how, " × {n} streams");
+        }
+        how.push_str(": ");
+    }
     format!(
-        "{} opened, {} reused, {} handshakes ({})",
+        "{how}{} opened, {} reused, {} handshakes ({})",
         c.opened,
         c.reused,
         c.handshakes,
@@ -159,6 +167,15 @@ mod tests {
         let tls = out.lines().find(|l| l.starts_with("tls")).expect(&out);
         assert!(tls.contains("2.00ms") && tls.contains("4.00ms"), "{tls}");
         assert!(out.contains("4 handshakes (2.0/s)"), "{out}");
+        // What the connections spoke and how they were shared, when recorded.
+        s.connections.protocol = "h2".into();
+        s.connections.model = "shared:2".into();
+        s.connections.streams = Some(10);
+        let out = text(&s);
+        assert!(
+            out.contains("connections  h2 shared:2 × 10 streams: 4 opened, 96 reused"),
+            "{out}"
+        );
     }
 
     #[test]
