@@ -8,5 +8,6 @@
 
 pub mod connect;
 pub mod http1;
+pub mod http2;
 pub mod request;
 pub mod tls;
