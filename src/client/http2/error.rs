@@ -64,14 +64,19 @@ impl Failure {
     pub(super) fn from_h2(e: &h2::Error, stream_id: Option<u32>, goaway: Option<u32>) -> Failure {
         let above = |last: u32| stream_id.is_none_or(|id| id > last);
         if e.is_reset() && e.is_remote() {
-            let refused = e.reason() == Some(h2::Reason::REFUSED_STREAM);
-            return Failure::new(ErrorKind::StreamReset, refused, e.to_string());
+            let reason = e.reason().unwrap_or(h2::Reason::NO_ERROR);
+            let refused = reason == h2::Reason::REFUSED_STREAM;
+            // Debug names the code (`REFUSED_STREAM`); Display only describes it.
+            let detail = format!("stream reset by the server: {reason:?} ({e})");
+            return Failure::new(ErrorKind::StreamReset, refused, detail);
         }
         if e.is_go_away() && e.is_remote() {
             // h2 fails a stream with the GOAWAY itself only when its id is above the
             // last one the server named (or a new stream is asked for after it).
             let refused = goaway.is_none_or(above);
-            return Failure::new(ErrorKind::Goaway, refused, e.to_string());
+            let reason = e.reason().unwrap_or(h2::Reason::NO_ERROR);
+            let detail = format!("connection shut down by the server's GOAWAY: {reason:?} ({e})");
+            return Failure::new(ErrorKind::Goaway, refused, detail);
         }
         if e.is_io() {
             return match goaway {

@@ -202,7 +202,8 @@ impl Connection {
     ) -> Result<Response, Failure> {
         // The semaphore is never closed, so acquiring only ever waits.
         let _slot = self.slots.acquire().await.ok();
-        let fail = |e: &h2::Error, id: Option<u32>| Failure::from_h2(e, id, self.goaway.last_stream_id());
+        let fail =
+            |e: &h2::Error, id: Option<u32>| Failure::from_h2(e, id, self.goaway.last_stream_id());
         // A fresh clone has no stream of its own pending, so `ready` only reports a
         // connection that can open no more streams (GOAWAY received, or failed).
         let sender = self.send.borrow().clone();
@@ -212,7 +213,9 @@ impl Connection {
             .map_err(|e| fail(&e, None))?;
         let id = response.stream_id().as_u32();
         if let Some(body) = body {
-            stream.send_data(body, true).map_err(|e| fail(&e, Some(id)))?;
+            stream
+                .send_data(body, true)
+                .map_err(|e| fail(&e, Some(id)))?;
         }
         let response = response.await.map_err(|e| fail(&e, Some(id)))?;
         let first_byte = Instant::now();
@@ -251,7 +254,10 @@ impl Connection {
         // With no stream pending on this handle, poll_ready returns at once: ready, or
         // the error that keeps new streams from opening.
         let mut cx = Context::from_waker(Waker::noop());
-        !matches!(self.send.borrow_mut().poll_ready(&mut cx), Poll::Ready(Err(_)))
+        !matches!(
+            self.send.borrow_mut().poll_ready(&mut cx),
+            Poll::Ready(Err(_))
+        )
     }
 
     /// Requests in flight on this connection now (holding one of our stream slots,
