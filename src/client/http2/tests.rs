@@ -364,3 +364,64 @@ fn head_reads_no_body() {
         assert_eq!((r.status, r.body_len), (200, 0));
     });
 }
+
+#[test]
+fn a_rendered_request_reaches_a_real_server_as_rendered() {
+    use crate::client::request::h2_static;
+    use crate::plan::{Expect, RequestTemplate, Target};
+    use crate::template::{Escape, Template};
+
+    let log = Arc::new(Mutex::new(None));
+    let seen = log.clone();
+    let (addr, _) = h2_server(h2::server::Builder::new(), move |req, mut respond| {
+        let seen = seen.clone();
+        async move {
+            let (parts, mut body) = req.into_parts();
+            let mut got = Vec::new();
+            while let Some(Ok(chunk)) = body.data().await {
+                let _ = body.flow_control().release_capacity(chunk.len());
+                got.extend_from_slice(&chunk);
+            }
+            *seen.lock().unwrap() = Some((parts, got));
+            respond.send_response(HttpResponse::new(()), true).unwrap();
+        }
+    });
+    let compile = |s: &str| Template::compile(s, Escape::None).unwrap();
+    let template = RequestTemplate {
+        name_id: 0,
+        method: "PATCH".into(),
+        path: compile("/things/1?full=yes"),
+        headers: vec![
+            ("Connection".into(), compile("keep-alive")),
+            ("Upgrade".into(), compile("h2c")),
+            ("X-Run".into(), compile("42")),
+        ],
+        body: Some(compile("{}")),
+        expect: Expect::default(),
+        timeout: None,
+    };
+    let target = Target {
+        scheme: "http".into(),
+        host: addr.ip().to_string(),
+        port: addr.port(),
+        authority: addr.to_string(),
+        base_path: "/base".into(),
+    };
+    let prebuilt = h2_static(&template, &target).unwrap().unwrap();
+    local(async {
+        let conn = connect(addr, &Settings::default()).await;
+        let (request, body) = prebuilt.request();
+        let r = conn.send(request, body, false, false).await.unwrap();
+        assert_eq!(r.status, 200);
+    });
+    let (parts, body) = log.lock().unwrap().take().unwrap();
+    assert_eq!(parts.method, http::Method::PATCH);
+    assert_eq!(
+        parts.uri.to_string(),
+        format!("http://{addr}/base/things/1?full=yes")
+    );
+    assert_eq!(parts.headers["x-run"], "42");
+    assert_eq!(parts.headers["content-length"], "2");
+    assert!(parts.headers.get("connection").is_none() && parts.headers.get("upgrade").is_none());
+    assert_eq!(body, b"{}");
+}
