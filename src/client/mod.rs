@@ -3,11 +3,14 @@
 //! [`connect::Connector`] (TCP, then TLS for `https://`), speaks HTTP/1.1 ([`http1`],
 //! hand-written around `httparse`: the hot path, one write and usually one read per
 //! request) or HTTP/2 ([`http2`], the `h2` crate), and shares connections as the
-//! plan's [`ConnectionModel`] says. [`request`] prepares a
-//! [`crate::plan::RequestTemplate`] once per plan in the form its protocol sends.
+//! plan's [`ConnectionModel`] says. [`prepared`] makes a
+//! [`crate::plan::RequestTemplate`] ready once per plan in the form its protocol
+//! sends; [`request`] renders it.
 
 pub mod connect;
 pub mod http1;
+pub mod http2;
+pub mod prepared;
 pub mod request;
 pub mod session;
 pub mod tls;

@@ -1,6 +1,19 @@
-//! Renders a [`RequestTemplate`] into HTTP/1.1 wire bytes, and prepares it once per
-//! plan ([`PreparedRequest`]). A request with no
-//! placeholder is rendered once ([`static_wire`]) and its bytes reused for every send.
+//! Renders a [`RequestTemplate`] into HTTP/1.1 wire bytes, or into an
+//! `http::Request` for HTTP/2. A request with no placeholder is rendered once
+//! ([`static_wire`], [`h2_static`]) and reused for every send; one with placeholders is
+//! rendered per send ([`render`], [`h2_request`]).
+//!
+//! For HTTP/2 the target's scheme and authority become `:scheme` and `:authority` (a
+//! user `Host` header replaces the authority), the connection-specific headers HTTP/2
+//! forbids are dropped (`Connection`, `Keep-Alive`, `Proxy-Connection`,
+//! `Transfer-Encoding`, `Upgrade`, and `TE` unless it is `trailers`), and
+//! `content-length` is the body's real length.
+
+use bytes::Bytes;
+use http::header::{
+    HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH, HOST, TE, USER_AGENT as UA,
+};
+use http::{Method, Uri};
 
 use crate::plan::{RequestTemplate, Target};
 use crate::template::RenderContext;
@@ -98,42 +111,196 @@ fn write_header(out: &mut Vec<u8>, name: &str, value: &[u8]) {
     out.extend_from_slice(b"\r\n");
 }
 
-/// A request made ready once per plan for the run's protocol: its template, its wire
-/// form when nothing in it varies, and what handling its response needs.
-#[derive(Debug)]
-pub struct PreparedRequest {
-    /// The compiled request.
-    pub template: std::sync::Arc<RequestTemplate>,
-    /// HTTP/1.1 wire bytes when nothing in the request varies.
-    pub(crate) wire: Option<Vec<u8>>,
-    /// Whether the body must be kept (for checks or captures).
-    pub keep_body: bool,
-    /// A HEAD request, whose response has no body.
-    pub head: bool,
-    /// Sending it twice cannot change the target more than once (RFC 9110 §9.2.2), so
-    /// it may be sent again after a stale keep-alive connection or a refused stream.
-    pub idempotent: bool,
+/// A request that cannot be expressed as an HTTP/2 request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum H2RequestError {
+    /// The method is not a valid token.
+    #[error("invalid method {0:?}")]
+    Method(String),
+    /// The scheme, authority or (rendered) path do not form a valid URI.
+    #[error("invalid request URI {uri:?}: {reason}")]
+    Uri {
+        /// What was put together.
+        uri: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// A header name or (rendered) value is not valid in HTTP/2.
+    #[error("invalid header {0:?}")]
+    Header(String),
 }
 
-impl PreparedRequest {
-    /// Prepares `template` for `target` and `protocol`; `keep_body` when a check or
-    /// capture reads the body.
-    pub fn new(
-        template: &std::sync::Arc<RequestTemplate>,
-        target: &Target,
-        protocol: super::Protocol,
-        keep_body: bool,
-    ) -> PreparedRequest {
-        let http1 = protocol == super::Protocol::Http1;
-        PreparedRequest {
-            wire: static_wire(template, target).filter(|_| http1),
-            keep_body,
-            head: template.method == "HEAD",
-            idempotent: matches!(
-                template.method.as_str(),
-                "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE"
-            ),
-            template: template.clone(),
+/// An HTTP/2 request rendered once (no placeholders): each send clones its parts,
+/// which only bumps reference counts (the header map's table is copied).
+#[derive(Debug, Clone)]
+pub struct Prebuilt {
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Option<Bytes>,
+}
+
+impl Prebuilt {
+    /// A rendered request kept for sending, possibly more than once.
+    pub fn from_request(request: http::Request<()>, body: Option<Bytes>) -> Prebuilt {
+        let (parts, ()) = request.into_parts();
+        Prebuilt {
+            method: parts.method,
+            uri: parts.uri,
+            headers: parts.headers,
+            body,
         }
     }
+
+    /// A new `http::Request` and its body for one send.
+    pub fn request(&self) -> (http::Request<()>, Option<Bytes>) {
+        let mut request = http::Request::new(());
+        *request.method_mut() = self.method.clone();
+        *request.uri_mut() = self.uri.clone();
+        *request.headers_mut() = self.headers.clone();
+        (request, self.body.clone())
+    }
 }
+
+/// The HTTP/2 form of `request` when none of its parts holds a placeholder (`None`
+/// otherwise; then use [`h2_request`] per send).
+pub fn h2_static(
+    request: &RequestTemplate,
+    target: &Target,
+) -> Option<Result<Prebuilt, H2RequestError>> {
+    let path = request.path.as_static()?;
+    let mut headers = Vec::with_capacity(request.headers.len());
+    for (name, value) in &request.headers {
+        headers.push((name.as_str(), value.as_static()?.as_bytes()));
+    }
+    let body = match &request.body {
+        Some(b) => Some(Bytes::copy_from_slice(b.as_static()?.as_bytes())),
+        None => None,
+    };
+    Some(
+        h2_parts(
+            request,
+            target,
+            path.as_bytes(),
+            headers,
+            body.as_ref().map(Bytes::len),
+        )
+        .map(|(method, uri, headers)| Prebuilt {
+            method,
+            uri,
+            headers,
+            body,
+        }),
+    )
+}
+
+/// Renders `request` for HTTP/2: the request head and its body. `scratch` is reused
+/// space for the path and body.
+pub fn h2_request(
+    request: &RequestTemplate,
+    target: &Target,
+    ctx: &mut RenderContext<'_>,
+    scratch: &mut Vec<u8>,
+) -> Result<(http::Request<()>, Option<Bytes>), H2RequestError> {
+    scratch.clear();
+    request.path.render(ctx, scratch);
+    let path_end = scratch.len();
+    let body = request.body.as_ref().map(|body| {
+        body.render(ctx, scratch);
+        Bytes::copy_from_slice(&scratch[path_end..])
+    });
+    let mut values = Vec::with_capacity(request.headers.len());
+    for (_, template) in &request.headers {
+        let mut value = Vec::new();
+        template.render(ctx, &mut value);
+        values.push(value);
+    }
+    let headers = request
+        .headers
+        .iter()
+        .zip(&values)
+        .map(|((name, _), value)| (name.as_str(), value.as_slice()));
+    let (method, uri, headers) = h2_parts(
+        request,
+        target,
+        &scratch[..path_end],
+        headers,
+        body.as_ref().map(Bytes::len),
+    )?;
+    let mut out = http::Request::new(());
+    *out.method_mut() = method;
+    *out.uri_mut() = uri;
+    *out.headers_mut() = headers;
+    Ok((out, body))
+}
+
+/// Connection-specific headers, meaningless (and malformed) in HTTP/2 (RFC 9113 8.2.2).
+const HOP_BY_HOP: [&str; 5] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// The method, URI and headers of `request` for HTTP/2, from its rendered path and
+/// header values.
+fn h2_parts<'a>(
+    request: &RequestTemplate,
+    target: &Target,
+    path: &[u8],
+    user_headers: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+    body_len: Option<usize>,
+) -> Result<(Method, Uri, HeaderMap), H2RequestError> {
+    let method = Method::from_bytes(request.method.as_bytes())
+        .map_err(|_| H2RequestError::Method(request.method.clone()))?;
+    let mut authority = target.authority.clone();
+    let mut headers = HeaderMap::with_capacity(request.headers.len() + 2);
+    headers.insert(UA, HeaderValue::from_static(USER_AGENT));
+    for (name, value) in user_headers {
+        let bad = || H2RequestError::Header(name.to_string());
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
+        if name == HOST {
+            authority = String::from_utf8(value.to_vec()).map_err(|_| bad())?;
+            continue;
+        }
+        if HOP_BY_HOP.contains(&name.as_str())
+            || name == CONTENT_LENGTH
+            || (name == TE && !value.eq_ignore_ascii_case(b"trailers"))
+        {
+            continue;
+        }
+        let value = HeaderValue::from_bytes(value).map_err(|_| bad())?;
+        if name == UA {
+            headers.insert(name, value);
+        } else {
+            headers.append(name, value);
+        }
+    }
+    if let Some(n) = body_len {
+        headers.insert(CONTENT_LENGTH, HeaderValue::from(n));
+    }
+    let mut path_and_query = target.base_path.clone().into_bytes();
+    if !path.starts_with(b"/") {
+        path_and_query.push(b'/');
+    }
+    path_and_query.extend_from_slice(path);
+    let uri = Uri::builder()
+        .scheme(target.scheme.as_str())
+        .authority(authority.as_str())
+        .path_and_query(path_and_query.as_slice())
+        .build()
+        .map_err(|e| H2RequestError::Uri {
+            uri: format!(
+                "{}://{}{}",
+                target.scheme,
+                authority,
+                String::from_utf8_lossy(&path_and_query)
+            ),
+            reason: e.to_string(),
+        })?;
+    Ok((method, uri, headers))
+}
+
+#[cfg(test)]
+mod tests;

@@ -10,13 +10,16 @@
 //! an HTTP/1.1 body lives in its connection's buffer, and judging it there saves a copy.
 
 use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 
 use super::connect::{ConnectError, Connection, Connector, Opened};
-use super::request::{render, PreparedRequest};
+use super::http2;
+use super::prepared::PreparedRequest;
+use super::request::{h2_request, render, Prebuilt};
 use super::{ConnectionModel, Protocol};
 use crate::metrics::recorder::Timing;
 use crate::metrics::ErrorKind;
@@ -29,6 +32,8 @@ pub struct Client {
     target: Target,
     protocol: Protocol,
     model: ConnectionModel,
+    /// How HTTP/2 connections are set up (streams, windows, limits).
+    h2: http2::Settings,
     pool: Pool,
 }
 
@@ -43,10 +48,11 @@ pub enum Session {
 }
 
 impl Session {
-    /// Drops the session's own connection, if it has one: a request given up on
-    /// (timed out) may have left the rest of its response unread on it.
+    /// Drops the session's own HTTP/1.1 connection, if it has one: a request given up
+    /// on (timed out) may have left the rest of its response unread on it. An HTTP/2
+    /// connection stays: the given-up request's stream was reset, the others go on.
     pub fn forget(&mut self) {
-        if let Session::Own(slot) = self {
+        if let Session::Own(slot @ Some(Link::H1(_))) = self {
             *slot = None;
         }
     }
@@ -56,19 +62,41 @@ impl Session {
 pub enum Link {
     /// HTTP/1.1 over TCP or TLS.
     H1(Connection),
+    /// HTTP/2 over TCP (h2c) or TLS (h2); shared by the requests on it.
+    H2(Rc<http2::Connection>),
 }
 
-/// The thread's shared connections: idle HTTP/1.1 connections, and the cap on how
-/// many may be in use at once (none: one per request in flight).
+/// The thread's shared connections. HTTP/1.1: idle connections, and the cap on how
+/// many may be in use at once (none: one per request in flight). HTTP/2: the open
+/// connections, each carrying up to `streams` requests, and the cap on their number.
 struct Pool {
     idle: RefCell<Vec<Connection>>,
     slots: Option<Semaphore>,
+    cap: Option<usize>,
+    h2: RefCell<Vec<Rc<http2::Connection>>>,
+    /// HTTP/2 connections being opened, and requests waiting for one of them.
+    opening: Cell<usize>,
+    waiting: Cell<usize>,
+    /// Woken when an HTTP/2 connection finished opening (or failed to).
+    opened: Notify,
 }
 
 /// A request rendered for sending: borrowed prebuilt bytes, or this send's rendering.
 pub enum Payload<'a> {
     /// HTTP/1.1 wire bytes.
     H1(&'a [u8]),
+    /// An HTTP/2 request and its body, made anew for each attempt.
+    H2(H2Payload<'a>),
+}
+
+/// An HTTP/2 request to send, made anew (cheaply) for each attempt.
+pub enum H2Payload<'a> {
+    /// Nothing in the request varies.
+    Prebuilt(&'a Prebuilt),
+    /// Rendered for this send.
+    Rendered(Prebuilt),
+    /// The rendering failed: a rendered path or header value HTTP/2 cannot carry.
+    Invalid(String),
 }
 
 /// Reused space for rendering requests, so a warm task renders without allocating.
@@ -161,9 +189,18 @@ impl Client {
             target,
             protocol: plan.protocol,
             model: plan.connection,
+            h2: http2::Settings {
+                streams: plan.streams,
+                ..http2::Settings::default()
+            },
             pool: Pool {
                 idle: RefCell::default(),
                 slots: pool.map(Semaphore::new),
+                cap: pool,
+                h2: RefCell::default(),
+                opening: Cell::new(0),
+                waiting: Cell::new(0),
+                opened: Notify::new(),
             },
         }
     }
@@ -200,6 +237,17 @@ impl Client {
         ctx: &mut RenderContext<'_>,
         scratch: &'a mut Scratch,
     ) -> Payload<'a> {
+        if self.protocol == Protocol::Http2 {
+            if let Some(prebuilt) = &request.h2 {
+                return Payload::H2(H2Payload::Prebuilt(prebuilt));
+            }
+            return Payload::H2(
+                match h2_request(&request.template, &self.target, ctx, &mut scratch.render) {
+                    Ok((request, body)) => H2Payload::Rendered(Prebuilt::from_request(request, body)),
+                    Err(e) => H2Payload::Invalid(e.to_string()),
+                },
+            );
+        }
         match &request.wire {
             Some(wire) => Payload::H1(wire),
             None => {
@@ -229,14 +277,22 @@ impl Client {
         trace: &mut Trace,
         judge: impl FnOnce(u16, &[u8]) -> R,
     ) -> Result<R, Failure> {
+        let bytes = match payload {
+            Payload::H1(bytes) => bytes,
+            Payload::H2(h2) => {
+                return self
+                    .send_h2(session, request, h2, connecting, trace, judge)
+                    .await
+            }
+        };
         match session {
             Session::Own(slot) => {
-                self.exchange(slot, request, payload, connecting, trace, judge)
+                self.exchange(slot, request, bytes, connecting, trace, judge)
                     .await
             }
             Session::PerRequest => {
                 let mut slot = None;
-                self.exchange(&mut slot, request, payload, connecting, trace, judge)
+                self.exchange(&mut slot, request, bytes, connecting, trace, judge)
                     .await
             }
             Session::Shared => {
@@ -248,7 +304,7 @@ impl Client {
                 };
                 let mut slot = self.pool.idle.borrow_mut().pop().map(Link::H1);
                 let result = self
-                    .exchange(&mut slot, request, payload, connecting, trace, judge)
+                    .exchange(&mut slot, request, bytes, connecting, trace, judge)
                     .await;
                 if let Some(Link::H1(c)) = slot {
                     self.pool.idle.borrow_mut().push(c);
@@ -268,19 +324,18 @@ impl Client {
         &self,
         slot: &mut Option<Link>,
         request: &PreparedRequest,
-        payload: &Payload<'_>,
+        bytes: &[u8],
         connecting: &Cell<bool>,
         trace: &mut Trace,
         judge: impl FnOnce(u16, &[u8]) -> R,
     ) -> Result<R, Failure> {
-        let Payload::H1(bytes) = payload;
         for attempt in 0..2 {
             trace.reused = slot.is_some();
             if slot.is_none() {
                 *slot = Some(self.open(connecting, trace).await?);
             }
             let Some(Link::H1(c)) = slot.as_mut() else {
-                unreachable!("opened above")
+                unreachable!("an HTTP/1.1 run opens HTTP/1.1 connections")
             };
             match c.round_trip(bytes, request.keep_body, request.head).await {
                 Ok(response) => {
@@ -309,15 +364,145 @@ impl Client {
         Err(Failure::kind(ErrorKind::Reset))
     }
 
-    /// Opens a connection of the run's protocol.
+    /// Sends an HTTP/2 request through `session`: on the session's own connection
+    /// (reopened once the server sent GOAWAY), the least loaded of the shared pool's,
+    /// or a new one. A stream the server refused unprocessed (REFUSED_STREAM, or above
+    /// a GOAWAY's last stream id) is sent once more, on another connection if that
+    /// one is closing: whatever its method, it never reached the application.
+    async fn send_h2<R>(
+        &self,
+        session: &mut Session,
+        request: &PreparedRequest,
+        payload: &H2Payload<'_>,
+        connecting: &Cell<bool>,
+        trace: &mut Trace,
+        judge: impl FnOnce(u16, &[u8]) -> R,
+    ) -> Result<R, Failure> {
+        let prebuilt = match payload {
+            H2Payload::Prebuilt(p) => *p,
+            H2Payload::Rendered(p) => p,
+            H2Payload::Invalid(_) => return Err(Failure::kind(ErrorKind::Protocol)),
+        };
+        for attempt in 0..2 {
+            let conn = match session {
+                Session::Own(Some(Link::H2(c))) if c.is_open() => {
+                    trace.reused = true;
+                    c.clone()
+                }
+                Session::Own(slot) => {
+                    let c = Rc::new(self.open_h2(connecting, trace).await?);
+                    *slot = Some(Link::H2(c.clone()));
+                    c
+                }
+                Session::PerRequest => Rc::new(self.open_h2(connecting, trace).await?),
+                Session::Shared => self.checkout_h2(connecting, trace).await?,
+            };
+            let (head, body) = prebuilt.request();
+            match conn.send(head, body, request.keep_body, request.head).await {
+                Ok(response) => {
+                    trace.first_byte = Some(response.first_byte);
+                    return Ok(judge(response.status, &response.body));
+                }
+                Err(failure) if failure.refused && attempt == 0 => trace.retried = true,
+                Err(failure) => return Err(Failure::kind(failure.kind)),
+            }
+        }
+        Err(Failure::kind(ErrorKind::StreamReset))
+    }
+
+    /// A connection of the shared pool with a free stream: the least loaded open one;
+    /// else a new one while the pool has room; else, when others are being opened,
+    /// one of those (so a burst of requests at the start opens one connection per
+    /// `streams` requests, not one each); else the least loaded, whose streams the
+    /// request waits for.
+    async fn checkout_h2(
+        &self,
+        connecting: &Cell<bool>,
+        trace: &mut Trace,
+    ) -> Result<Rc<http2::Connection>, Failure> {
+        let pool = &self.pool;
+        let streams = self.h2.streams.max(1) as usize;
+        loop {
+            pool.h2.borrow_mut().retain(|c| c.is_open());
+            let best = pool.h2.borrow().iter().min_by_key(|c| c.in_flight()).cloned();
+            if let Some(c) = best.as_ref().filter(|c| c.in_flight() < c.streams()) {
+                trace.reused = true;
+                return Ok(c.clone());
+            }
+            // Streams of connections still opening that no request has claimed yet.
+            let coming = pool.opening.get() * streams;
+            if coming > pool.waiting.get() {
+                let opened = pool.opened.notified();
+                pool.waiting.set(pool.waiting.get() + 1);
+                // Dropped by a timeout: the claim is given back all the same.
+                let _claim = Claim(&pool.waiting);
+                opened.await;
+                continue;
+            }
+            let room = pool
+                .cap
+                .is_none_or(|cap| pool.h2.borrow().len() + pool.opening.get() < cap);
+            if room {
+                pool.opening.set(pool.opening.get() + 1);
+                let opened = {
+                    let _done = Opening(pool);
+                    self.open_h2(connecting, trace).await
+                };
+                let c = Rc::new(opened?);
+                pool.h2.borrow_mut().push(c.clone());
+                return Ok(c);
+            }
+            match best {
+                Some(c) => {
+                    trace.reused = true;
+                    return Ok(c);
+                }
+                None => pool.opened.notified().await,
+            }
+        }
+    }
+
+    /// Opens an HTTP/2 connection: the stream, then the HTTP/2 handshake (our
+    /// SETTINGS, and the server's, so its stream limit is known before the first
+    /// request). A server that does not speak HTTP/2 fails it, with the reason kept.
+    async fn open_h2(
+        &self,
+        connecting: &Cell<bool>,
+        trace: &mut Trace,
+    ) -> Result<http2::Connection, Failure> {
+        connecting.set(true);
+        let stream = self.open_stream(trace).await;
+        let connection = match stream {
+            Ok(stream) => http2::Connection::handshake(stream, &self.h2)
+                .await
+                .map_err(|e| Failure {
+                    kind: e.kind(),
+                    note: Some(Note::Connect(e.to_string())),
+                }),
+            Err(failure) => Err(failure),
+        };
+        connecting.set(false);
+        connection
+    }
+
+    /// Opens an HTTP/1.1 connection.
     async fn open(&self, connecting: &Cell<bool>, trace: &mut Trace) -> Result<Link, Failure> {
         connecting.set(true);
-        let opened = self.connector.connect().await;
+        let stream = self.open_stream(trace).await;
         connecting.set(false);
-        match opened {
-            Ok((c, took)) => {
+        Ok(Link::H1(Connection::new(
+            stream?,
+            super::http1::Limits::default(),
+            super::http1::BodyBudget::process(),
+        )))
+    }
+
+    /// Opens a stream (TCP, then TLS for `https://`), noting what it took in `trace`.
+    async fn open_stream(&self, trace: &mut Trace) -> Result<super::connect::Stream, Failure> {
+        match self.connector.open().await {
+            Ok((stream, took)) => {
                 trace.opened(took);
-                Ok(Link::H1(c))
+                Ok(stream)
             }
             Err(ConnectError::Tcp(e)) => {
                 let kind = connect_error_kind(&e);
@@ -329,6 +514,26 @@ impl Client {
                 note: Some(Note::Tls(reason)),
             }),
         }
+    }
+}
+
+/// A request's claim on a stream of a connection being opened, given back when dropped.
+struct Claim<'a>(&'a Cell<usize>);
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        self.0.set(self.0.get() - 1);
+    }
+}
+
+/// An HTTP/2 connection of the pool being opened; done (opened or failed, or given
+/// up by a timeout) when dropped, which wakes the requests waiting for it.
+struct Opening<'a>(&'a Pool);
+
+impl Drop for Opening<'_> {
+    fn drop(&mut self) {
+        self.0.opening.set(self.0.opening.get() - 1);
+        self.0.opened.notify_waiters();
     }
 }
 

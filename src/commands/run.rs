@@ -76,7 +76,11 @@ pub fn run(args: &RunArgs) -> i32 {
             if let Some(Err(e)) = writer.map(|w| w.fail(&e.to_string())) {
                 eprintln!("warning: {e}");
             }
-            return EXIT_FAILURE;
+            return match e {
+                // The plan asks for a request its protocol cannot carry.
+                engine::EngineError::Request(_) => EXIT_BAD_INPUT,
+                _ => EXIT_FAILURE,
+            };
         }
     };
     outcome.summary.watches = watches.finish(Some(&outcome.summary));

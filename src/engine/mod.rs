@@ -114,6 +114,9 @@ pub enum EngineError {
     /// The target's host name is not a valid TLS server name.
     #[error("{0}")]
     ServerName(String),
+    /// A request of the plan cannot be sent in the run's protocol.
+    #[error("{0}")]
+    Request(String),
     /// An engine thread could not start or failed.
     #[error("engine thread failed: {0}")]
     Thread(String),
@@ -154,7 +157,7 @@ pub fn run(
         Protocol::Http1 => connector,
     });
     let tls_failure = Arc::new(Mutex::new(None));
-    let workload = Arc::new(work::Workload::new(&plan));
+    let workload = Arc::new(work::Workload::new(&plan).map_err(EngineError::Request)?);
     let connect_failure = Arc::new(Mutex::new(None));
     let threads = plan.threads.max(1);
     let (tx, rx) = mpsc::channel();

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use rand::Rng;
 
-use crate::client::request::PreparedRequest;
+use crate::client::prepared::PreparedRequest;
+use crate::client::request::H2RequestError;
 use crate::plan::{Capture, Item, Plan, RequestTemplate, Step, Think};
 
 /// A request ready to send, with the captures its flow step takes from the response.
@@ -19,12 +20,21 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
-    fn new(plan: &Plan, template: &Arc<RequestTemplate>, captures: &[Capture]) -> Prepared {
+    fn new(
+        plan: &Plan,
+        template: &Arc<RequestTemplate>,
+        captures: &[Capture],
+    ) -> Result<Prepared, String> {
         let keep_body = template.needs_body(captures);
-        Prepared {
-            request: PreparedRequest::new(template, &plan.target, plan.client.protocol, keep_body),
+        let request = PreparedRequest::new(template, &plan.target, plan.client.protocol, keep_body)
+            .map_err(|e: H2RequestError| {
+                let name = &plan.names[template.name_id];
+                format!("request {name:?} cannot be sent over HTTP/2: {e}")
+            })?;
+        Ok(Prepared {
+            request,
             captures: captures.to_vec(),
-        }
+        })
     }
 
     /// The compiled request.
@@ -59,26 +69,31 @@ pub(crate) struct Workload {
 }
 
 impl Workload {
-    /// Prepares every item of `plan`.
-    pub(crate) fn new(plan: &Plan) -> Workload {
+    /// Prepares every item of `plan`; fails (with the reason in words) when a request
+    /// cannot be sent in the run's protocol.
+    pub(crate) fn new(plan: &Plan) -> Result<Workload, String> {
         let items = plan
             .items
             .iter()
-            .map(|item| match item {
-                Item::Request(r) => Work::Request(Prepared::new(plan, r, &[])),
-                Item::Flow(f) => Work::Flow(
-                    f.steps
-                        .iter()
-                        .map(|s| match s {
-                            Step::Request { request, captures } => {
-                                PreparedStep::Request(Prepared::new(plan, request, captures))
-                            }
-                            Step::Think(t) => PreparedStep::Think(*t),
-                        })
-                        .collect(),
-                ),
+            .map(|item| {
+                Ok(match item {
+                    Item::Request(r) => Work::Request(Prepared::new(plan, r, &[])?),
+                    Item::Flow(f) => Work::Flow(
+                        f.steps
+                            .iter()
+                            .map(|s| {
+                                Ok(match s {
+                                    Step::Request { request, captures } => PreparedStep::Request(
+                                        Prepared::new(plan, request, captures)?,
+                                    ),
+                                    Step::Think(t) => PreparedStep::Think(*t),
+                                })
+                            })
+                            .collect::<Result<_, String>>()?,
+                    ),
+                })
             })
-            .collect();
+            .collect::<Result<_, String>>()?;
         let mut total = 0;
         let cumulative = plan
             .weights
@@ -88,7 +103,7 @@ impl Workload {
                 total
             })
             .collect();
-        Workload { items, cumulative }
+        Ok(Workload { items, cumulative })
     }
 
     /// Picks an item with probability proportional to its weight.

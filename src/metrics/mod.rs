@@ -34,6 +34,13 @@ pub enum ErrorKind {
     /// connection closed or reset during it (after TCP connected). A handshake that
     /// runs out of time is `Connect`, as a connection that never became usable.
     Tls,
+    /// HTTP/2: the server shut the connection down with GOAWAY before this stream
+    /// completed (the stream was above the GOAWAY's last stream id, or the connection
+    /// closed after the GOAWAY while the stream was still open).
+    Goaway,
+    /// HTTP/2: the server reset the stream with RST_STREAM (any error code,
+    /// REFUSED_STREAM included).
+    StreamReset,
 }
 
 impl ErrorKind {
@@ -48,10 +55,12 @@ impl ErrorKind {
         ErrorKind::Protocol,
         ErrorKind::Generator,
         ErrorKind::Tls,
+        ErrorKind::Goaway,
+        ErrorKind::StreamReset,
     ];
 
     /// How many kinds there are.
-    pub const COUNT: usize = 9;
+    pub const COUNT: usize = 11;
 
     /// The name used in summaries and reports.
     pub fn as_str(self) -> &'static str {
@@ -65,6 +74,8 @@ impl ErrorKind {
             ErrorKind::Protocol => "protocol",
             ErrorKind::Generator => "generator",
             ErrorKind::Tls => "tls",
+            ErrorKind::Goaway => "goaway",
+            ErrorKind::StreamReset => "stream_reset",
         }
     }
 

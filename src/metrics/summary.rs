@@ -147,7 +147,7 @@ pub struct Errors {
     /// `count / requests` (0 when there were no requests).
     pub rate: f64,
     /// Count per kind (`connect`, `timeout`, `reset`, `status_4xx`, `status_5xx`, `check`,
-    /// `protocol`, `generator`, `tls`).
+    /// `protocol`, `generator`, `tls`, `goaway`, `stream_reset`).
     pub by_kind: BTreeMap<String, u64>,
 }
 

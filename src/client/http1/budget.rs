@@ -48,7 +48,7 @@ impl BodyBudget {
 
     /// Takes `n` bytes from the budget; false (and nothing taken) when that would go
     /// past the cap.
-    pub(super) fn take(&self, n: usize) -> bool {
+    pub(crate) fn take(&self, n: usize) -> bool {
         self.held
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
                 held.checked_add(n).filter(|&total| total <= self.cap)
@@ -57,7 +57,7 @@ impl BodyBudget {
     }
 
     /// Gives back `n` bytes taken earlier.
-    pub(super) fn give(&self, n: usize) {
+    pub(crate) fn give(&self, n: usize) {
         self.held.fetch_sub(n, Ordering::Relaxed);
     }
 }
