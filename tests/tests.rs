@@ -6,6 +6,7 @@ mod connections;
 mod fast_failures;
 mod find_cli;
 mod hostile;
+mod http2;
 mod report_cli;
 mod run_cli;
 mod run_errors;

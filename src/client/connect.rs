@@ -202,7 +202,7 @@ impl Connector {
                 let tls = TlsConnector::from(config.clone())
                     .connect(name.clone(), tcp)
                     .await
-                    .map_err(|e| ConnectError::Tls(handshake_reason(&e)))?;
+                    .map_err(|e| ConnectError::Tls(self.handshake_reason(&e)))?;
                 if self.h2 {
                     let chosen = tls.get_ref().1.alpn_protocol();
                     if chosen != Some(b"h2".as_slice()) {
@@ -234,6 +234,28 @@ pub struct Opened {
     pub connect: Duration,
     /// The TLS handshake after it (`None` for plain TCP).
     pub tls: Option<Duration>,
+}
+
+impl Connector {
+    /// A failed handshake in words; with `--http2`, a server's refusal of every
+    /// protocol offered by ALPN says that it is HTTP/2 it refused.
+    fn handshake_reason(&self, e: &io::Error) -> String {
+        let refused_alpn = e
+            .get_ref()
+            .and_then(|i| i.downcast_ref::<rustls::Error>())
+            .is_some_and(|t| {
+                matches!(
+                    t,
+                    rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol)
+                )
+            });
+        if self.h2 && refused_alpn {
+            return "the server did not agree to HTTP/2 by ALPN (it refused h2 with the \
+                    no_application_protocol alert); without --http2 the run speaks HTTP/1.1"
+                .into();
+        }
+        handshake_reason(e)
+    }
 }
 
 /// A failed handshake in words: rustls' own error when it has one ("invalid peer

@@ -243,7 +243,9 @@ impl Client {
             }
             return Payload::H2(
                 match h2_request(&request.template, &self.target, ctx, &mut scratch.render) {
-                    Ok((request, body)) => H2Payload::Rendered(Prebuilt::from_request(request, body)),
+                    Ok((request, body)) => {
+                        H2Payload::Rendered(Prebuilt::from_request(request, body))
+                    }
                     Err(e) => H2Payload::Invalid(e.to_string()),
                 },
             );
@@ -424,7 +426,12 @@ impl Client {
         let streams = self.h2.streams.max(1) as usize;
         loop {
             pool.h2.borrow_mut().retain(|c| c.is_open());
-            let best = pool.h2.borrow().iter().min_by_key(|c| c.in_flight()).cloned();
+            let best = pool
+                .h2
+                .borrow()
+                .iter()
+                .min_by_key(|c| c.in_flight())
+                .cloned();
             if let Some(c) = best.as_ref().filter(|c| c.in_flight() < c.streams()) {
                 trace.reused = true;
                 return Ok(c.clone());

@@ -31,7 +31,7 @@ pub(crate) use headroom::{
     assert_exit, headroom_bin, run_command, run_headroom, stderr, stdout, test_store,
 };
 pub(crate) use keep_alive::{keep_alive_server, keep_alive_writer};
-pub(crate) use nginx::{Nginx, NginxTls, JSON_BODY};
+pub(crate) use nginx::{Nginx, NginxH2, NginxTls, JSON_BODY};
 pub(crate) use pg_cluster::Cluster;
 pub(crate) use ports::free_port;
 pub(crate) use summary::{assert_adds_up, read_summary, run_with_summary};

@@ -48,6 +48,12 @@ pub(crate) struct Nginx {
 pub(crate) struct NginxH2 {
     /// `http2_max_concurrent_streams` (nginx's default is 128).
     pub(crate) max_streams: u32,
+    /// `keepalive_requests`: after this many requests on a connection nginx sends
+    /// GOAWAY and closes it (a million when `None`).
+    pub(crate) max_requests: Option<u32>,
+    /// Requests to `/up/…` are proxied to this HTTP/1.1 server (e.g. the built-in
+    /// target's `/slow?ms=N`, for responses that take a known time).
+    pub(crate) upstream: Option<SocketAddr>,
 }
 
 /// How [`Nginx::start_tls`] serves HTTPS: PEM texts it writes into its directory.
@@ -76,7 +82,8 @@ impl Nginx {
     /// Starts nginx serving HTTP/2 only on its port: h2 by ALPN (and HTTP/1.1) over
     /// TLS with `tls`, else h2c with prior knowledge (`listen … http2`, which then
     /// speaks nothing else). `GET /slow/NAME` serves a file put with
-    /// [`Nginx::put_file`] at 100 KB/s, so a 10 KB file takes about 100 ms.
+    /// [`Nginx::put_file`] at 100 KB/s (after the first 100 KB, which go at once), and
+    /// `/up/PATH` is proxied to the upstream, if any.
     pub(crate) fn start_h2(tls: Option<&NginxTls>, h2: NginxH2) -> Nginx {
         Nginx::launch(tls, Some(h2))
     }
@@ -355,9 +362,16 @@ fn config(
         Some(h2) => {
             let _ = writeln!(
                 ssl_lines,
-                "        http2_max_concurrent_streams {};\n        location /slow/ {{ alias {d}/files/; limit_rate 100k; }}",
-                h2.max_streams
+                "        http2_max_concurrent_streams {};\n        keepalive_requests {};\n        location /slow/ {{ alias {d}/files/; limit_rate 100k; }}",
+                h2.max_streams,
+                h2.max_requests.unwrap_or(1_000_000)
             );
+            if let Some(up) = h2.upstream {
+                let _ = writeln!(
+                    ssl_lines,
+                    "        location /up/ {{ proxy_pass http://{up}/; proxy_http_version 1.1; proxy_set_header Connection \"\"; }}"
+                );
+            }
             " http2"
         }
         None => "",
