@@ -16,7 +16,7 @@ pub struct PreparedRequest {
     /// HTTP/1.1 wire bytes when nothing in the request varies (HTTP/1.1 runs only).
     pub(crate) wire: Option<Vec<u8>>,
     /// The HTTP/2 request when nothing in it varies (HTTP/2 runs only).
-    pub(crate) h2: Option<Prebuilt>,
+    pub(crate) h2: Option<Box<Prebuilt>>,
     /// Whether the body must be kept (for checks or captures).
     pub keep_body: bool,
     /// A HEAD request, whose response has no body.
@@ -38,7 +38,7 @@ impl PreparedRequest {
     ) -> Result<PreparedRequest, H2RequestError> {
         let (wire, h2) = match protocol {
             Protocol::Http1 => (static_wire(template, target), None),
-            Protocol::Http2 => (None, h2_static(template, target).transpose()?),
+            Protocol::Http2 => (None, h2_static(template, target).transpose()?.map(Box::new)),
         };
         Ok(PreparedRequest {
             wire,

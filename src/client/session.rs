@@ -94,7 +94,7 @@ pub enum H2Payload<'a> {
     /// Nothing in the request varies.
     Prebuilt(&'a Prebuilt),
     /// Rendered for this send.
-    Rendered(Prebuilt),
+    Rendered(Box<Prebuilt>),
     /// The rendering failed: a rendered path or header value HTTP/2 cannot carry.
     Invalid(String),
 }
@@ -244,7 +244,7 @@ impl Client {
             return Payload::H2(
                 match h2_request(&request.template, &self.target, ctx, &mut scratch.render) {
                     Ok((request, body)) => {
-                        H2Payload::Rendered(Prebuilt::from_request(request, body))
+                        H2Payload::Rendered(Box::new(Prebuilt::from_request(request, body)))
                     }
                     Err(e) => H2Payload::Invalid(e.to_string()),
                 },
