@@ -25,7 +25,7 @@ BENCH_ROUNDS=${BENCH_ROUNDS:-3}
 BENCH_CASES=${BENCH_CASES:-"closed open conns tls h2c h2tls handshake tlsconns"}
 BENCH_TOOLS=${BENCH_TOOLS:-"headroom wrk oha hey h2load vegeta k6 locust"}
 BENCH_OUT=${BENCH_OUT:-$(mktemp -d -t headroom-bench-XXXXXX)}
-mkdir -p "$BENCH_OUT"
+mkdir -p "$BENCH_OUT/runs"
 GEN_CPU=${GEN_CPU:-0}
 TARGET_CPU=${TARGET_CPU:-1}
 OPEN_RATE=5000
@@ -34,6 +34,9 @@ MANY_CONNS=1000
 H2_CONNS=10
 H2_STREAMS=10
 HANDSHAKE_WORKERS=20
+# nginx before 1.23.4 offers TLS 1.2 at most unless told; name the versions so every
+# nginx offers the same and clients negotiate 1.3.
+BENCH_TLS_PROTOCOLS=${BENCH_TLS_PROTOCOLS:-"TLSv1.2 TLSv1.3"}
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d -t headroom-bench-work-XXXXXX)
@@ -161,6 +164,7 @@ start_nginx() {
         # resume (the `handshake` case measures a full handshake per request).
         local tls_common="ssl_certificate $WORK/nginx/cert.pem;
         ssl_certificate_key $WORK/nginx/key.pem;
+        ssl_protocols $BENCH_TLS_PROTOCOLS;
         ssl_session_cache off;
         ssl_session_tickets off;
         location / { return 200 \"ok\\n\"; }"
@@ -277,7 +281,7 @@ record() {
 
 run_case_tool() {
     local case=$1 tool=$2 round=$3
-    local prefix="$WORK/$case-$tool-$round" counts status=0
+    local prefix="$BENCH_OUT/runs/$case-$tool-$round" counts status=0
     "run_$tool" "$case" "$prefix" || status=$?
     if [ "$status" -eq 3 ]; then return 0; fi # the tool has no such mode
     counts=$("count_$tool" "$prefix" 2>"$prefix.count.err") || counts=""
@@ -317,4 +321,4 @@ for round in $(seq "$BENCH_ROUNDS"); do
 done
 
 python3 "$REPO/bench/table.py" "$RUNS" "$BENCH_SECONDS" | tee "$BENCH_OUT/table.md"
-say "raw runs: $RUNS"
+say "raw runs: $RUNS; each run's output, stderr and time: $BENCH_OUT/runs/"
