@@ -148,7 +148,7 @@ nginx_has_http2_directive() {
 # plain HTTP/1.1 (URL), HTTPS with HTTP/1.1 and h2 by ALPN (TLS_URL), and h2c with
 # prior knowledge (H2C_URL). TLS_URL is empty without openssl.
 start_nginx() {
-    local nginx attempt port tls_port h2c_port tls_server="" h2c_server
+    local nginx port tls_port h2c_port tls_server="" h2c_server
     nginx=$(find_tool nginx || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; }) ||
         die "nginx is not installed (apt-get install -y nginx, or BENCH_INSTALL=1)"
     mkdir -p "$WORK/nginx"
@@ -158,7 +158,7 @@ start_nginx() {
         have_tls=""
         say "no openssl: the TLS cases are skipped (apt-get install -y openssl)"
     }
-    for attempt in 1 2 3 4 5; do
+    for _ in 1 2 3 4 5; do
         read -r port tls_port h2c_port < <(free_ports 3)
         # Full handshakes only: no session cache and no tickets, so a client cannot
         # resume (the `handshake` case measures a full handshake per request).
@@ -292,6 +292,7 @@ run_case_tool() {
         return 0
     fi
     say "  $tool: $counts (requests dropped) in $(cat "$prefix.time")"
+    # shellcheck disable=SC2086 # counts is "REQUESTS DROPPED": two arguments
     record "$case" "$tool" "$round" "$prefix" ${counts}
     rm -f "$prefix.bin"
 }

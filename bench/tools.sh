@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # How bench/generator.sh drives each tool. Sourced, not run.
 #
 # Cases (bench/README.md says what each measures):
@@ -249,8 +250,9 @@ install_peers() {
     done
     if [ "${#apt[@]}" -gt 0 ]; then
         say "installing with apt: ${apt[*]}"
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt[@]}" >&2 ||
+        if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt[@]}"; } >&2; then
             say "apt-get install ${apt[*]} failed; those peers will be skipped"
+        fi
     fi
     if ! find_tool oha >/dev/null; then
         if command -v cargo >/dev/null 2>&1; then
