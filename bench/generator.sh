@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Generator benchmark: how much CPU and memory headroom spends per request, side by
-# side with wrk, oha, hey, vegeta, k6 and Locust, against one nginx on loopback.
+# side with wrk, oha, hey, h2load, vegeta, k6 and Locust, against one nginx on
+# loopback: plain HTTP/1.1, HTTPS/1.1, h2c, HTTP/2 over TLS, a TLS handshake per
+# request, and 1000 connections plain and over TLS.
 #
 #   bash bench/generator.sh                         # 3 rounds of 10 s per tool and case
 #   BENCH_SECONDS=2 BENCH_ROUNDS=1 bash bench/generator.sh
+#   BENCH_CASES="tls h2c h2tls handshake tlsconns" bash bench/generator.sh
+#   BENCH_INSTALL=1 bash bench/generator.sh         # first install missing peers
 #   HEADROOM_BASELINE=/path/to/old/headroom BENCH_TOOLS="headroom baseline wrk" \
 #       bash bench/generator.sh                     # a change against an older build
 #
@@ -11,20 +15,28 @@
 # each round so drift hits them all alike. Each run is measured with /usr/bin/time
 # (user + system CPU seconds, peak RSS) and divided by the requests it completed.
 # A tool that is not installed is skipped with a message; so is headroom until its
-# `run` command exists. See bench/README.md.
+# `run` command exists, and a case whose flags the headroom build lacks. The table at
+# the end gives each tool's CPU per request against headroom's and against the case's
+# reference peer, and checks headroom against issue 10's aims. See bench/README.md.
 set -euo pipefail
 
 BENCH_SECONDS=${BENCH_SECONDS:-10}
 BENCH_ROUNDS=${BENCH_ROUNDS:-3}
-BENCH_CASES=${BENCH_CASES:-"closed open conns"}
-BENCH_TOOLS=${BENCH_TOOLS:-"headroom wrk oha hey vegeta k6 locust"}
+BENCH_CASES=${BENCH_CASES:-"closed open conns tls h2c h2tls handshake tlsconns"}
+BENCH_TOOLS=${BENCH_TOOLS:-"headroom wrk oha hey h2load vegeta k6 locust"}
 BENCH_OUT=${BENCH_OUT:-$(mktemp -d -t headroom-bench-XXXXXX)}
-mkdir -p "$BENCH_OUT"
+mkdir -p "$BENCH_OUT/runs"
 GEN_CPU=${GEN_CPU:-0}
 TARGET_CPU=${TARGET_CPU:-1}
 OPEN_RATE=5000
 CLOSED_CONNS=50
 MANY_CONNS=1000
+H2_CONNS=10
+H2_STREAMS=10
+HANDSHAKE_WORKERS=20
+# nginx before 1.23.4 offers TLS 1.2 at most unless told; name the versions so every
+# nginx offers the same and clients negotiate 1.3.
+BENCH_TLS_PROTOCOLS=${BENCH_TLS_PROTOCOLS:-"TLSv1.2 TLSv1.3"}
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d -t headroom-bench-work-XXXXXX)
@@ -82,6 +94,11 @@ find_headroom() {
     echo "$bin"
 }
 
+source "$REPO/bench/tools.sh"
+if [ "${BENCH_INSTALL:-0}" = 1 ]; then
+    install_peers
+fi
+
 declare -A BIN
 for tool in $BENCH_TOOLS; do
     case $tool in
@@ -96,23 +113,70 @@ for tool in $BENCH_TOOLS; do
     elif [ "$tool" = headroom ]; then
         say "skipping headroom: no release binary with \`headroom run --users/--rate/--out\` yet"
     else
-        say "skipping $tool: not installed (see /work/shared/BENCH-PEERS.md or bench/README.md)"
+        say "skipping $tool: not installed (BENCH_INSTALL=1 installs nginx, wrk, h2load, oha and hey; see bench/README.md)"
     fi
 done
 
 # ------------------------------------------------------------------------------ nginx
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+# free_ports N: N distinct free ports of 127.0.0.1 (all bound at once while chosen).
+free_ports() {
+    python3 -c 'import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks: s.bind(("127.0.0.1", 0))
+print(*(s.getsockname()[1] for s in socks))' "$1"
 }
 
+# make_cert DIR: a self-signed ECDSA P-256 certificate for localhost and 127.0.0.1 in
+# DIR/cert.pem and DIR/key.pem (what BENCH-PEERS measured the peers against); fails
+# without openssl.
+make_cert() {
+    command -v openssl >/dev/null 2>&1 || return 1
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 7 \
+        -subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+        -keyout "$1/key.pem" -out "$1/cert.pem" >/dev/null 2>&1
+}
+
+# nginx_has_http2_directive NGINX: true from nginx 1.25.1 on, which has `http2 on;`
+# and deprecates the `http2` parameter of `listen`.
+nginx_has_http2_directive() {
+    local version
+    version=$("$1" -v 2>&1 | sed -n 's|.*nginx/\([0-9][0-9.]*\).*|\1|p')
+    [ -n "$version" ] && [ "$(printf '%s\n1.25.1\n' "$version" | sort -V | head -n 1)" = 1.25.1 ]
+}
+
+# start_nginx: one worker on TARGET_CPU with three servers on free loopback ports:
+# plain HTTP/1.1 (URL), HTTPS with HTTP/1.1 and h2 by ALPN (TLS_URL), and h2c with
+# prior knowledge (H2C_URL). TLS_URL is empty without openssl.
 start_nginx() {
-    local nginx attempt port
+    local nginx port tls_port h2c_port tls_server="" h2c_server
     nginx=$(find_tool nginx || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; }) ||
-        die "nginx is not installed (apt-get install -y nginx)"
+        die "nginx is not installed (apt-get install -y nginx, or BENCH_INSTALL=1)"
     mkdir -p "$WORK/nginx"
     chmod 755 "$WORK/nginx"
-    for attempt in 1 2 3 4 5; do
-        port=$(free_port)
+    local have_tls=1
+    make_cert "$WORK/nginx" || {
+        have_tls=""
+        say "no openssl: the TLS cases are skipped (apt-get install -y openssl)"
+    }
+    for _ in 1 2 3 4 5; do
+        read -r port tls_port h2c_port < <(free_ports 3)
+        # Full handshakes only: no session cache and no tickets, so a client cannot
+        # resume (the `handshake` case measures a full handshake per request).
+        local tls_common="ssl_certificate $WORK/nginx/cert.pem;
+        ssl_certificate_key $WORK/nginx/key.pem;
+        ssl_protocols $BENCH_TLS_PROTOCOLS;
+        ssl_session_cache off;
+        ssl_session_tickets off;
+        location / { return 200 \"ok\\n\"; }"
+        if nginx_has_http2_directive "$nginx"; then
+            [ -z "$have_tls" ] || tls_server="server { listen 127.0.0.1:$tls_port ssl; http2 on; $tls_common }"
+            # With `http2 on` a cleartext port answers HTTP/1.1 and h2c with prior knowledge.
+            h2c_server="server { listen 127.0.0.1:$h2c_port; http2 on; location / { return 200 \"ok\\n\"; } }"
+        else
+            [ -z "$have_tls" ] || tls_server="server { listen 127.0.0.1:$tls_port ssl http2; $tls_common }"
+            # Before 1.25.1 a cleartext `listen … http2` speaks h2c with prior knowledge only.
+            h2c_server="server { listen 127.0.0.1:$h2c_port http2; location / { return 200 \"ok\\n\"; } }"
+        fi
         cat >"$WORK/nginx/nginx.conf" <<EOF
 daemon off;
 worker_processes 1;
@@ -124,6 +188,7 @@ http {
     access_log off;
     keepalive_requests 1000000;
     keepalive_timeout 75s;
+    http2_max_concurrent_streams 256;
     client_body_temp_path $WORK/nginx/body;
     proxy_temp_path $WORK/nginx/proxy;
     fastcgi_temp_path $WORK/nginx/fastcgi;
@@ -134,6 +199,8 @@ http {
         location / { return 200 "ok\n"; }
         location /json { default_type application/json; return 200 '{"id": 42, "data": [1,2,3]}'; }
     }
+    $tls_server
+    $h2c_server
 }
 EOF
         taskset -c "$TARGET_CPU" "$nginx" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" \
@@ -143,9 +210,13 @@ EOF
             if [ -s "$WORK/nginx/nginx.pid" ] &&
                 (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
                 URL="http://127.0.0.1:$port/"
+                PLAIN_URL=$URL
+                H2C_URL="http://127.0.0.1:$h2c_port/"
+                TLS_URL=${have_tls:+"https://127.0.0.1:$tls_port/"}
                 # The worker inherits the master's CPU mask; pin it explicitly anyway.
                 pgrep -P "$NGINX_PID" | xargs -r -n1 taskset -pc "$TARGET_CPU" >/dev/null
-                say "nginx on $URL (master pid $NGINX_PID, CPU $TARGET_CPU)"
+                say "nginx on $URL, h2c on $H2C_URL, TLS on ${TLS_URL:-(none)}" \
+                    "(master pid $NGINX_PID, CPU $TARGET_CPU)"
                 return 0
             fi
             kill -0 "$NGINX_PID" 2>/dev/null || break
@@ -158,6 +229,15 @@ EOF
             die "nginx did not start: $(cat "$WORK/nginx/error.log" 2>/dev/null)"
     done
     die "nginx found no free port in 5 attempts"
+}
+
+# case_url CASE: the target of a case (empty when it cannot run here).
+case_url() {
+    case $1 in
+    closed | open | conns) echo "$PLAIN_URL" ;;
+    h2c) echo "$H2C_URL" ;;
+    tls | h2tls | handshake | tlsconns) echo "$TLS_URL" ;;
+    esac
 }
 
 # ------------------------------------------------------------------- running one tool
@@ -188,8 +268,6 @@ else:
 EOF
 }
 
-source "$REPO/bench/tools.sh"
-
 # ---------------------------------------------------------------------------- records
 RUNS="$BENCH_OUT/runs.tsv"
 printf 'case\ttool\tround\trequests\tdropped\tuser_s\tsys_s\trss_kib\n' >"$RUNS"
@@ -203,7 +281,7 @@ record() {
 
 run_case_tool() {
     local case=$1 tool=$2 round=$3
-    local prefix="$WORK/$case-$tool-$round" counts status=0
+    local prefix="$BENCH_OUT/runs/$case-$tool-$round" counts status=0
     "run_$tool" "$case" "$prefix" || status=$?
     if [ "$status" -eq 3 ]; then return 0; fi # the tool has no such mode
     counts=$("count_$tool" "$prefix" 2>"$prefix.count.err") || counts=""
@@ -214,15 +292,27 @@ run_case_tool() {
         return 0
     fi
     say "  $tool: $counts (requests dropped) in $(cat "$prefix.time")"
+    # shellcheck disable=SC2086 # counts is "REQUESTS DROPPED": two arguments
     record "$case" "$tool" "$round" "$prefix" ${counts}
     rm -f "$prefix.bin"
 }
 
+for case in $BENCH_CASES; do
+    case $case in
+    closed | open | conns | tls | h2c | h2tls | handshake | tlsconns) ;;
+    *) die "unknown case $case (known: closed open conns tls h2c h2tls handshake tlsconns)" ;;
+    esac
+done
 start_nginx
 say "results: $BENCH_OUT (seconds=$BENCH_SECONDS rounds=$BENCH_ROUNDS)"
 for round in $(seq "$BENCH_ROUNDS"); do
     for case in $BENCH_CASES; do
-        say "round $round, case $case"
+        URL=$(case_url "$case")
+        if [ -z "$URL" ]; then
+            say "round $round, case $case: skipped (no TLS certificate)"
+            continue
+        fi
+        say "round $round, case $case ($URL)"
         for tool in $BENCH_TOOLS; do
             [ -n "${BIN[$tool]:-}" ] || continue
             run_case_tool "$case" "$tool" "$round"
@@ -232,4 +322,4 @@ for round in $(seq "$BENCH_ROUNDS"); do
 done
 
 python3 "$REPO/bench/table.py" "$RUNS" "$BENCH_SECONDS" | tee "$BENCH_OUT/table.md"
-say "raw runs: $RUNS"
+say "raw runs: $RUNS; each run's output, stderr and time: $BENCH_OUT/runs/"

@@ -3,8 +3,10 @@
 Usage: python3 bench/table.py RUNS.tsv SECONDS
 
 Each figure is the median over rounds. CPU per request is (user + system CPU seconds)
-divided by requests completed; "÷ headroom" and "÷ wrk" divide a tool's CPU per request
-by headroom's and wrk's from the same runs (above 1: that tool spends more).
+divided by requests completed; "÷ headroom" divides a tool's CPU per request by
+headroom's, "÷ REF" by the case's reference peer's (wrk, oha or h2load), both from the
+same runs (above 1: that tool spends more). A last table checks headroom against issue
+10's aims and the limits required to resolve it.
 """
 
 import csv
@@ -15,10 +17,41 @@ CASES = {
     "closed": "Closed loop, 50 connections, as fast as possible",
     "open": "Open model, 5000 requests/s",
     "conns": "1000 connections, as fast as possible",
+    "tls": "HTTPS/1.1 keep-alive, 50 connections, as fast as possible",
+    "h2c": "h2c (prior knowledge), 10 connections × 10 streams",
+    "h2tls": "HTTP/2 over TLS, 10 connections × 10 streams",
+    "handshake": "A full TLS handshake per request, 20 workers",
+    "tlsconns": "1000 TLS connections, as fast as possible",
 }
+# The peer each case's "÷" column and goal compare against.
+REFERENCE = {
+    "closed": "wrk",
+    "open": "oha",
+    "conns": "wrk",
+    "tls": "wrk",
+    "h2c": "h2load",
+    "h2tls": "h2load",
+    "handshake": "oha",
+    "tlsconns": "wrk",
+}
+# Issue 10: headroom's CPU per request ÷ the reference peer's, (aim, required).
+CPU_GOALS = {
+    "closed": (1.0, 1.0),
+    "open": (0.5, 0.5),
+    "tls": (1.0, 1.15),
+    "h2c": (1.0, 1.3),
+    "h2tls": (1.0, 1.3),
+    "handshake": (0.8, 1.0),
+}
+# Issue 10: headroom's peak RSS, MiB.
+RSS_GOALS = {"tlsconns": 40.0}
 NOTES = {
     ("open", "hey"): "paces each of 50 workers at 100/s",
     ("open", "k6"): "dropped = dropped_iterations",
+    ("h2c", "h2load"): "latency from stream open: no queueing delay",
+    ("h2tls", "h2load"): "latency from stream open: no queueing delay",
+    ("h2c", "oha"): "-c 10 -p 10",
+    ("h2tls", "oha"): "-c 10 -p 10",
 }
 
 
@@ -35,23 +68,39 @@ def main(path: str, seconds: float) -> None:
                 "dropped": int(float(row["dropped"])),
             }
         )
+    goals = []
     for case, title in CASES.items():
         tools = [t for (c, t) in runs if c == case]
         if not tools:
             continue
+        ref = REFERENCE[case]
         med = {t: median_of(runs[(case, t)]) for t in tools}
         base_h = med.get("headroom", {}).get("cpu_us")
-        base_w = med.get("wrk", {}).get("cpu_us")
-        print(f"\n### {title} ({seconds:g} s runs, medians of {max(len(runs[(case, t)]) for t in tools)})\n")
-        print("| tool | req/s | CPU µs/request | peak RSS MiB | dropped | ÷ headroom | ÷ wrk | note |")
+        base_r = med.get(ref, {}).get("cpu_us")
+        rounds = max(len(runs[(case, t)]) for t in tools)
+        print(f"\n### {title} ({seconds:g} s runs, medians of {rounds})\n")
+        print(f"| tool | req/s | CPU µs/request | peak RSS MiB | dropped | ÷ headroom | ÷ {ref} | note |")
         print("|---|---:|---:|---:|---:|---:|---:|---|")
         for t in tools:
             m = med[t]
             print(
                 f"| {t} | {m['rate']:,.0f} | {m['cpu_us']:.1f} | {m['rss_mib']:.1f} "
-                f"| {m['dropped']:,.0f} | {ratio(m['cpu_us'], base_h)} | {ratio(m['cpu_us'], base_w)} "
+                f"| {m['dropped']:,.0f} | {ratio(m['cpu_us'], base_h)} | {ratio(m['cpu_us'], base_r)} "
                 f"| {NOTES.get((case, t), '')} |"
             )
+        if case in CPU_GOALS and base_h:
+            aim, required = CPU_GOALS[case]
+            value = base_h / base_r if base_r else None
+            goals.append((f"{case}: CPU ÷ {ref}", value, aim, required, "×"))
+        if case in RSS_GOALS and base_h:
+            limit = RSS_GOALS[case]
+            goals.append((f"{case}: peak RSS MiB", med["headroom"]["rss_mib"], limit, limit, ""))
+    if goals:
+        print("\n### headroom against issue 10's goals\n")
+        print("| measure | headroom | aim | required | verdict |")
+        print("|---|---:|---:|---:|---|")
+        for name, value, aim, required, unit in goals:
+            print(f"| {name} | {fmt(value, unit)} | ≤ {aim:g}{unit} | ≤ {required:g}{unit} | {verdict(value, aim, required)} |")
 
 
 def median_of(rows: list) -> dict:
@@ -60,6 +109,20 @@ def median_of(rows: list) -> dict:
 
 def ratio(value: float, base) -> str:
     return "—" if not base else f"{value / base:.2f}"
+
+
+def fmt(value, unit: str) -> str:
+    return "—" if value is None else f"{value:.2f}{unit}"
+
+
+def verdict(value, aim: float, required: float) -> str:
+    if value is None:
+        return "no reference peer in this run"
+    if value <= aim:
+        return "meets the aim"
+    if value <= required:
+        return "meets the requirement, not the aim"
+    return "**over the requirement**"
 
 
 if __name__ == "__main__":
