@@ -5,6 +5,7 @@ mod accounting;
 mod fast_failures;
 mod find_cli;
 mod hostile;
+mod http2_client;
 mod report_cli;
 mod run_cli;
 mod run_errors;
