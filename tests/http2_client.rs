@@ -148,6 +148,7 @@ fn local<F: std::future::Future>(f: F) -> F::Output {
 
 async fn connect_with(addr: SocketAddr, settings: &Settings) -> Option<Connection> {
     let tcp = tokio::net::TcpStream::connect(addr).await.ok()?;
+    tcp.set_nodelay(true).ok()?;
     Connection::handshake(tcp, settings).await.ok()
 }
 
