@@ -9,7 +9,9 @@ use http::Response as HttpResponse;
 
 use super::tests_server::{connect, get, h2_server, local, serve, Raw};
 use super::*;
+use crate::metrics::ErrorKind;
 use crate::test_alloc::peak_during;
+use tokio::io::AsyncWriteExt;
 
 /// Answers every request with 200 and "ok" after `delay`.
 fn ok_after(delay: Duration) -> (std::net::SocketAddr, Arc<super::tests_server::Seen>) {
@@ -131,4 +133,38 @@ fn an_idle_connection_costs_little_memory() {
         per_connection < 64 * 1024,
         "{per_connection} bytes per idle connection"
     );
+}
+
+#[test]
+fn a_request_on_a_connection_already_closed_is_refused() {
+    let addr = serve(|tcp| async move {
+        let mut raw = Raw::accept(tcp).await;
+        // Once the client acknowledged our SETTINGS (its handshake is done): FIN.
+        while let Some((kind, flags, _, _)) = raw.read().await {
+            if kind == super::tests_server::SETTINGS && flags & 1 == 1 {
+                break;
+            }
+        }
+        raw.tcp.shutdown().await.unwrap();
+        while raw.read().await.is_some() {}
+    });
+    local(async {
+        let conn = connect(addr, &Settings::default()).await;
+        for _ in 0..200 {
+            if !conn.is_open() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert!(!conn.is_open());
+        let e = conn
+            .send(get(addr, "/"), None, false, false)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (e.kind, e.refused),
+            (ErrorKind::Reset, true),
+            "never sent: {e}"
+        );
+    });
 }
