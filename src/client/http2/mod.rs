@@ -165,6 +165,9 @@ impl Connection {
         // of streams, and a server with a lower MAX_CONCURRENT_STREAMS refuses the
         // extra ones. Driving the connection here (before spawning it) also turns a
         // server that does not speak HTTP/2 into a handshake error, not request errors.
+        // Timing: the server sends its SETTINGS as soon as it sees our preface (or on
+        // accept), so this costs at most one round trip, counted in the handshake's
+        // time rather than in the first request's.
         poll_fn(|cx| match Pin::new(&mut conn).poll(cx) {
             Poll::Ready(Ok(())) => Poll::Ready(Err(HandshakeError::Closed)),
             Poll::Ready(Err(e)) => Poll::Ready(Err(HandshakeError::H2(e))),
