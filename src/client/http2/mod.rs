@@ -15,7 +15,7 @@
 //! ([`Limits::kept_body`](crate::client::http1::Limits) and the shared
 //! [`BodyBudget`]), and what the server may send before we read it (the flow-control
 //! windows of [`Settings`]). A discarded body is read frame by frame and its window
-//! given back at once, whatever its length. Failures map to error kinds in [`error`]:
+//! given back at once, whatever its length. Failures map to error kinds ([`Failure`]):
 //! RST_STREAM → `stream_reset`, GOAWAY → `goaway`, a closed or failed connection →
 //! `reset`, anything malformed or over a limit → `protocol`.
 //!
