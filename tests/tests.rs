@@ -7,6 +7,7 @@ mod fast_failures;
 mod find_cli;
 mod hostile;
 mod http2;
+mod http2_client;
 mod report_cli;
 mod run_cli;
 mod run_errors;

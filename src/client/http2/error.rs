@@ -59,9 +59,18 @@ impl Failure {
         )
     }
 
-    /// Maps an error `h2` gave for the stream `stream_id` (`None`: never opened),
-    /// `goaway` being the last stream id of a GOAWAY received on the connection.
+    /// Maps an error `h2` gave for the stream `stream_id` (`None`: never opened, so
+    /// refused), `goaway` being the last stream id of a GOAWAY received on the
+    /// connection.
     pub(super) fn from_h2(e: &h2::Error, stream_id: Option<u32>, goaway: Option<u32>) -> Failure {
+        let mut failure = Failure::classify(e, stream_id, goaway);
+        // A stream never opened was never seen by the server, whatever ended the
+        // connection.
+        failure.refused |= stream_id.is_none();
+        failure
+    }
+
+    fn classify(e: &h2::Error, stream_id: Option<u32>, goaway: Option<u32>) -> Failure {
         let above = |last: u32| stream_id.is_none_or(|id| id > last);
         if e.is_reset() && e.is_remote() {
             let reason = e.reason().unwrap_or(h2::Reason::NO_ERROR);

@@ -30,6 +30,9 @@ pub(super) fn local<F: Future>(f: F) -> F::Output {
 /// Connects to `addr` over TCP and sets up HTTP/2.
 pub(super) async fn connect(addr: SocketAddr, settings: &Settings) -> Connection {
     let tcp = TcpStream::connect(addr).await.unwrap();
+    // As the engine's connector does: small frames (WINDOW_UPDATE, SETTINGS ACK) must
+    // not wait for Nagle's algorithm.
+    tcp.set_nodelay(true).unwrap();
     Connection::handshake(tcp, settings).await.unwrap()
 }
 
@@ -51,6 +54,8 @@ pub(super) struct Seen {
     pub(super) max_open: AtomicUsize,
     /// Requests received.
     pub(super) requests: AtomicUsize,
+    /// Connections that ended (the client closed them, or they failed).
+    pub(super) closed: AtomicUsize,
 }
 
 /// Counts a request as open while it lives.
@@ -97,6 +102,7 @@ where
                     drop(guard);
                 });
             }
+            seen.closed.fetch_add(1, Ordering::SeqCst);
         }
     });
     (addr, seen)
@@ -119,6 +125,7 @@ where
         rt.block_on(async move {
             let listener = TcpListener::from_std(std_listener).unwrap();
             while let Ok((tcp, _)) = listener.accept().await {
+                let _ = tcp.set_nodelay(true);
                 tokio::spawn(script(tcp));
             }
         });

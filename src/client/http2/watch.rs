@@ -208,6 +208,29 @@ mod tests {
         assert_eq!(watch.last_stream_id(), Some(5));
     }
 
+    proptest::proptest! {
+        /// Arbitrary bytes (a hostile or broken server), read in arbitrary pieces: no
+        /// panic, and the same answer as one read.
+        #[test]
+        fn arbitrary_bytes_in_arbitrary_reads(
+            bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..2048),
+            cuts in proptest::collection::vec(0usize..2048, 0..16),
+        ) {
+            let whole = GoawayWatch::new();
+            Scan::default().feed(&bytes, &whole);
+            let pieces = GoawayWatch::new();
+            let mut scan = Scan::default();
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
+            cuts.sort_unstable();
+            let mut at = 0;
+            for cut in cuts.into_iter().chain([bytes.len()]) {
+                scan.feed(&bytes[at..cut], &pieces);
+                at = cut;
+            }
+            proptest::prop_assert_eq!(whole.last_stream_id(), pieces.last_stream_id());
+        }
+    }
+
     #[test]
     fn no_goaway_no_id_and_the_reserved_bit_is_ignored() {
         let watch = GoawayWatch::new();
