@@ -4,8 +4,9 @@
 //! `spawn` binds in the caller's thread (so a busy port fails at once), then starts one
 //! OS thread that owns a tokio runtime (current-thread by default, multi-threaded when
 //! `threads > 1`) plus the [`PreciseTimer`] thread. Each accepted connection is served
-//! by hyper's HTTP/1.1 connection loop on its own task; every request goes through
-//! [`handle`], which counts it, runs the route, and applies a stall if one is on.
+//! on its own task by `conn` (HTTP/1.1 and h2c on one port, or TLS with ALPN); every
+//! request goes through [`handle`], which counts it, runs the route, and applies a
+//! stall if one is on.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -16,14 +17,12 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Request, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::oneshot;
 
 use super::admin::Stall;
+use super::conn::{self, Protocols};
 use super::metrics::{Endpoint, Held, TargetMetrics};
 use super::options::TargetOptions;
 use super::postgres::PgTasks;
@@ -31,6 +30,7 @@ use super::reply::{self, Reply};
 use super::routes;
 use super::tasks::{MemoryTasks, TaskStore};
 use super::timer::PreciseTimer;
+use super::tls;
 use super::work::WorkPool;
 
 /// Accept backlog; the kernel caps it at `net.core.somaxconn`.
@@ -46,10 +46,15 @@ pub(crate) struct State {
     pub(crate) tasks: TaskStore,
     pub(crate) metrics: TargetMetrics,
     pub(crate) stall: Stall,
+    /// How connections are served (HTTP/1.1 and h2c, or TLS).
+    pub(crate) protocols: Protocols,
 }
 
 impl State {
-    async fn new(opts: &TargetOptions) -> anyhow::Result<Self> {
+    async fn new(
+        opts: &TargetOptions,
+        tls: Option<Arc<rustls::ServerConfig>>,
+    ) -> anyhow::Result<Self> {
         let metrics = TargetMetrics::new(opts.workers);
         let work = WorkPool::new(
             opts,
@@ -70,6 +75,7 @@ impl State {
             tasks,
             metrics,
             stall: Stall::new(),
+            protocols: Protocols::new(opts.h2_max_streams, tls),
         })
     }
 }
@@ -79,6 +85,8 @@ impl State {
 /// joined before it returns.
 pub struct RunningTarget {
     addr: SocketAddr,
+    /// The self-signed certificate (PEM) when serving TLS.
+    cert_pem: Option<String>,
     capacity: f64,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -90,9 +98,21 @@ impl RunningTarget {
         self.addr
     }
 
-    /// Its base URL, e.g. `http://127.0.0.1:8080`, without a trailing slash.
+    /// Its base URL, e.g. `http://127.0.0.1:8080` (`https://` with TLS), without a
+    /// trailing slash.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.cert_pem.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// The certificate made at start (PEM) when serving TLS: what a client trusts
+    /// with `--cacert`. `None` in cleartext.
+    pub fn cert_pem(&self) -> Option<&str> {
+        self.cert_pem.as_deref()
     }
 
     /// The true ceiling of `/work` in requests per second (workers / mean service time).
@@ -122,10 +142,22 @@ impl Drop for RunningTarget {
 }
 
 /// Starts a target as `opts` describe and returns once it is listening (and, with
-/// `postgres`, connected). Errors: invalid options, the address cannot be bound, the
-/// database cannot be reached, or threads cannot be started.
+/// `postgres`, connected). With `tls`, makes its certificate first (and writes it to
+/// `tls_cert_out`). Errors: invalid options, the certificate cannot be made or written,
+/// the address cannot be bound, the database cannot be reached, or threads cannot be
+/// started.
 pub fn spawn(opts: TargetOptions) -> anyhow::Result<RunningTarget> {
     opts.validate().map_err(anyhow::Error::msg)?;
+    let (cert_pem, tls_config) = if opts.tls {
+        let made = tls::self_signed(opts.listen)?;
+        if let Some(path) = &opts.tls_cert_out {
+            std::fs::write(path, &made.cert_pem)
+                .with_context(|| format!("writing the certificate to {}", path.display()))?;
+        }
+        (Some(made.cert_pem), Some(made.config))
+    } else {
+        (None, None)
+    };
     let runtime = if opts.threads == 1 {
         tokio::runtime::Builder::new_current_thread()
     } else {
@@ -152,7 +184,7 @@ pub fn spawn(opts: TargetOptions) -> anyhow::Result<RunningTarget> {
         .name("headroom-target".into())
         .spawn(move || {
             runtime.block_on(async move {
-                match State::new(&opts).await {
+                match State::new(&opts, tls_config).await {
                     Ok(state) => {
                         let state = Arc::new(state);
                         let _ = ready_tx.send(Ok(()));
@@ -169,6 +201,7 @@ pub fn spawn(opts: TargetOptions) -> anyhow::Result<RunningTarget> {
 
     let mut running = RunningTarget {
         addr,
+        cert_pem,
         capacity,
         stop: Some(stop_tx),
         thread: Some(thread),
@@ -206,7 +239,7 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>, mut stop: oneshot
             _ = &mut stop => return,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    tokio::spawn(serve_connection(stream, Arc::clone(&state)));
+                    tokio::spawn(conn::serve(stream, Arc::clone(&state)));
                 }
                 // Out of file descriptors or a connection reset before accept: back off
                 // briefly instead of spinning on the error.
@@ -216,18 +249,8 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>, mut stop: oneshot
     }
 }
 
-async fn serve_connection(stream: TcpStream, state: Arc<State>) {
-    // Responses are small and written whole; Nagle would only add delay.
-    let _ = stream.set_nodelay(true);
-    let service = service_fn(move |req| handle(Arc::clone(&state), req));
-    let _ = http1::Builder::new()
-        .timer(TokioTimer::new())
-        .serve_connection(TokioIo::new(stream), service)
-        .await;
-}
-
 /// One request: read its body, route it, wait out any stall, record it.
-async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Reply, Infallible> {
+pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Reply, Infallible> {
     let received = Instant::now();
     let _in_flight = Held::inc(&state.metrics.in_flight);
     let endpoint = routes::endpoint_of(req.uri().path());
