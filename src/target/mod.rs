@@ -35,6 +35,8 @@ mod test_client;
 mod tests;
 #[cfg(test)]
 mod tests_postgres;
+#[cfg(test)]
+mod tests_protocols;
 
 pub use options::{ServiceDist, TargetOptions, DEFAULT_H2_MAX_STREAMS};
 pub use server::{spawn, RunningTarget};
