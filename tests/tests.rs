@@ -13,5 +13,6 @@ mod run_shapes;
 mod run_tls;
 mod store_cli;
 mod support;
+mod target_tls;
 mod timing;
 mod watch_cli;

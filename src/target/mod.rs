@@ -57,6 +57,11 @@ pub fn serve_forever(opts: TargetOptions) -> anyhow::Result<()> {
     ctrlc::set_handler(move || {
         let _ = tx.send(());
     })?;
+    // The certificate line first: the `listening` line is the last one at start, what
+    // scripts wait for.
+    if let Some(path) = cert_out {
+        println!("certificate (PEM) written to {}", path.display());
+    }
     println!(
         "headroom target listening on {} — capacity {:.1} req/s ({} workers × {:?} {}), tasks in {}",
         target.url(),
@@ -69,9 +74,6 @@ pub fn serve_forever(opts: TargetOptions) -> anyhow::Result<()> {
         },
         store,
     );
-    if let Some(path) = cert_out {
-        println!("certificate (PEM) written to {}", path.display());
-    }
     let _ = rx.recv();
     target.shutdown();
     Ok(())
