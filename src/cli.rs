@@ -123,6 +123,11 @@ pub struct DemoArgs {
     /// Directory for `headroom-demo-report.md`.
     #[arg(long, default_value = ".")]
     pub out_dir: PathBuf,
+    /// Then search the same target served over HTTPS (self-signed certificate made at
+    /// start) and compare: the cost of TLS on the ceiling, latency and CPU per request.
+    /// Doubles the demo's time.
+    #[arg(long)]
+    pub tls: bool,
 }
 
 /// Flags of `headroom target`.

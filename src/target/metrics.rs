@@ -121,6 +121,11 @@ impl ByProtocol {
         counters
     }
 
+    /// The count over both protocols.
+    pub(crate) fn total(&self) -> u64 {
+        self.http1.get() + self.h2.get()
+    }
+
     /// Counts one for `protocol`.
     pub(crate) fn inc(&self, protocol: Protocol) {
         match protocol {

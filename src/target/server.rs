@@ -23,7 +23,7 @@ use tokio::sync::oneshot;
 
 use super::admin::Stall;
 use super::conn::{self, Protocols};
-use super::metrics::{Endpoint, Held, TargetMetrics};
+use super::metrics::{ConnectionMetrics, Endpoint, Held, TargetMetrics};
 use super::options::TargetOptions;
 use super::postgres::PgTasks;
 use super::reply::{self, Reply};
@@ -87,6 +87,10 @@ pub struct RunningTarget {
     addr: SocketAddr,
     /// The self-signed certificate (PEM) when serving TLS.
     cert_pem: Option<String>,
+    /// The server's connection counters (shared with its handlers).
+    counters: Option<ConnectionMetrics>,
+    /// Kernel id of the thread that runs a current-thread runtime (`None` with more).
+    server_tid: Option<u32>,
     capacity: f64,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -118,6 +122,22 @@ impl RunningTarget {
     /// The true ceiling of `/work` in requests per second (workers / mean service time).
     pub fn capacity(&self) -> f64 {
         self.capacity
+    }
+
+    /// Requests answered so far, every endpoint and protocol.
+    pub fn requests_answered(&self) -> u64 {
+        self.counters.as_ref().map_or(0, |c| c.requests.total())
+    }
+
+    /// CPU time the server has used so far, from `/proc` (Linux): the one thread that
+    /// runs a current-thread runtime, so all of its serving, TLS included, but not the
+    /// `/work` timer thread (sleeping costs nothing). `None` with `threads > 1` or
+    /// without `/proc`.
+    pub fn cpu_time(&self) -> Option<Duration> {
+        let tid = self.server_tid?;
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+        let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
+        Some(Duration::from_nanos(ns))
     }
 
     /// Stops accepting, closes open connections and joins the server threads.
@@ -177,17 +197,20 @@ pub fn spawn(opts: TargetOptions) -> anyhow::Result<RunningTarget> {
     };
     let addr = listener.local_addr()?;
 
-    let (ready_tx, ready_rx) = mpsc::channel::<anyhow::Result<()>>();
+    type Ready = (ConnectionMetrics, Option<u32>);
+    let (ready_tx, ready_rx) = mpsc::channel::<anyhow::Result<Ready>>();
+    let single_thread = opts.threads == 1;
     let (stop_tx, stop_rx) = oneshot::channel();
     let capacity = opts.capacity();
     let thread = std::thread::Builder::new()
         .name("headroom-target".into())
         .spawn(move || {
+            let tid = if single_thread { own_tid() } else { None };
             runtime.block_on(async move {
                 match State::new(&opts, tls_config).await {
                     Ok(state) => {
                         let state = Arc::new(state);
-                        let _ = ready_tx.send(Ok(()));
+                        let _ = ready_tx.send(Ok((state.metrics.connections.clone(), tid)));
                         accept_loop(listener, state, stop_rx).await;
                     }
                     Err(e) => {
@@ -202,12 +225,18 @@ pub fn spawn(opts: TargetOptions) -> anyhow::Result<RunningTarget> {
     let mut running = RunningTarget {
         addr,
         cert_pem,
+        counters: None,
+        server_tid: None,
         capacity,
         stop: Some(stop_tx),
         thread: Some(thread),
     };
     match ready_rx.recv() {
-        Ok(Ok(())) => Ok(running),
+        Ok(Ok((counters, tid))) => {
+            running.counters = Some(counters);
+            running.server_tid = tid;
+            Ok(running)
+        }
         Ok(Err(e)) => {
             running.stop_and_join();
             Err(e)
@@ -217,6 +246,12 @@ pub fn spawn(opts: TargetOptions) -> anyhow::Result<RunningTarget> {
             anyhow::bail!("the target thread stopped before it was ready")
         }
     }
+}
+
+/// The calling thread's kernel id, from the `/proc/thread-self` link (`PID/task/TID`).
+fn own_tid() -> Option<u32> {
+    let link = std::fs::read_link("/proc/thread-self").ok()?;
+    link.file_name()?.to_str()?.parse().ok()
 }
 
 /// Listens on `addr` with a deep accept backlog. The standard library's 128 is too
