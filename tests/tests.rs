@@ -2,6 +2,7 @@
 //! on 127.0.0.1.
 
 mod accounting;
+mod demo_tls;
 mod fast_failures;
 mod find_cli;
 mod hostile;

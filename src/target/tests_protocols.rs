@@ -208,6 +208,9 @@ fn h2c_and_http1_are_served_on_one_port() {
     );
     // The closed connections are no longer open; the /metrics one is.
     assert_series(&m, "headroom_target_connections_open", 1.0);
+    // The same counts from the running target, and the server thread's CPU time.
+    assert_eq!(t.requests_answered(), 5);
+    assert!(t.cpu_time().is_some_and(|c| c > Duration::ZERO));
 }
 
 /// Four `/work?ms=100` on one HTTP/2 connection (after one `/health`) against four

@@ -149,7 +149,7 @@ pub fn rows(plain: &Searched, https: &Searched) -> Vec<Row> {
             what: format!("TLS handshake p50 {at}"),
             plain: "-".into(),
             https: format!(
-                "{} ({} handshakes)",
+                "{} (of {})",
                 latency(b.timing_ms.tls.ms.p50),
                 b.timing_ms.tls.count
             ),
