@@ -123,6 +123,11 @@ pub struct DemoArgs {
     /// Directory for `headroom-demo-report.md`.
     #[arg(long, default_value = ".")]
     pub out_dir: PathBuf,
+    /// Then search the same target served over HTTPS (self-signed certificate made at
+    /// start) and compare: the cost of TLS on the ceiling, latency and CPU per request.
+    /// Doubles the demo's time.
+    #[arg(long)]
+    pub tls: bool,
 }
 
 /// Flags of `headroom target`.
@@ -149,6 +154,18 @@ pub struct TargetArgs {
     /// Runtime threads of the server.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// Most concurrent streams per HTTP/2 connection (h2c, or h2 with `--tls`).
+    #[arg(long, default_value_t = crate::target::DEFAULT_H2_MAX_STREAMS,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub h2_max_streams: u32,
+    /// Serve HTTPS (HTTP/1.1 and h2 by ALPN) with a self-signed certificate made at
+    /// start for localhost, 127.0.0.1, ::1 and the listen address. Without it the
+    /// port serves cleartext HTTP/1.1 and h2c (prior knowledge).
+    #[arg(long)]
+    pub tls: bool,
+    /// Write the self-signed certificate (PEM) to this file, for a client's `--cacert`.
+    #[arg(long, requires = "tls")]
+    pub tls_cert_out: Option<PathBuf>,
 }
 
 /// Flags of `headroom run`.

@@ -3,6 +3,7 @@
 
 mod accounting;
 mod connections;
+mod demo_tls;
 mod fast_failures;
 mod find_cli;
 mod hostile;
@@ -16,5 +17,6 @@ mod run_shapes;
 mod run_tls;
 mod store_cli;
 mod support;
+mod target_tls;
 mod timing;
 mod watch_cli;

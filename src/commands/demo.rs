@@ -13,11 +13,13 @@ use crate::commands::{common, find};
 use crate::engine::Control;
 use crate::plan::Plan;
 use crate::report::units::{latency, seconds};
-use crate::scenario::{self, Overrides};
+use crate::scenario::{self, ClientFlags, Overrides};
 use crate::search::result::value;
 use crate::search::{text, IsolationOptions, Range, SearchOptions, SearchResult, StepTiming};
 use crate::store::{RunKind, RunMeta};
 use crate::target::{self, TargetOptions};
+
+pub mod tls;
 
 /// Name of the report file written in `--out-dir`.
 pub const REPORT_FILE: &str = "headroom-demo-report.md";
@@ -76,7 +78,7 @@ pub fn demo_search() -> SearchOptions {
 
 /// Runs the demo and returns the exit code (0 when a ceiling was found).
 pub fn run(args: &DemoArgs) -> i32 {
-    match demo(&args.out_dir) {
+    match demo_with(&args.out_dir, args.tls) {
         Ok((result, reports)) => {
             println!("Report:     {}", reports.markdown.display());
             if let Some(html) = &reports.html {
@@ -94,6 +96,12 @@ pub fn run(args: &DemoArgs) -> i32 {
 /// Starts the target, searches (recording into `out_dir`'s own store), prints, and
 /// writes the reports in `out_dir`; returns the search result and the reports' paths.
 pub fn demo(out_dir: &Path) -> anyhow::Result<(SearchResult, DemoReports)> {
+    demo_with(out_dir, false)
+}
+
+/// [`demo`], and with `tls` a second search of the same target served over HTTPS
+/// (see [`tls`]), compared with the first in the terminal and the Markdown report.
+pub fn demo_with(out_dir: &Path, tls: bool) -> anyhow::Result<(SearchResult, DemoReports)> {
     let options = demo_target();
     let target = target::spawn(options.clone())?;
     let capacity = target.capacity();
@@ -104,23 +112,78 @@ pub fn demo(out_dir: &Path) -> anyhow::Result<(SearchResult, DemoReports)> {
         latency(options.service_time.as_secs_f64() * 1000.0),
         value(capacity)
     );
-    let overrides = Overrides {
-        url: Some(format!("{}/work", target.url())),
-        rate: Some(1.0),
-        thresholds: THRESHOLDS.iter().map(|t| t.to_string()).collect(),
-        max_in_flight: Some(MAX_IN_FLIGHT),
-        connections: Some(CONNECTIONS),
-        ..Overrides::default()
-    };
-    let plan = scenario::load(None, &overrides)?;
-    let search = demo_search();
     let control = Control::default();
     common::stop_on_ctrl_c(&control, "");
     std::fs::create_dir_all(out_dir)?;
     let store = common::open_store(&out_dir.join(STORE_FILE))
         .map_err(|e| eprintln!("warning: {e}; no HTML report"))
         .ok();
-    let writer = store.as_ref().and_then(|s| {
+    let searched = search(&target, ClientFlags::default(), &control, store.as_ref())?;
+    target.shutdown();
+    let (plan, search, result) = (&searched.plan, &searched.options, &searched.result);
+    println!("{}", text::render(result));
+    println!(
+        "Capacity:   {} req/s — {}",
+        value(capacity),
+        accuracy(result, capacity)
+    );
+    let mut md = markdown(plan, &options, search, result);
+    if tls && !control.is_stopped() {
+        md.push_str(&tls::compare(out_dir, &searched, &control, store.as_ref())?);
+    }
+    let path = out_dir.join(REPORT_FILE);
+    std::fs::write(&path, md)?;
+    let html = match (store, searched.run_id) {
+        (Some(store), Some(id)) => {
+            let html = out_dir.join(HTML_FILE);
+            std::fs::write(&html, crate::report::html::render(&store.load(id)?))?;
+            Some(html)
+        }
+        _ => None,
+    };
+    Ok((
+        searched.result,
+        DemoReports {
+            markdown: path,
+            html,
+        },
+    ))
+}
+
+/// One demo search of a running target and what it cost the target.
+pub struct Searched {
+    /// The plan searched with (the target's `/work`, the demo's limits and thresholds).
+    pub plan: Plan,
+    /// The search's range and timing.
+    pub options: SearchOptions,
+    /// Its result.
+    pub result: SearchResult,
+    /// Its id in the demo's store, when recorded.
+    pub run_id: Option<i64>,
+    /// The target's CPU time per request it answered during the search, in µs.
+    pub target_cpu_us: Option<f64>,
+}
+
+/// Searches the ceiling of `target`'s `/work` with the demo's settings, connecting as
+/// `client` says, and records the search in `store` when there is one.
+fn search(
+    target: &target::RunningTarget,
+    client: ClientFlags,
+    control: &Control,
+    store: Option<&crate::store::Store>,
+) -> anyhow::Result<Searched> {
+    let overrides = Overrides {
+        url: Some(format!("{}/work", target.url())),
+        rate: Some(1.0),
+        thresholds: THRESHOLDS.iter().map(|t| t.to_string()).collect(),
+        max_in_flight: Some(MAX_IN_FLIGHT),
+        connections: Some(CONNECTIONS),
+        client,
+        ..Overrides::default()
+    };
+    let plan = scenario::load(None, &overrides)?;
+    let options = demo_search();
+    let writer = store.and_then(|s| {
         s.begin_run(&RunMeta {
             kind: RunKind::Find,
             args: std::env::args().collect(),
@@ -132,33 +195,24 @@ pub fn demo(out_dir: &Path) -> anyhow::Result<(SearchResult, DemoReports)> {
         .map_err(|e| eprintln!("warning: {e}; no HTML report"))
         .ok()
     });
+    let (cpu_before, answered_before) = (target.cpu_time(), target.requests_answered());
     let mut keeper = find::StepKeeper::new(Default::default(), writer);
-    let result = find::execute(&plan, &search, &control, false, &mut keeper);
+    let result = find::execute(&plan, &options, control, false, &mut keeper);
     let run_id = keeper.finish(&result, &plan.names);
-    target.shutdown();
-    println!("{}", text::render(&result));
-    println!(
-        "Capacity:   {} req/s — {}",
-        value(capacity),
-        accuracy(&result, capacity)
-    );
-    let path = out_dir.join(REPORT_FILE);
-    std::fs::write(&path, markdown(&plan, &options, &search, &result))?;
-    let html = match (store, run_id) {
-        (Some(store), Some(id)) => {
-            let html = out_dir.join(HTML_FILE);
-            std::fs::write(&html, crate::report::html::render(&store.load(id)?))?;
-            Some(html)
+    let answered = target.requests_answered() - answered_before;
+    let target_cpu_us = match (cpu_before, target.cpu_time()) {
+        (Some(before), Some(after)) if answered > 0 => {
+            Some((after - before).as_secs_f64() * 1e6 / answered as f64)
         }
         _ => None,
     };
-    Ok((
+    Ok(Searched {
+        plan,
+        options,
         result,
-        DemoReports {
-            markdown: path,
-            html,
-        },
-    ))
+        run_id,
+        target_cpu_us,
+    })
 }
 
 /// `found 800 req/s, -0.0% from capacity` or why nothing can be compared.

@@ -13,6 +13,9 @@ pub fn run(args: &TargetArgs) -> i32 {
         queue: args.queue,
         postgres: args.postgres.clone(),
         threads: args.threads,
+        h2_max_streams: args.h2_max_streams,
+        tls: args.tls,
+        tls_cert_out: args.tls_cert_out.clone(),
     };
     if let Err(e) = opts.validate() {
         eprintln!("error: {e}");

@@ -6,6 +6,13 @@
 //! (`/work` requests waiting for a worker), `headroom_target_workers_busy`,
 //! `headroom_target_workers` (configured), and
 //! `headroom_target_request_duration_seconds{endpoint}` (histogram).
+//!
+//! Connections (so a client's connection model can be checked from the server side):
+//! `headroom_target_connections_accepted_total`, `headroom_target_connections_open`,
+//! `headroom_target_protocol_connections_total{protocol}` (connections by the protocol
+//! of their first request: `http1` or `h2`), `headroom_target_protocol_requests_total{protocol}`,
+//! `headroom_target_tls_handshakes_total{kind}` (`full` or `resumed`) and
+//! `headroom_target_tls_handshake_errors_total`.
 
 use std::time::Duration;
 
@@ -54,6 +61,141 @@ impl EncodeLabelValue for Endpoint {
     }
 }
 
+/// The HTTP version a request or connection used, as a metrics label.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+pub(crate) enum Protocol {
+    /// HTTP/1.0 or HTTP/1.1.
+    Http1,
+    /// HTTP/2, over TLS (ALPN `h2`) or cleartext (h2c with prior knowledge).
+    H2,
+}
+
+impl Protocol {
+    /// The protocol of a request of this version.
+    pub(crate) fn of(version: hyper::Version) -> Self {
+        if version == hyper::Version::HTTP_2 {
+            Protocol::H2
+        } else {
+            Protocol::Http1
+        }
+    }
+}
+
+impl EncodeLabelValue for Protocol {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        use std::fmt::Write;
+        encoder.write_str(match self {
+            Protocol::Http1 => "http1",
+            Protocol::H2 => "h2",
+        })
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ProtocolLabels {
+    protocol: Protocol,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct HandshakeLabels {
+    kind: &'static str,
+}
+
+/// One counter per protocol, created up front so both series show from the start
+/// (a test reads 0 before it reads 1) and the hot path takes no lock to find them.
+#[derive(Clone)]
+pub(crate) struct ByProtocol {
+    http1: Counter,
+    h2: Counter,
+}
+
+impl ByProtocol {
+    fn registered(registry: &mut Registry, name: &str, help: &str) -> Self {
+        let family = Family::<ProtocolLabels, Counter>::default();
+        let of = |protocol| family.get_or_create(&ProtocolLabels { protocol }).clone();
+        let counters = ByProtocol {
+            http1: of(Protocol::Http1),
+            h2: of(Protocol::H2),
+        };
+        registry.register(name, help, family);
+        counters
+    }
+
+    /// The count over both protocols.
+    pub(crate) fn total(&self) -> u64 {
+        self.http1.get() + self.h2.get()
+    }
+
+    /// Counts one for `protocol`.
+    pub(crate) fn inc(&self, protocol: Protocol) {
+        match protocol {
+            Protocol::Http1 => self.http1.inc(),
+            Protocol::H2 => self.h2.inc(),
+        };
+    }
+}
+
+/// The connection and TLS counters.
+#[derive(Clone)]
+pub(crate) struct ConnectionMetrics {
+    /// TCP connections accepted.
+    pub(crate) accepted: Counter,
+    /// Connections open now (accepted and not yet closed).
+    pub(crate) open: Gauge,
+    /// Connections by the protocol of their first request.
+    pub(crate) by_protocol: ByProtocol,
+    /// Requests by protocol.
+    pub(crate) requests: ByProtocol,
+    /// Completed full TLS handshakes.
+    pub(crate) tls_full: Counter,
+    /// Completed resumed TLS handshakes.
+    pub(crate) tls_resumed: Counter,
+    /// TLS handshakes that failed (or timed out).
+    pub(crate) tls_errors: Counter,
+}
+
+impl ConnectionMetrics {
+    fn registered(registry: &mut Registry) -> Self {
+        let (accepted, open, tls_errors) =
+            (Counter::default(), Gauge::default(), Counter::default());
+        registry.register(
+            "connections_accepted",
+            "TCP connections accepted",
+            accepted.clone(),
+        );
+        registry.register("connections_open", "Connections open now", open.clone());
+        let by_protocol = ByProtocol::registered(
+            registry,
+            "protocol_connections",
+            "Connections by the protocol of their first request",
+        );
+        let requests =
+            ByProtocol::registered(registry, "protocol_requests", "Requests by protocol");
+        let handshakes = Family::<HandshakeLabels, Counter>::default();
+        let kind = |kind| handshakes.get_or_create(&HandshakeLabels { kind }).clone();
+        let (tls_full, tls_resumed) = (kind("full"), kind("resumed"));
+        registry.register(
+            "tls_handshakes",
+            "Completed TLS handshakes, full or resumed",
+            handshakes,
+        );
+        registry.register(
+            "tls_handshake_errors",
+            "TLS handshakes that failed or timed out",
+            tls_errors.clone(),
+        );
+        ConnectionMetrics {
+            accepted,
+            open,
+            by_protocol,
+            requests,
+            tls_full,
+            tls_resumed,
+            tls_errors,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
     endpoint: Endpoint,
@@ -79,6 +221,8 @@ pub(crate) struct TargetMetrics {
     pub(crate) queue_depth: Gauge,
     /// Workers holding a `/work` request.
     pub(crate) workers_busy: Gauge,
+    /// Connections, protocols and TLS handshakes.
+    pub(crate) connections: ConnectionMetrics,
 }
 
 fn duration_histogram() -> Histogram {
@@ -121,6 +265,7 @@ impl TargetMetrics {
             "Time from request head to response, by endpoint",
             durations.clone(),
         );
+        let connections = ConnectionMetrics::registered(&mut registry);
         TargetMetrics {
             registry,
             requests,
@@ -128,6 +273,7 @@ impl TargetMetrics {
             in_flight,
             queue_depth,
             workers_busy,
+            connections,
         }
     }
 
@@ -200,5 +346,38 @@ mod tests {
             text.contains("headroom_target_request_duration_seconds_count{endpoint=\"work\"} 3")
         );
         assert!(text.trim_end().ends_with("# EOF"));
+    }
+
+    #[test]
+    fn connection_series_start_at_zero_and_count_by_protocol_and_kind() {
+        let m = TargetMetrics::new(1);
+        let before = m.encode();
+        for zero in [
+            "headroom_target_connections_accepted_total 0",
+            "headroom_target_connections_open 0",
+            "headroom_target_protocol_requests_total{protocol=\"http1\"} 0",
+            "headroom_target_protocol_requests_total{protocol=\"h2\"} 0",
+            "headroom_target_protocol_connections_total{protocol=\"h2\"} 0",
+            "headroom_target_tls_handshakes_total{kind=\"full\"} 0",
+            "headroom_target_tls_handshakes_total{kind=\"resumed\"} 0",
+            "headroom_target_tls_handshake_errors_total 0",
+        ] {
+            assert!(before.contains(zero), "{zero} in {before}");
+        }
+        let c = &m.connections;
+        c.accepted.inc();
+        c.requests.inc(Protocol::of(hyper::Version::HTTP_2));
+        c.requests.inc(Protocol::of(hyper::Version::HTTP_2));
+        c.requests.inc(Protocol::of(hyper::Version::HTTP_11));
+        c.tls_resumed.inc();
+        let after = m.encode();
+        for counted in [
+            "headroom_target_connections_accepted_total 1",
+            "headroom_target_protocol_requests_total{protocol=\"h2\"} 2",
+            "headroom_target_protocol_requests_total{protocol=\"http1\"} 1",
+            "headroom_target_tls_handshakes_total{kind=\"resumed\"} 1",
+        ] {
+            assert!(after.contains(counted), "{counted} in {after}");
+        }
     }
 }

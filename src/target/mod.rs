@@ -10,10 +10,12 @@
 //!
 //! Parts: `options` (configuration), `server` (threads, accept loop, per-request
 //! bookkeeping), `routes` (router and handlers), `work` (the worker pool),
-//! `timer` (sub-millisecond sleeps), `tasks` and `postgres` (task stores),
+//! `conn` (HTTP/1.1 and h2c on one port, TLS with ALPN), `tls` (the self-signed
+//! certificate), `timer` (sub-millisecond sleeps), `tasks` and `postgres` (task stores),
 //! `metrics` (Prometheus exposition), `admin` (stall, echo, status).
 
 mod admin;
+mod conn;
 mod metrics;
 mod options;
 mod postgres;
@@ -22,6 +24,7 @@ mod routes;
 mod server;
 mod tasks;
 mod timer;
+mod tls;
 mod work;
 
 #[cfg(test)]
@@ -32,9 +35,12 @@ mod test_client;
 mod tests;
 #[cfg(test)]
 mod tests_postgres;
+#[cfg(test)]
+mod tests_protocols;
 
-pub use options::{ServiceDist, TargetOptions};
+pub use options::{ServiceDist, TargetOptions, DEFAULT_H2_MAX_STREAMS};
 pub use server::{spawn, RunningTarget};
+pub use tls::TargetTlsError;
 
 /// Runs a target until Ctrl-C or SIGTERM, after printing one line with its URL and
 /// capacity to stdout. Errors as [`spawn`], or if the signal handler cannot be set.
@@ -45,11 +51,17 @@ pub fn serve_forever(opts: TargetOptions) -> anyhow::Result<()> {
     } else {
         "memory"
     };
+    let cert_out = opts.tls_cert_out.clone();
     let target = spawn(opts)?;
     let (tx, rx) = std::sync::mpsc::channel();
     ctrlc::set_handler(move || {
         let _ = tx.send(());
     })?;
+    // The certificate line first: the `listening` line is the last one at start, what
+    // scripts wait for.
+    if let Some(path) = cert_out {
+        println!("certificate (PEM) written to {}", path.display());
+    }
     println!(
         "headroom target listening on {} — capacity {:.1} req/s ({} workers × {:?} {}), tasks in {}",
         target.url(),

@@ -5,6 +5,7 @@
 //! them, and tests and `headroom demo` build them directly.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// How the service time of one `/work` request is drawn.
@@ -50,11 +51,23 @@ pub struct TargetOptions {
     pub postgres: Option<String>,
     /// Threads of the server's own tokio runtime (1 = a current-thread runtime).
     pub threads: usize,
+    /// Most concurrent streams on one HTTP/2 connection (the server's
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS`).
+    pub h2_max_streams: u32,
+    /// Serve HTTPS (HTTP/1.1 and h2 chosen by ALPN) with a self-signed certificate made
+    /// at start, instead of cleartext HTTP/1.1 and h2c.
+    pub tls: bool,
+    /// With `tls`, write the certificate (PEM) here, for a client's `--cacert`.
+    pub tls_cert_out: Option<PathBuf>,
 }
+
+/// Default of [`TargetOptions::h2_max_streams`]: nginx's and Go's choice (nginx 128,
+/// Go 250), far above what one connection's client asks for unless told to.
+pub const DEFAULT_H2_MAX_STREAMS: u32 = 250;
 
 impl Default for TargetOptions {
     /// 127.0.0.1:8080, 4 workers × 5 ms fixed (800 requests/s), queue of 10 000,
-    /// tasks in memory, one runtime thread.
+    /// tasks in memory, one runtime thread, cleartext, 250 HTTP/2 streams.
     fn default() -> Self {
         TargetOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
@@ -64,6 +77,9 @@ impl Default for TargetOptions {
             queue: 10_000,
             postgres: None,
             threads: 1,
+            h2_max_streams: DEFAULT_H2_MAX_STREAMS,
+            tls: false,
+            tls_cert_out: None,
         }
     }
 }
@@ -88,13 +104,20 @@ impl TargetOptions {
         }
     }
 
-    /// Checks the options make a usable server: at least one worker and one thread.
+    /// Checks the options make a usable server: at least one worker, one thread and
+    /// one HTTP/2 stream, and a certificate path only with TLS.
     pub fn validate(&self) -> Result<(), String> {
         if self.workers == 0 {
             return Err("target workers must be at least 1".into());
         }
         if self.threads == 0 {
             return Err("target threads must be at least 1".into());
+        }
+        if self.h2_max_streams == 0 {
+            return Err("target h2 max streams must be at least 1".into());
+        }
+        if self.tls_cert_out.is_some() && !self.tls {
+            return Err("--tls-cert-out needs --tls".into());
         }
         Ok(())
     }
@@ -144,5 +167,13 @@ mod tests {
         o.workers = 1;
         o.threads = 0;
         assert!(o.validate().is_err());
+        o.threads = 1;
+        o.h2_max_streams = 0;
+        assert!(o.validate().is_err());
+        o.h2_max_streams = 1;
+        o.tls_cert_out = Some("cert.pem".into());
+        assert!(o.validate().is_err());
+        o.tls = true;
+        assert!(o.validate().is_ok());
     }
 }

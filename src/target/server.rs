@@ -4,8 +4,9 @@
 //! `spawn` binds in the caller's thread (so a busy port fails at once), then starts one
 //! OS thread that owns a tokio runtime (current-thread by default, multi-threaded when
 //! `threads > 1`) plus the [`PreciseTimer`] thread. Each accepted connection is served
-//! by hyper's HTTP/1.1 connection loop on its own task; every request goes through
-//! [`handle`], which counts it, runs the route, and applies a stall if one is on.
+//! on its own task by `conn` (HTTP/1.1 and h2c on one port, or TLS with ALPN); every
+//! request goes through [`handle`], which counts it, runs the route, and applies a
+//! stall if one is on.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -16,21 +17,20 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Request, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::oneshot;
 
 use super::admin::Stall;
-use super::metrics::{Endpoint, Held, TargetMetrics};
+use super::conn::{self, Protocols};
+use super::metrics::{ConnectionMetrics, Endpoint, Held, TargetMetrics};
 use super::options::TargetOptions;
 use super::postgres::PgTasks;
 use super::reply::{self, Reply};
 use super::routes;
 use super::tasks::{MemoryTasks, TaskStore};
 use super::timer::PreciseTimer;
+use super::tls;
 use super::work::WorkPool;
 
 /// Accept backlog; the kernel caps it at `net.core.somaxconn`.
@@ -46,10 +46,15 @@ pub(crate) struct State {
     pub(crate) tasks: TaskStore,
     pub(crate) metrics: TargetMetrics,
     pub(crate) stall: Stall,
+    /// How connections are served (HTTP/1.1 and h2c, or TLS).
+    pub(crate) protocols: Protocols,
 }
 
 impl State {
-    async fn new(opts: &TargetOptions) -> anyhow::Result<Self> {
+    async fn new(
+        opts: &TargetOptions,
+        tls: Option<Arc<rustls::ServerConfig>>,
+    ) -> anyhow::Result<Self> {
         let metrics = TargetMetrics::new(opts.workers);
         let work = WorkPool::new(
             opts,
@@ -70,6 +75,7 @@ impl State {
             tasks,
             metrics,
             stall: Stall::new(),
+            protocols: Protocols::new(opts.h2_max_streams, tls),
         })
     }
 }
@@ -79,6 +85,12 @@ impl State {
 /// joined before it returns.
 pub struct RunningTarget {
     addr: SocketAddr,
+    /// The self-signed certificate (PEM) when serving TLS.
+    cert_pem: Option<String>,
+    /// The server's connection counters (shared with its handlers).
+    counters: Option<ConnectionMetrics>,
+    /// Kernel id of the thread that runs a current-thread runtime (`None` with more).
+    server_tid: Option<u32>,
     capacity: f64,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -90,14 +102,42 @@ impl RunningTarget {
         self.addr
     }
 
-    /// Its base URL, e.g. `http://127.0.0.1:8080`, without a trailing slash.
+    /// Its base URL, e.g. `http://127.0.0.1:8080` (`https://` with TLS), without a
+    /// trailing slash.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.cert_pem.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// The certificate made at start (PEM) when serving TLS: what a client trusts
+    /// with `--cacert`. `None` in cleartext.
+    pub fn cert_pem(&self) -> Option<&str> {
+        self.cert_pem.as_deref()
     }
 
     /// The true ceiling of `/work` in requests per second (workers / mean service time).
     pub fn capacity(&self) -> f64 {
         self.capacity
+    }
+
+    /// Requests answered so far, every endpoint and protocol.
+    pub fn requests_answered(&self) -> u64 {
+        self.counters.as_ref().map_or(0, |c| c.requests.total())
+    }
+
+    /// CPU time the server has used so far, from `/proc` (Linux): the one thread that
+    /// runs a current-thread runtime, so all of its serving, TLS included, but not the
+    /// `/work` timer thread (sleeping costs nothing). `None` with `threads > 1` or
+    /// without `/proc`.
+    pub fn cpu_time(&self) -> Option<Duration> {
+        let tid = self.server_tid?;
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+        let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
+        Some(Duration::from_nanos(ns))
     }
 
     /// Stops accepting, closes open connections and joins the server threads.
@@ -122,10 +162,22 @@ impl Drop for RunningTarget {
 }
 
 /// Starts a target as `opts` describe and returns once it is listening (and, with
-/// `postgres`, connected). Errors: invalid options, the address cannot be bound, the
-/// database cannot be reached, or threads cannot be started.
+/// `postgres`, connected). With `tls`, makes its certificate first (and writes it to
+/// `tls_cert_out`). Errors: invalid options, the certificate cannot be made or written,
+/// the address cannot be bound, the database cannot be reached, or threads cannot be
+/// started.
 pub fn spawn(opts: TargetOptions) -> anyhow::Result<RunningTarget> {
     opts.validate().map_err(anyhow::Error::msg)?;
+    let (cert_pem, tls_config) = if opts.tls {
+        let made = tls::self_signed(opts.listen)?;
+        if let Some(path) = &opts.tls_cert_out {
+            std::fs::write(path, &made.cert_pem)
+                .with_context(|| format!("writing the certificate to {}", path.display()))?;
+        }
+        (Some(made.cert_pem), Some(made.config))
+    } else {
+        (None, None)
+    };
     let runtime = if opts.threads == 1 {
         tokio::runtime::Builder::new_current_thread()
     } else {
@@ -145,17 +197,20 @@ pub fn spawn(opts: TargetOptions) -> anyhow::Result<RunningTarget> {
     };
     let addr = listener.local_addr()?;
 
-    let (ready_tx, ready_rx) = mpsc::channel::<anyhow::Result<()>>();
+    type Ready = (ConnectionMetrics, Option<u32>);
+    let (ready_tx, ready_rx) = mpsc::channel::<anyhow::Result<Ready>>();
+    let single_thread = opts.threads == 1;
     let (stop_tx, stop_rx) = oneshot::channel();
     let capacity = opts.capacity();
     let thread = std::thread::Builder::new()
         .name("headroom-target".into())
         .spawn(move || {
+            let tid = if single_thread { own_tid() } else { None };
             runtime.block_on(async move {
-                match State::new(&opts).await {
+                match State::new(&opts, tls_config).await {
                     Ok(state) => {
                         let state = Arc::new(state);
-                        let _ = ready_tx.send(Ok(()));
+                        let _ = ready_tx.send(Ok((state.metrics.connections.clone(), tid)));
                         accept_loop(listener, state, stop_rx).await;
                     }
                     Err(e) => {
@@ -169,12 +224,19 @@ pub fn spawn(opts: TargetOptions) -> anyhow::Result<RunningTarget> {
 
     let mut running = RunningTarget {
         addr,
+        cert_pem,
+        counters: None,
+        server_tid: None,
         capacity,
         stop: Some(stop_tx),
         thread: Some(thread),
     };
     match ready_rx.recv() {
-        Ok(Ok(())) => Ok(running),
+        Ok(Ok((counters, tid))) => {
+            running.counters = Some(counters);
+            running.server_tid = tid;
+            Ok(running)
+        }
         Ok(Err(e)) => {
             running.stop_and_join();
             Err(e)
@@ -184,6 +246,12 @@ pub fn spawn(opts: TargetOptions) -> anyhow::Result<RunningTarget> {
             anyhow::bail!("the target thread stopped before it was ready")
         }
     }
+}
+
+/// The calling thread's kernel id, from the `/proc/thread-self` link (`PID/task/TID`).
+fn own_tid() -> Option<u32> {
+    let link = std::fs::read_link("/proc/thread-self").ok()?;
+    link.file_name()?.to_str()?.parse().ok()
 }
 
 /// Listens on `addr` with a deep accept backlog. The standard library's 128 is too
@@ -206,7 +274,7 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>, mut stop: oneshot
             _ = &mut stop => return,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    tokio::spawn(serve_connection(stream, Arc::clone(&state)));
+                    tokio::spawn(conn::serve(stream, Arc::clone(&state)));
                 }
                 // Out of file descriptors or a connection reset before accept: back off
                 // briefly instead of spinning on the error.
@@ -216,18 +284,8 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>, mut stop: oneshot
     }
 }
 
-async fn serve_connection(stream: TcpStream, state: Arc<State>) {
-    // Responses are small and written whole; Nagle would only add delay.
-    let _ = stream.set_nodelay(true);
-    let service = service_fn(move |req| handle(Arc::clone(&state), req));
-    let _ = http1::Builder::new()
-        .timer(TokioTimer::new())
-        .serve_connection(TokioIo::new(stream), service)
-        .await;
-}
-
 /// One request: read its body, route it, wait out any stall, record it.
-async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Reply, Infallible> {
+pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Reply, Infallible> {
     let received = Instant::now();
     let _in_flight = Held::inc(&state.metrics.in_flight);
     let endpoint = routes::endpoint_of(req.uri().path());

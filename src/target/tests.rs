@@ -185,7 +185,7 @@ fn tasks_round_trip() {
 }
 
 /// Parses an exposition into `series -> value`, failing on any malformed sample line.
-fn parse_exposition(text: &str) -> HashMap<String, f64> {
+pub(super) fn parse_exposition(text: &str) -> HashMap<String, f64> {
     let mut samples = HashMap::new();
     for line in text
         .lines()

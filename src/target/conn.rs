@@ -1,0 +1,110 @@
+//! [`Protocols`]: how one accepted connection is served.
+//!
+//! Cleartext: hyper-util's automatic builder reads the first bytes and serves HTTP/2
+//! when they are the prior-knowledge preface (h2c), HTTP/1.1 otherwise, so one port
+//! answers both. TLS (`--tls`): the handshake first, then the protocol ALPN chose
+//! (`h2` or `http/1.1`); a client that offered no ALPN gets the same detection as
+//! cleartext. Every connection is counted (accepted, open, by protocol, handshakes).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use rustls::HandshakeKind;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+use tokio_rustls::TlsAcceptor;
+
+use super::metrics::{Held, Protocol};
+use super::server::{handle, State};
+use super::tls::{ALPN_H2, ALPN_HTTP1};
+
+/// Longest a TLS handshake may take. A client that connects and never finishes its
+/// handshake would otherwise hold a task and a socket for ever; hyper's own header
+/// read timeout only starts once HTTP does.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The connection builders, made once and shared by every connection.
+pub(crate) struct Protocols {
+    /// HTTP/1.1, or HTTP/2 when the connection opens with its preface.
+    auto: auto::Builder<TokioExecutor>,
+    /// HTTP/1.1 only (ALPN `http/1.1`).
+    http1: auto::Builder<TokioExecutor>,
+    /// HTTP/2 only (ALPN `h2`).
+    h2: auto::Builder<TokioExecutor>,
+    /// The TLS server side, with `--tls`.
+    tls: Option<TlsAcceptor>,
+}
+
+impl Protocols {
+    /// Builders with HTTP/2 allowing `max_streams` concurrent streams per connection,
+    /// serving TLS when `tls` holds a configuration.
+    pub(crate) fn new(max_streams: u32, tls: Option<Arc<rustls::ServerConfig>>) -> Self {
+        let mut auto = auto::Builder::new(TokioExecutor::new());
+        // The timer gives HTTP/1.1 its header read timeout, as the target always had.
+        auto.http1().timer(TokioTimer::new());
+        auto.http2()
+            .timer(TokioTimer::new())
+            .max_concurrent_streams(max_streams);
+        Protocols {
+            http1: auto.clone().http1_only(),
+            h2: auto.clone().http2_only(),
+            auto,
+            tls: tls.map(TlsAcceptor::from),
+        }
+    }
+}
+
+/// Serves one accepted connection until it closes.
+pub(crate) async fn serve(stream: TcpStream, state: Arc<State>) {
+    let counters = state.metrics.connections.clone();
+    counters.accepted.inc();
+    let _open = Held::inc(&counters.open);
+    // Responses are small and written whole; Nagle would only add delay.
+    let _ = stream.set_nodelay(true);
+    let Some(acceptor) = state.protocols.tls.clone() else {
+        return serve_http(TokioIo::new(stream), &state.protocols.auto, state.clone()).await;
+    };
+    let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+        Ok(Ok(tls)) => tls,
+        Ok(Err(_)) | Err(_) => {
+            counters.tls_errors.inc();
+            return;
+        }
+    };
+    let session = tls.get_ref().1;
+    match session.handshake_kind() {
+        Some(HandshakeKind::Resumed) => counters.tls_resumed.inc(),
+        _ => counters.tls_full.inc(),
+    };
+    let protocols = &state.protocols;
+    let builder = match session.alpn_protocol() {
+        Some(ALPN_H2) => &protocols.h2,
+        Some(ALPN_HTTP1) => &protocols.http1,
+        _ => &protocols.auto,
+    };
+    serve_http(TokioIo::new(tls), builder, state.clone()).await;
+}
+
+/// HTTP on an established connection: every request counted by protocol (and the
+/// connection by the protocol of its first), then [`handle`]d.
+async fn serve_http<I>(io: TokioIo<I>, builder: &auto::Builder<TokioExecutor>, state: Arc<State>)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let first = Arc::new(AtomicBool::new(true));
+    let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+        let counters = &state.metrics.connections;
+        let protocol = Protocol::of(req.version());
+        counters.requests.inc(protocol);
+        // A load, not a swap, on every later request: no write to a shared line.
+        if first.load(Ordering::Relaxed) && first.swap(false, Ordering::Relaxed) {
+            counters.by_protocol.inc(protocol);
+        }
+        handle(Arc::clone(&state), req)
+    });
+    let _ = builder.serve_connection(io, service).await;
+}
