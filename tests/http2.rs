@@ -199,3 +199,78 @@ fn per_request_h2_over_tls_handshakes_once_per_request() {
     );
     assert_eq!(nginx.connections().0, s.requests);
 }
+
+/// The value of the target's exposition line starting with `series ` (0 when absent).
+fn sample(text: &str, series: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .map_or(0, |v| v.trim().parse::<f64>().unwrap() as u64)
+}
+
+/// The built-in target's `/metrics`, over HTTP/1.1 on its own port.
+fn metrics(addr: std::net::SocketAddr) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text
+}
+
+#[test]
+fn seed_002s_experiment_against_the_built_in_targets_h2c() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = target::spawn(TargetOptions::loopback()).expect("start the built-in target");
+    let url = format!("http://{}/work?ms=1", target.addr());
+    let accepted = || {
+        sample(
+            &metrics(target.addr()),
+            "headroom_target_connections_accepted_total",
+        )
+    };
+    let h2_requests = || {
+        sample(
+            &metrics(target.addr()),
+            "headroom_target_protocol_requests_total{protocol=\"h2\"}",
+        )
+    };
+    // Eight players sharing one connection: the target accepts one connection...
+    let before = accepted();
+    let (out, s) = run(
+        dir.path(),
+        &url,
+        &["--users", "8", "--connection", "shared:1"],
+    );
+    assert_clean(&out, &s);
+    // (each metrics reading is a connection of its own, the one just made included)
+    assert_eq!(accepted() - before - 1, 1);
+    // ... and every request came over HTTP/2, none over HTTP/1.1.
+    assert_eq!(h2_requests(), s.requests);
+
+    // Each player its own connection: eight. One line apart.
+    let before = accepted();
+    let (out, s) = run(
+        dir.path(),
+        &url,
+        &["--users", "8", "--connection", "per-user"],
+    );
+    assert_clean(&out, &s);
+    assert_eq!(accepted() - before - 1, 8);
+    assert_eq!(s.connections.opened, 8);
+}
+
+#[test]
+fn h2_by_alpn_against_the_built_in_targets_tls() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = target::spawn(TargetOptions {
+        tls: true,
+        ..TargetOptions::loopback()
+    })
+    .expect("start the built-in target with TLS");
+    let url = format!("https://127.0.0.1:{}/work?ms=1", target.addr().port());
+    let (out, s) = run(dir.path(), &url, &["--rate", "50", "--insecure"]);
+    assert_clean(&out, &s);
+    assert_eq!(s.connections.protocol, "h2");
+    assert_eq!(s.connections.handshakes, s.connections.opened);
+}
