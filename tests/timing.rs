@@ -103,7 +103,7 @@ fn ttfb_and_receive_split_a_slow_response_where_the_server_paused() {
     let ttfb = text.lines().find(|l| l.starts_with("ttfb")).expect(&text);
     assert!(ttfb.contains("ms"), "{ttfb}");
     assert!(
-        text.contains("connections  1 opened"),
+        text.contains("connections  HTTP/1.1 per-user: 1 opened"),
         "no connections line:\n{text}"
     );
 }

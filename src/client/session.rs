@@ -139,6 +139,9 @@ pub struct Trace {
     tls: Option<Duration>,
     /// When that connection was ready to write on.
     ready: Option<Instant>,
+    /// When the request got its turn after waiting for the shared pool (a capped
+    /// HTTP/1.1 pool, or an HTTP/2 connection being opened by another request).
+    leased: Option<Instant>,
     /// When the first byte of a complete response arrived.
     first_byte: Option<Instant>,
     /// The request went out on a connection that was open before it.
@@ -156,13 +159,21 @@ impl Trace {
         self.reused = false;
     }
 
+    /// When the request was first able to go out: after any wait for the shared pool,
+    /// before any connect. Uncorrected latency runs from here, as a tool without a
+    /// schedule would measure it (the pool's wait is queueing, which only corrected
+    /// latency shows).
+    pub fn sent(&self, began: Instant) -> Instant {
+        self.leased.unwrap_or(began)
+    }
+
     /// The request's timing: `sent` when it began, `done` when its response ended.
     pub fn timing(&self, sent: Instant, done: Instant) -> Timing {
         // The write starts when the connection is ready: right after `sent` on a
         // reused one (only an idle check lies between), after the connect on a new
         // one. Taking these instants instead of one more clock read per request keeps
         // the hot path as it was.
-        let write = self.ready.unwrap_or(sent);
+        let write = self.ready.or(self.leased).unwrap_or(sent);
         Timing {
             connect: self.connect,
             // Counted in `connections.handshakes` too; plain TCP has none.
@@ -301,7 +312,12 @@ impl Client {
                 // Waiting for a pooled connection is part of the request: the caller
                 // times it from the schedule and bounds it by the request's timeout.
                 let _permit = match &self.pool.slots {
-                    Some(slots) => Some(slots.acquire().await.expect("never closed")),
+                    Some(slots) => {
+                        let permit = slots.acquire().await.expect("never closed");
+                        // One clock read, only where a wait is possible.
+                        trace.leased = Some(Instant::now());
+                        Some(permit)
+                    }
                     None => None,
                 };
                 let mut slot = self.pool.idle.borrow_mut().pop().map(Link::H1);
@@ -397,7 +413,13 @@ impl Client {
                     c
                 }
                 Session::PerRequest => Rc::new(self.open_h2(connecting, trace).await?),
-                Session::Shared => self.checkout_h2(connecting, trace).await?,
+                Session::Shared => {
+                    let c = self.checkout_h2(connecting, trace).await?;
+                    if trace.connect.is_none() {
+                        trace.leased.get_or_insert_with(Instant::now);
+                    }
+                    c
+                }
             };
             let (head, body) = prebuilt.request();
             match conn.send(head, body, request.keep_body, request.head).await {

@@ -305,7 +305,7 @@ async fn send(
     pending.record(&Hit {
         name_id: template.name_id,
         corrected: done - from,
-        uncorrected: done - sent,
+        uncorrected: done - trace.sent(sent),
         error,
         timing: trace.timing(sent, done),
     });

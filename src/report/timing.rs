@@ -49,7 +49,12 @@ fn connections_line(s: &Summary) -> String {
     let c = &s.connections;
     let mut how = String::new();
     if !c.protocol.is_empty() {
-        let _ = write!(how, "{} {}", c.protocol, c.model);
+        // As people write it; the JSON keeps ALPN's `http/1.1`.
+        let protocol = match c.protocol.as_str() {
+            "http/1.1" => "HTTP/1.1",
+            other => other,
+        };
+        let _ = write!(how, "{protocol} {}", c.model);
         if let Some(n) = c.streams {
             let _ = write!(how, " × {n} streams");
         }
