@@ -17,6 +17,7 @@ use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
 use super::http1::{BodyBudget, Conn, Limits};
+use crate::metrics::ErrorKind;
 
 /// One `--resolve HOST:PORT:ADDR`: connections to `HOST:PORT` go to `ADDR` (same
 /// port), while SNI, certificate checks and `Host` stay `HOST`.
@@ -270,6 +271,21 @@ fn handshake_reason(e: &io::Error) -> String {
             "the server closed the connection during the handshake".into()
         }
         _ => e.to_string(),
+    }
+}
+
+/// The kind of a failed connect: the generator's own when it ran out of file
+/// descriptors or local ports (those say nothing about the target), else `connect`.
+pub fn connect_error_kind(e: &std::io::Error) -> ErrorKind {
+    use nix::errno::Errno;
+    match e.raw_os_error().map(Errno::from_raw) {
+        Some(Errno::EMFILE | Errno::ENFILE | Errno::EADDRNOTAVAIL | Errno::ENOBUFS) => {
+            ErrorKind::Generator
+        }
+        // The handshake completed and the target then reset the connection before
+        // the connect call returned: it took the connection, as a reset after it.
+        Some(Errno::ECONNRESET | Errno::ECONNABORTED) => ErrorKind::Reset,
+        _ => ErrorKind::Connect,
     }
 }
 

@@ -14,6 +14,7 @@ pub mod prepared;
 pub mod request;
 pub mod session;
 pub mod tls;
+pub mod trace;
 
 use std::fmt;
 use std::str::FromStr;

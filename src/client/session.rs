@@ -12,16 +12,16 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::sync::{Notify, Semaphore};
 
-use super::connect::{ConnectError, Connection, Connector, Opened};
+use super::connect::{connect_error_kind, ConnectError, Connection, Connector};
 use super::http2;
 use super::prepared::PreparedRequest;
 use super::request::{h2_request, render, Prebuilt};
+pub use super::trace::Trace;
 use super::{ConnectionModel, Protocol};
-use crate::metrics::recorder::Timing;
 use crate::metrics::ErrorKind;
 use crate::plan::{ClientPlan, Target};
 use crate::template::RenderContext;
@@ -127,62 +127,6 @@ pub enum Note {
 impl Failure {
     fn kind(kind: ErrorKind) -> Failure {
         Failure { kind, note: None }
-    }
-}
-
-/// The instants of one request's exchange that its [`Timing`] is made of.
-#[derive(Debug, Default)]
-pub struct Trace {
-    /// Connect time of the connection this request opened.
-    connect: Option<Duration>,
-    /// Its TLS handshake time (TLS only).
-    tls: Option<Duration>,
-    /// When that connection was ready to write on.
-    ready: Option<Instant>,
-    /// When the request got its turn after waiting for the shared pool (a capped
-    /// HTTP/1.1 pool, or an HTTP/2 connection being opened by another request).
-    leased: Option<Instant>,
-    /// When the first byte of a complete response arrived.
-    first_byte: Option<Instant>,
-    /// The request went out on a connection that was open before it.
-    reused: bool,
-    /// The request was sent a second time (stale connection, refused stream).
-    pub retried: bool,
-}
-
-impl Trace {
-    /// Notes a connection opened by this request, ready now, and what opening it took.
-    fn opened(&mut self, took: Opened) {
-        self.connect = Some(took.connect);
-        self.tls = took.tls;
-        self.ready = Some(Instant::now());
-        self.reused = false;
-    }
-
-    /// When the request was first able to go out: after any wait for the shared pool,
-    /// before any connect. Uncorrected latency runs from here, as a tool without a
-    /// schedule would measure it (the pool's wait is queueing, which only corrected
-    /// latency shows).
-    pub fn sent(&self, began: Instant) -> Instant {
-        self.leased.unwrap_or(began)
-    }
-
-    /// The request's timing: `sent` when it began, `done` when its response ended.
-    pub fn timing(&self, sent: Instant, done: Instant) -> Timing {
-        // The write starts when the connection is ready: right after `sent` on a
-        // reused one (only an idle check lies between), after the connect on a new
-        // one. Taking these instants instead of one more clock read per request keeps
-        // the hot path as it was.
-        let write = self.ready.or(self.leased).unwrap_or(sent);
-        Timing {
-            connect: self.connect,
-            // Counted in `connections.handshakes` too; plain TCP has none.
-            tls: self.tls,
-            ttfb: self.first_byte.map(|b| b.saturating_duration_since(write)),
-            receive: self.first_byte.map(|b| done.saturating_duration_since(b)),
-            // A stale kept-alive connection replaced by a new one does not count.
-            reused: self.reused && self.connect.is_none(),
-        }
     }
 }
 
@@ -563,20 +507,5 @@ impl Drop for Opening<'_> {
     fn drop(&mut self) {
         self.0.opening.set(self.0.opening.get() - 1);
         self.0.opened.notify_waiters();
-    }
-}
-
-/// The kind of a failed connect: the generator's own when it ran out of file
-/// descriptors or local ports (those say nothing about the target), else `connect`.
-pub fn connect_error_kind(e: &std::io::Error) -> ErrorKind {
-    use nix::errno::Errno;
-    match e.raw_os_error().map(Errno::from_raw) {
-        Some(Errno::EMFILE | Errno::ENFILE | Errno::EADDRNOTAVAIL | Errno::ENOBUFS) => {
-            ErrorKind::Generator
-        }
-        // The handshake completed and the target then reset the connection before
-        // the connect call returned: it took the connection, as a reset after it.
-        Some(Errno::ECONNRESET | Errno::ECONNABORTED) => ErrorKind::Reset,
-        _ => ErrorKind::Connect,
     }
 }
