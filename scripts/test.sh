@@ -110,6 +110,7 @@ export RUST_BACKTRACE="${RUST_BACKTRACE:-1}"
 
 run_step "system packages (nginx, postgresql, time, chromium)" install_system_packages
 run_step "Rust toolchain (rustfmt, clippy)" ensure_rust
+run_step "peer servers (scripts/peers.sh)" bash scripts/peers.sh
 run_step "format" cargo fmt --all -- --check
 run_step "lint" cargo clippy --all-targets -- -D warnings
 run_step "release build" cargo build --release

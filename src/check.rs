@@ -17,7 +17,9 @@ use crate::template::Vars;
 /// - status: with no `expect.status`, a status of 400 or more is `status_4xx`/`status_5xx`;
 ///   with one, a status outside it is `status_4xx`/`status_5xx` when ≥ 400, else `check`;
 /// - `body_contains`, JSONPath expectations (a body that is not JSON fails them) and
-///   captures (a query that matches nothing) fail with `check`.
+///   captures (a query that matches nothing) fail with `check`;
+/// - a GraphQL request whose status passed fails with `graphql` when its body is not
+///   JSON or has a non-empty `errors` array ([`graphql_message`] says why).
 ///
 /// A capture stores the first match: a string without its quotes, anything else as
 /// compact JSON text. Nothing is stored unless every check and capture succeeds.
@@ -35,9 +37,21 @@ pub fn judge(
         }
     }
     if expect.json.is_empty() && captures.is_empty() {
+        if expect.graphql {
+            return graphql_only(body);
+        }
         return Ok(());
     }
-    let json: Value = serde_json::from_slice(body).map_err(|_| ErrorKind::Check)?;
+    let json: Value = serde_json::from_slice(body).map_err(|_| {
+        if expect.graphql {
+            ErrorKind::Graphql
+        } else {
+            ErrorKind::Check
+        }
+    })?;
+    if expect.graphql && (!json.is_object() || failed(json.get("errors"))) {
+        return Err(ErrorKind::Graphql);
+    }
     for rule in &expect.json {
         let found = rule.path.query(&json).first().ok_or(ErrorKind::Check)?;
         if let Some(want) = &rule.equals {
@@ -49,16 +63,79 @@ pub fn judge(
     let mut values = Vec::with_capacity(captures.len());
     for capture in captures {
         let found = capture.path.query(&json).first().ok_or(ErrorKind::Check)?;
-        let text = match found {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        values.push(text);
+        values.push(match found {
+            Value::String(s) => (s.clone(), false),
+            other => (other.to_string(), true),
+        });
     }
-    for (capture, value) in captures.iter().zip(values) {
-        vars.set(&capture.var, value);
+    for (capture, (value, json)) in captures.iter().zip(values) {
+        if json {
+            vars.set_json(&capture.var, value);
+        } else {
+            vars.set(&capture.var, value);
+        }
     }
     Ok(())
+}
+
+/// The GraphQL verdict alone, without building the body's JSON tree: serde skips
+/// every other field (still checking it is JSON) and counts the `errors`.
+fn graphql_only(body: &[u8]) -> Result<(), ErrorKind> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        // `errors` is absent in a success: built only when there is one. Other
+        // fields are skipped (serde's default), still checked to be JSON.
+        errors: Option<Value>,
+    }
+    // A derived struct would also accept a JSON array (`[null]`): only an object is
+    // a GraphQL response.
+    if body.trim_ascii_start().first() != Some(&b'{') {
+        return Err(ErrorKind::Graphql);
+    }
+    match serde_json::from_slice::<Probe>(body) {
+        Ok(probe) if !failed(probe.errors.as_ref()) => Ok(()),
+        _ => Err(ErrorKind::Graphql),
+    }
+}
+
+/// Whether a GraphQL response's `errors` member makes it a failure: anything but
+/// absent, `null` or an empty array (a non-array is a malformed response).
+fn failed(errors: Option<&Value>) -> bool {
+    match errors {
+        None | Some(Value::Null) => false,
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(_) => true,
+    }
+}
+
+/// The non-empty `errors` array of a GraphQL response.
+fn graphql_errors(json: &Value) -> Option<&Vec<Value>> {
+    json.get("errors")
+        .and_then(Value::as_array)
+        .filter(|e| !e.is_empty())
+}
+
+/// Longest GraphQL error message kept for the report, in characters.
+pub const MAX_MESSAGE_CHARS: usize = 300;
+
+/// Why a body failed the GraphQL check, for the report: the first error's `message`
+/// (at most [`MAX_MESSAGE_CHARS`], raw text: renderers escape it), or that the body is
+/// not JSON. Called only for the run's first `graphql` failure, so it may parse again.
+pub fn graphql_message(body: &[u8]) -> String {
+    let Ok(json) = serde_json::from_slice::<Value>(body) else {
+        return "response body is not JSON".into();
+    };
+    let first = graphql_errors(&json).and_then(|e| e.first());
+    let text = match first.map(|e| e.get("message").unwrap_or(e)) {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => "errors without a message".into(),
+    };
+    let mut kept: String = text.chars().take(MAX_MESSAGE_CHARS).collect();
+    if kept.len() < text.len() {
+        kept.push('…');
+    }
+    kept
 }
 
 fn check_status(expect: &Expect, status: u16) -> Result<(), ErrorKind> {
@@ -82,7 +159,8 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 
 /// Equality where numbers compare by value (`5` equals `5.0`), as a scenario author
 /// writing `count: 5` means.
-fn json_equal(a: &Value, b: &Value) -> bool {
+/// JSON equality where numbers compare by value (`1` equals `1.0`).
+pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
         (Value::Array(x), Value::Array(y)) => {
@@ -249,5 +327,59 @@ mod tests {
             ..expect_status(&[(200, 200)])
         };
         assert_eq!(run(&e, &[], 500, "x").0, Err(ErrorKind::Status5xx));
+    }
+
+    #[test]
+    fn graphql_errors_and_non_json_bodies_fail_with_graphql() {
+        let e = Expect {
+            graphql: true,
+            ..Expect::default()
+        };
+        let id = [capture("id", "$.data.t.id")];
+        let ok = r#"{"data": {"t": {"id": 7}}, "errors": []}"#;
+        let (result, vars) = run(&e, &id, 200, ok);
+        assert_eq!(result, Ok(()));
+        assert_eq!(vars.get("id"), Some("7"));
+        let failed = r#"{"data": null, "errors": [{"message": "no <task>"}, {"message": "b"}]}"#;
+        assert_eq!(run(&e, &id, 200, failed).0, Err(ErrorKind::Graphql));
+        assert_eq!(graphql_message(failed.as_bytes()), "no <task>");
+        assert_eq!(run(&e, &[], 200, "<html>").0, Err(ErrorKind::Graphql));
+        // Without captures, the same verdicts from the lighter probe.
+        assert_eq!(run(&e, &[], 200, ok).0, Ok(()));
+        assert_eq!(
+            run(&e, &[], 200, r#"{"data": {}, "errors": null}"#).0,
+            Ok(())
+        );
+        assert_eq!(run(&e, &[], 200, failed).0, Err(ErrorKind::Graphql));
+        assert_eq!(
+            run(&e, &[], 200, r#"{"data": {}} x"#).0,
+            Err(ErrorKind::Graphql)
+        );
+        assert_eq!(run(&e, &[], 200, "[1]").0, Err(ErrorKind::Graphql));
+        assert_eq!(run(&e, &[], 200, "[null]").0, Err(ErrorKind::Graphql));
+        assert_eq!(run(&e, &[], 200, " {}").0, Ok(()));
+        for (body, want) in [
+            (r#"{"errors": "oops"}"#, Err(ErrorKind::Graphql)),
+            (r#"{"data": {"errors": [1]}}"#, Ok(())),
+            ("[null]", Err(ErrorKind::Graphql)),
+        ] {
+            assert_eq!(run(&e, &[], 200, body).0, want, "{body}");
+            assert_eq!(run(&e, &id[..0], 200, body).0, want, "{body}");
+            let mut with_json = e.clone();
+            with_json.json.push(json_rule("$", None));
+            assert_eq!(run(&with_json, &[], 200, body).0, want, "{body}");
+        }
+        assert_eq!(graphql_message(b"<html>"), "response body is not JSON");
+        // The status is judged first: a 500 stays a 5xx.
+        assert_eq!(run(&e, &[], 500, failed).0, Err(ErrorKind::Status5xx));
+        // A message without `message`, and a long one, cut at the limit.
+        assert_eq!(
+            graphql_message(br#"{"errors": [{"code": 1}]}"#),
+            r#"{"code":1}"#
+        );
+        let long = format!(r#"{{"errors": [{{"message": "{}"}}]}}"#, "é".repeat(1000));
+        let kept = graphql_message(long.as_bytes());
+        assert_eq!(kept.chars().count(), MAX_MESSAGE_CHARS + 1);
+        assert!(kept.ends_with('…'));
     }
 }

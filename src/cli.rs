@@ -42,6 +42,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// Serve the built-in target: a service with a known capacity to learn and test on.
     Target(TargetArgs),
+    /// Receive deliveries (webhooks) on loopback and count them, as a scenario's `sink:`.
+    Sink(commands::sink::SinkArgs),
     /// List past runs from the store, newest first.
     Runs(commands::runs::RunsArgs),
     /// Compare runs round by round: rate, latency, errors and the change between rows.
@@ -166,6 +168,18 @@ pub struct TargetArgs {
     /// Write the self-signed certificate (PEM) to this file, for a client's `--cacert`.
     #[arg(long, requires = "tls")]
     pub tls_cert_out: Option<PathBuf>,
+    /// Answer this share (0 to 1) of `POST /graphql` requests with HTTP 200 and an
+    /// `errors` array, deterministically (any N requests hold ⌊N·share⌋ or one more).
+    #[arg(long, default_value_t = 0.0, value_parser = share)]
+    pub graphql_error_share: f64,
+}
+
+/// A share between 0 and 1.
+fn share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("expected a share between 0 and 1, found {s:?}")),
+    }
 }
 
 /// Flags of `headroom run`.
@@ -289,6 +303,7 @@ pub fn main() -> i32 {
         Command::Find(args) => commands::find::run(&args),
         Command::Demo(args) => commands::demo::run(&args),
         Command::Target(args) => commands::target::run(&args),
+        Command::Sink(args) => commands::sink::run(&args),
         Command::Runs(args) => commands::runs::run(&args),
         Command::Compare(args) => commands::compare::run(&args),
         Command::Report(args) => commands::report::run(&args),

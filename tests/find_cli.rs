@@ -343,6 +343,23 @@ fn demo_runs_end_to_end_and_writes_its_report() {
     assert!(html.contains("<svg"), "{html}");
     assert!(html.contains(&format!("ceiling {ceiling} req/s")), "{html}");
     assert!(dir.path().join(".headroom/history.db").is_file());
+    // The delivery phase: 50 tasks/s for 2 s through the scheduler, due in 500 ms, to a
+    // sink; all 100 delivered, none lost, latency at least the delay.
+    let table = stdout
+        .split("Delivery: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no delivery phase: {stdout}"));
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("| 100 |"))
+        .unwrap_or_else(|| panic!("{table}"));
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    assert_eq!(&cells[1..4], ["100", "100", "0 (0.00%)"], "{row}");
+    let p50: f64 = cells[7].trim_end_matches(" ms").parse().unwrap();
+    assert!((500.0..600.0).contains(&p50), "{row}");
+    assert!(table.contains("delivery.lost < 0.1% PASS"), "{table}");
+    assert!(md.contains("## Delivery"), "{md}");
+    assert!(dir.path().join(".headroom/demo-delivery.yaml").is_file());
     // Nothing went wrong on the way: no warning of any kind.
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("warning"), "{stderr}");

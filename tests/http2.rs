@@ -11,7 +11,9 @@ use headroom::metrics::summary::Summary;
 use headroom::target::{self, TargetOptions};
 
 use crate::support::certs::TestCa;
-use crate::support::{assert_exit, run_with_summary, stderr, Nginx, NginxH2, NginxTls};
+use crate::support::{
+    assert_clean, assert_exit, run_with_summary, stderr, Nginx, NginxH2, NginxTls,
+};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -40,13 +42,6 @@ const H2: NginxH2 = NginxH2 {
     max_requests: None,
     upstream: None,
 };
-
-#[track_caller]
-fn assert_clean(out: &Output, s: &Summary) {
-    assert_exit(out, 0);
-    assert_eq!(s.errors.count, 0, "{:?}\n{}", s.errors.by_kind, stderr(out));
-    assert!(s.requests >= 20, "{} requests", s.requests);
-}
 
 #[test]
 fn h2c_with_prior_knowledge_and_h2_by_alpn_both_carry_the_load() {

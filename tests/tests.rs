@@ -3,9 +3,14 @@
 
 mod accounting;
 mod connections;
+mod delivery;
 mod demo_tls;
 mod fast_failures;
 mod find_cli;
+mod graphql;
+mod graphql_peer;
+mod grpc_client;
+mod grpc_steps;
 mod hostile;
 mod http2;
 mod http2_client;
@@ -15,8 +20,10 @@ mod run_errors;
 mod run_faults;
 mod run_shapes;
 mod run_tls;
+mod sse;
 mod store_cli;
 mod support;
 mod target_tls;
 mod timing;
 mod watch_cli;
+mod ws_steps;

@@ -8,11 +8,13 @@
 //! sends; [`request`] renders it.
 
 pub mod connect;
+pub mod grpc;
 pub mod http1;
 pub mod http2;
 pub mod prepared;
 pub mod request;
 pub mod session;
+pub mod sse;
 pub mod tls;
 pub mod trace;
 

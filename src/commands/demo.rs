@@ -2,7 +2,8 @@
 //! search its ceiling with short steps, print the step table with the ceiling next to
 //! the true capacity, and write the same as a Markdown report, plus an HTML report
 //! with the capacity chart, rendered from the search as recorded in a store kept
-//! under the output directory (never the user's default store).
+//! under the output directory (never the user's default store). A short delivery
+//! phase ([`delivery`]) then times tasks through the target's scheduler to a sink.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use crate::search::{text, IsolationOptions, Range, SearchOptions, SearchResult, 
 use crate::store::{RunKind, RunMeta};
 use crate::target::{self, TargetOptions};
 
+pub mod delivery;
 pub mod tls;
 
 /// Name of the report file written in `--out-dir`.
@@ -119,7 +121,6 @@ pub fn demo_with(out_dir: &Path, tls: bool) -> anyhow::Result<(SearchResult, Dem
         .map_err(|e| eprintln!("warning: {e}; no HTML report"))
         .ok();
     let searched = search(&target, ClientFlags::default(), &control, store.as_ref())?;
-    target.shutdown();
     let (plan, search, result) = (&searched.plan, &searched.options, &searched.result);
     println!("{}", text::render(result));
     println!(
@@ -127,7 +128,15 @@ pub fn demo_with(out_dir: &Path, tls: bool) -> anyhow::Result<(SearchResult, Dem
         value(capacity),
         accuracy(result, capacity)
     );
+    // The same target, now idle: its scheduler delivers to a sink (end-to-end timing).
+    let delivered = if control.is_stopped() {
+        String::new()
+    } else {
+        delivery::phase(out_dir, &target.url(), &control)?
+    };
+    target.shutdown();
     let mut md = markdown(plan, &options, search, result);
+    md.push_str(&delivered);
     if tls && !control.is_stopped() {
         md.push_str(&tls::compare(out_dir, &searched, &control, store.as_ref())?);
     }

@@ -35,6 +35,11 @@ pub fn run(args: &FindArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
+    if plan.sink.is_some() {
+        // A search judges request steps; deliveries would straddle its steps.
+        eprintln!("error: `headroom find` does not run a scenario's `sink:`; use `headroom run` for delivery timing");
+        return EXIT_BAD_INPUT;
+    }
     let watch = WatchPlan {
         specs: common::watch_specs(&plan, &args.common),
         interval: args.common.watch_interval,

@@ -3,10 +3,12 @@
 
 pub mod common;
 pub mod compare;
+pub mod delivery;
 pub mod demo;
 pub mod find;
 pub mod find_record;
 pub mod report;
 pub mod run;
 pub mod runs;
+pub mod sink;
 pub mod target;

@@ -19,13 +19,23 @@ use super::common;
 /// Runs `headroom run` and returns the exit code.
 pub fn run(args: &RunArgs) -> i32 {
     let overrides = overrides(args);
-    let plan = match scenario::load(args.scenario.as_deref(), &overrides) {
-        Ok(plan) => Arc::new(plan),
+    let mut plan = match scenario::load(args.scenario.as_deref(), &overrides) {
+        Ok(plan) => plan,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_BAD_INPUT;
         }
     };
+    // The sink listens before any request is sent, so `{{ sink_url }}` is known and no
+    // delivery can arrive before it.
+    let sink = match super::delivery::start(&mut plan) {
+        Ok(sink) => sink,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let plan = Arc::new(plan);
     let store = match common::open_store(&store::resolve_path(args.common.store.as_deref())) {
         Ok(store) => store,
         Err(e) => {
@@ -83,6 +93,9 @@ pub fn run(args: &RunArgs) -> i32 {
             };
         }
     };
+    if let Some(sink) = sink {
+        super::delivery::finish(sink, &plan, &mut outcome.summary, args.common.quiet);
+    }
     outcome.summary.watches = watches.finish(Some(&outcome.summary));
     let summary = &outcome.summary;
     if let Some(w) = writer {

@@ -16,7 +16,9 @@ pub fn run(args: &TargetArgs) -> i32 {
         h2_max_streams: args.h2_max_streams,
         tls: args.tls,
         tls_cert_out: args.tls_cert_out.clone(),
-    };
+        graphql_error_ppm: 0,
+    }
+    .with_graphql_error_share(args.graphql_error_share);
     if let Err(e) = opts.validate() {
         eprintln!("error: {e}");
         return EXIT_BAD_INPUT;

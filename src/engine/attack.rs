@@ -261,6 +261,8 @@ async fn drive_open(
             let mut session = state.client.session();
             let mut scratch = Scratch::default();
             run_iteration(&state, work, pending, &mut session, scheduled, &mut scratch).await;
+            // An arrival's streams end with its iteration.
+            scratch.streams.close_all(STREAM_CLOSE_GRACE).await;
             gauges.in_flight.set(gauges.in_flight.get() - 1);
         });
     }
@@ -331,7 +333,15 @@ async fn user(state: &Rc<ThreadState>, id: u64, active: &Cell<u64>, end: Instant
         }
         think_for(state, think).await;
     }
+    // A user's streams live across its iterations and end with it (its own end, the
+    // run's end, or the drain).
+    scratch.streams.close_all(STREAM_CLOSE_GRACE).await;
 }
+
+/// Longest a user's or arrival's streams wait for their peers to answer a close at its
+/// end: a close handshake is a round trip, and a peer that does not answer must not
+/// hold up the drain.
+const STREAM_CLOSE_GRACE: Duration = Duration::from_millis(200);
 
 /// Waits for in-flight work to finish: up to the request timeout (capped) after a
 /// normal end, a short grace after an interruption; unfinished work is abandoned.

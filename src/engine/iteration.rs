@@ -19,6 +19,7 @@ use crate::check;
 use crate::client;
 use crate::client::connect::Connector;
 use crate::client::session::{Client, Note, Session, Trace};
+use crate::engine::attack::MEASURING;
 use crate::engine::work::{Prepared, PreparedStep, Work, Workload};
 use crate::metrics::recorder::{Hit, Recorder};
 use crate::metrics::ErrorKind;
@@ -47,9 +48,13 @@ pub(crate) struct ThreadState {
     pub(crate) connect_failure: Arc<Mutex<Option<String>>>,
     /// First failed TLS handshake seen by the run, for the end-of-run message.
     pub(crate) tls_failure: Arc<Mutex<Option<String>>>,
+    /// First GraphQL error message seen by the run, for the summary and report.
+    pub(crate) graphql_failure: Arc<Mutex<Option<String>>>,
     /// The current phase: `WARMING` during a warm-up, then `MEASURING` (see attack.rs).
     /// A request records only into the phase it began in.
     pub(crate) phase: Cell<u32>,
+    /// Connectors for streams (`ws:`, `sse:`): HTTP/1.1 by ALPN.
+    pub(crate) streams: crate::stream::proto::Connectors,
 }
 
 /// What an engine thread is started with; it builds its [`ThreadState`] (whose
@@ -67,11 +72,14 @@ pub(crate) struct Seed {
     pub(crate) connect_failure: Arc<Mutex<Option<String>>>,
     /// First failed TLS handshake seen by the run, for the end-of-run message.
     pub(crate) tls_failure: Arc<Mutex<Option<String>>>,
+    /// First GraphQL error message seen by the run, for the summary and report.
+    pub(crate) graphql_failure: Arc<Mutex<Option<String>>>,
 }
 
 impl Seed {
     /// This thread's state, with `pool` connections of a capped shared pool.
     pub(crate) fn grow(self, start: Instant, pool: Option<usize>) -> ThreadState {
+        let streams = crate::stream::proto::Connectors::new(&self.connector, &self.plan);
         let client = Client::new(
             self.connector,
             self.plan.target.clone(),
@@ -89,7 +97,9 @@ impl Seed {
             stop: self.stop,
             connect_failure: self.connect_failure,
             tls_failure: self.tls_failure,
+            graphql_failure: self.graphql_failure,
             phase: 0.into(),
+            streams,
         }
     }
 }
@@ -138,8 +148,9 @@ impl Pending {
         }
     }
 
-    /// Takes back a request that will not be sent after all (a flow with no request).
-    fn cancel(mut self) {
+    /// Takes back a request that will not be sent after all (a flow with no request,
+    /// a stream step with nothing to do).
+    pub(crate) fn cancel(mut self) {
         self.open = false;
         if self.current() {
             self.state.recorder.borrow_mut().scheduled -= 1;
@@ -160,6 +171,8 @@ impl Drop for Pending {
 pub(crate) struct Scratch {
     client: client::session::Scratch,
     vars: Vars,
+    /// The user's open streams: kept across a closed-model user's iterations.
+    pub(crate) streams: crate::stream::Streams,
 }
 
 /// Picks the next iteration's item by weight.
@@ -203,6 +216,37 @@ pub(crate) async fn run_iteration(
                         think_for(state, *think).await;
                         intended = Instant::now();
                     }
+                    PreparedStep::Stream(step) => {
+                        let pending = first.take().unwrap_or_else(|| Pending::begin(state));
+                        let grpc = step.protocol == crate::plan::Protocol::Grpc;
+                        if grpc {
+                            crate::stream::grpc::share_with_session(
+                                state,
+                                session,
+                                &scratch.streams,
+                            );
+                        }
+                        let outcome = crate::stream::step::run_step(
+                            state,
+                            step,
+                            pending,
+                            &mut scratch.streams,
+                            &mut scratch.vars,
+                        )
+                        .await;
+                        if grpc {
+                            crate::stream::grpc::share_with_session(
+                                state,
+                                session,
+                                &scratch.streams,
+                            );
+                        }
+                        match outcome {
+                            Ok(()) => intended = Instant::now(),
+                            Err(ErrorKind::Connect) => return false,
+                            Err(_) => return true,
+                        }
+                    }
                 }
             }
             if let Some(unused) = first {
@@ -230,9 +274,13 @@ async fn send(
 ) -> Sent {
     let plan = &state.plan;
     let template = prepared.template();
+    let sink = plan.sink.as_ref().and_then(|s| s.attached.as_ref());
     let payload = {
         // Rendered before any await: the thread's random source is borrowed only here.
         let mut rng = state.rng.borrow_mut();
+        if let Some(sink) = sink {
+            correlate(sink, template, &mut rng, &mut scratch.vars);
+        }
         let mut ctx = RenderContext {
             rng: &mut rng,
             vars: &scratch.vars,
@@ -242,6 +290,12 @@ async fn send(
             .payload(&prepared.request, &mut ctx, &mut scratch.client)
     };
     let sent = Instant::now();
+    if let (Some(sink), Some(_)) = (sink, &template.correlate) {
+        // Registered before the request leaves: a delivery can never beat its id here.
+        if let Some(id) = scratch.vars.get("correlation_id") {
+            sink.tracker.register(id, sent);
+        }
+    }
     // Latency runs from the intended start, but never from a point after the actual
     // send: a send a few microseconds early (see timer.rs) must not shrink latency.
     let from = intended.min(sent);
@@ -253,7 +307,20 @@ async fn send(
     let mut trace = Trace::default();
     let vars = &mut scratch.vars;
     let judge = |status: u16, body: &[u8]| {
-        check::judge(&template.expect, &prepared.captures, status, body, vars).err()
+        let verdict = check::judge(&template.expect, &prepared.captures, status, body, vars).err();
+        // Warm-up failures are discarded with the warm-up's record, their message too.
+        if verdict == Some(ErrorKind::Graphql) && state.phase.get() == MEASURING {
+            // Only the first is kept: later failures lock an uncontended mutex, and
+            // only the first one parses the body again for its message.
+            let mut first = state
+                .graphql_failure
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if first.is_none() {
+                *first = Some(check::graphql_message(body));
+            }
+        }
+        verdict
     };
     let outcome = tokio::time::timeout_at(
         deadline.into(),
@@ -314,6 +381,24 @@ async fn send(
         None => Sent::Ok,
         Some(ErrorKind::Connect) => Sent::ConnectFailed,
         Some(_) => Sent::Failed,
+    }
+}
+
+/// Sets the sink's variables for one request: `sink_url`, and `correlation_id` rendered
+/// once from the request's `correlate:` so the body and the registry get the same id.
+fn correlate(
+    sink: &crate::sink::Attached,
+    template: &crate::plan::RequestTemplate,
+    rng: &mut SmallRng,
+    vars: &mut Vars,
+) {
+    if vars.get("sink_url") != Some(sink.url.as_str()) {
+        vars.set("sink_url", sink.url.clone());
+    }
+    if let Some(c) = &template.correlate {
+        let mut out = Vec::with_capacity(40);
+        c.render(&mut RenderContext { rng, vars }, &mut out);
+        vars.set("correlation_id", String::from_utf8_lossy(&out).into_owned());
     }
 }
 

@@ -9,13 +9,13 @@
 
 mod attack;
 mod cpu;
-mod iteration;
+pub(crate) mod iteration;
 pub mod pacer;
 mod selfcheck;
 mod start;
-mod summarize;
+pub(crate) mod summarize;
 mod timer;
-mod work;
+pub(crate) mod work;
 
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -159,6 +159,7 @@ pub fn run(
     let tls_failure = Arc::new(Mutex::new(None));
     let workload = Arc::new(work::Workload::new(&plan).map_err(EngineError::Request)?);
     let connect_failure = Arc::new(Mutex::new(None));
+    let graphql_failure = Arc::new(Mutex::new(None));
     let threads = plan.threads.max(1);
     let (tx, rx) = mpsc::channel();
     // Every thread counts its schedule from the same instant, fixed once all are ready.
@@ -173,6 +174,7 @@ pub fn run(
             stop: control.stop.clone(),
             connect_failure: connect_failure.clone(),
             tls_failure: tls_failure.clone(),
+            graphql_failure: graphql_failure.clone(),
         };
         let (tx, line) = (tx.clone(), start_line.clone());
         let slot = Slot { index, threads };
@@ -242,7 +244,7 @@ pub fn run(
     let fastest = Duration::from_micros(merged.overall.latency.min());
     let measured = measured_span(start, scheduled, last_done, fastest);
     let generator = self_check(&plan, &merged, &cpu, scheduled);
-    let summary = summarize::summarize(
+    let mut summary = summarize::summarize(
         &plan,
         &merged,
         timeline.finish(),
@@ -261,6 +263,13 @@ pub fn run(
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clone();
+    let graphql_failure = graphql_failure.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(message) = graphql_failure.clone() {
+        summary
+            .errors
+            .first_message
+            .insert("graphql".into(), message);
+    }
     Ok(Outcome {
         summary,
         connect_failure,

@@ -67,6 +67,8 @@ fn errors(t: &Tally) -> Errors {
             0.0
         },
         by_kind,
+        // Filled in by the engine from the run's first failure of each kind.
+        first_message: Default::default(),
     }
 }
 
@@ -145,6 +147,7 @@ pub(crate) fn summarize(
             (name.clone(), s)
         })
         .collect();
+    let (streams, stream_totals) = crate::metrics::streams::summarize(plan, rec, secs);
     let mut summary = Summary {
         version: 1,
         name: plan.name.clone(),
@@ -181,6 +184,9 @@ pub(crate) fn summarize(
         timeline,
         interrupted,
         watches: Vec::new(),
+        delivery: None,
+        streams,
+        stream_totals,
     };
     summary.thresholds = evaluate_all(&plan.thresholds, &summary);
     summary

@@ -8,7 +8,7 @@ use rand::Rng;
 
 use crate::client::prepared::PreparedRequest;
 use crate::client::request::H2RequestError;
-use crate::plan::{Capture, Item, Plan, RequestTemplate, Step, Think};
+use crate::plan::{Capture, Item, Plan, RequestTemplate, Step, StreamStep, Think};
 
 /// A request ready to send, with the captures its flow step takes from the response.
 #[derive(Debug)]
@@ -50,6 +50,8 @@ pub(crate) enum PreparedStep {
     Request(Prepared),
     /// Pause.
     Think(Think),
+    /// A stream step.
+    Stream(Arc<StreamStep>),
 }
 
 /// A prepared item.
@@ -87,6 +89,7 @@ impl Workload {
                                         Prepared::new(plan, request, captures)?,
                                     ),
                                     Step::Think(t) => PreparedStep::Think(*t),
+                                    Step::Stream(s) => PreparedStep::Stream(s.clone()),
                                 })
                             })
                             .collect::<Result<_, String>>()?,

@@ -2,6 +2,7 @@
 //! [`summary::Summary`] and judged by [`threshold::Threshold`]s.
 
 pub mod recorder;
+pub mod streams;
 pub mod summary;
 pub mod threshold;
 
@@ -41,6 +42,16 @@ pub enum ErrorKind {
     /// HTTP/2: the server reset the stream with RST_STREAM (any error code,
     /// REFUSED_STREAM included).
     StreamReset,
+    /// GraphQL: a response whose body has a non-empty `errors` array (whatever its
+    /// status), or that is not a GraphQL response at all.
+    Graphql,
+    /// A stream (WebSocket, SSE, gRPC stream) failed: a bad handshake, an expected
+    /// message that did not come in time, a connection dropped while it was held, a
+    /// message over its size limit, or a close the step did not ask for.
+    Stream,
+    /// gRPC: a call ended with a status other than OK (the status is counted by name
+    /// beside it; DEADLINE_EXCEEDED is `timeout`).
+    Grpc,
 }
 
 impl ErrorKind {
@@ -57,10 +68,13 @@ impl ErrorKind {
         ErrorKind::Tls,
         ErrorKind::Goaway,
         ErrorKind::StreamReset,
+        ErrorKind::Graphql,
+        ErrorKind::Stream,
+        ErrorKind::Grpc,
     ];
 
     /// How many kinds there are.
-    pub const COUNT: usize = 11;
+    pub const COUNT: usize = 14;
 
     /// The name used in summaries and reports.
     pub fn as_str(self) -> &'static str {
@@ -76,6 +90,9 @@ impl ErrorKind {
             ErrorKind::Tls => "tls",
             ErrorKind::Goaway => "goaway",
             ErrorKind::StreamReset => "stream_reset",
+            ErrorKind::Graphql => "graphql",
+            ErrorKind::Stream => "stream",
+            ErrorKind::Grpc => "grpc",
         }
     }
 

@@ -13,6 +13,7 @@ use hdrhistogram::Histogram;
 
 use crate::metrics::ErrorKind;
 
+pub mod streams;
 mod timing;
 
 pub use timing::{Breakdown, Connections, Timing};
@@ -195,6 +196,8 @@ pub struct Recorder {
     pub lag: Histogram<u64>,
     /// The second being filled.
     pub second: SecondBucket,
+    /// What streams saw between their operations (see [`streams`]).
+    pub streams: streams::StreamRecorders,
 }
 
 impl Recorder {
@@ -210,6 +213,7 @@ impl Recorder {
             connections: Connections::default(),
             lag: new_histogram(SIGFIG),
             second: SecondBucket::new(0),
+            streams: streams::StreamRecorders::default(),
         }
     }
 
@@ -259,6 +263,7 @@ impl Recorder {
         self.abandoned += other.abandoned;
         self.retries += other.retries;
         self.connections.merge(&other.connections);
+        self.streams.merge(&other.streams);
         self.lag
             .add(&other.lag)
             .expect("auto-resizing histograms always merge");

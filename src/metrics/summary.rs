@@ -73,6 +73,17 @@ pub struct Summary {
     /// nothing was.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub watches: Vec<crate::watch::WatchSummary>,
+    /// End-to-end delivery through the scenario's `sink:` (absent without one), counted
+    /// after the grace period.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<crate::sink::DeliverySummary>,
+    /// Per stream name (`ws:`/`sse:`/`grpc:` steps' `name:`); absent without streams.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub streams: BTreeMap<String, crate::metrics::streams::StreamSummary>,
+    /// All streams of each protocol (`ws`, `sse`, `grpc`) and of the run (`all`), for
+    /// thresholds such as `ws.message_p95`; absent without streams.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub stream_totals: BTreeMap<String, crate::metrics::streams::StreamSummary>,
 }
 
 #[cfg(test)]
@@ -104,6 +115,9 @@ impl Summary {
             timeline: Vec::new(),
             interrupted: false,
             watches: Vec::new(),
+            delivery: None,
+            streams: BTreeMap::new(),
+            stream_totals: BTreeMap::new(),
         }
     }
 }
@@ -147,8 +161,13 @@ pub struct Errors {
     /// `count / requests` (0 when there were no requests).
     pub rate: f64,
     /// Count per kind (`connect`, `timeout`, `reset`, `status_4xx`, `status_5xx`, `check`,
-    /// `protocol`, `generator`, `tls`, `goaway`, `stream_reset`).
+    /// `protocol`, `generator`, `tls`, `goaway`, `stream_reset`, `graphql`, `stream`, `grpc`).
     pub by_kind: BTreeMap<String, u64>,
+    /// The run's first failure message by kind, for the kinds that carry one
+    /// (`graphql`: the first error's `message`, or that the body was not JSON). Raw
+    /// text, at most 300 characters; renderers escape it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub first_message: BTreeMap<String, String>,
 }
 
 /// Figures for one request name.

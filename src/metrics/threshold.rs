@@ -11,6 +11,15 @@
 //! | `dropped` | plain count (whole run only) | dropped iterations |
 //! | `abandoned` | plain count (whole run only) | requests in flight when the run ended |
 //! | `success_p95` (any latency statistic after `success_`) | as latency | successful requests' latency, ms |
+//! | `delivery.p95` (`min` `p50` `p90` `p95` `p99` `max`) | as latency | delivery latency through the `sink:`, ms |
+//! | `delivery.lost`, `delivery.duplicated` | number with `%` | percent of the ids registered with the sink |
+//!
+//! The scope `delivery` always means the sink (a request named `delivery` cannot be
+//! judged per name). A delivery rule in a run without a sink fails.
+//! | `message_p95`, `first_message_p95`, `stream_connect_p95` (any statistic) | as latency | stream round trip, time to first message, connect + handshake, ms |
+//! | `stream_errors` | number with `%` | failed stream operations and background stream failures |
+//!
+//! A stream rule's NAME is a stream name, a protocol (`ws`, `sse`, `grpc`) or none (all).
 //!
 //! OP is one of `<`, `<=`, `>`, `>=`, `==`. NAME may contain dots: the scope is everything
 //! before the last `.` that precedes a known metric. [`Threshold::parse`] compiles a rule
@@ -19,9 +28,12 @@
 mod parse;
 #[cfg(test)]
 mod proptests;
+#[cfg(test)]
+mod tests_streams;
 
 use std::fmt;
 
+use crate::metrics::streams::StreamSummary;
 use crate::metrics::summary::{Latency, Summary, ThresholdResult};
 use parse::{parse_value, split_metric, split_op};
 
@@ -56,6 +68,30 @@ pub enum Metric {
     SuccessLatency(LatencyStat),
     /// Requests still in flight when the run ended (whole run).
     Abandoned,
+    /// `delivery.p95` and the like: delivery latency through the scenario's sink, ms.
+    DeliveryLatency(LatencyStat),
+    /// `delivery.lost`: registered ids not delivered by the end of the grace period,
+    /// percent of registered ids.
+    DeliveryLost,
+    /// `delivery.duplicated`: deliveries of an id already delivered, percent of
+    /// registered ids.
+    DeliveryDuplicated,
+    /// A stream figure; the scope is a stream name, a protocol (`ws`, `sse`, `grpc`)
+    /// or none (all streams).
+    Stream(StreamMetric),
+}
+
+/// What a stream rule measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamMetric {
+    /// Per-message round trip (`message_p95`), ms.
+    Message(LatencyStat),
+    /// Time to first message (`first_message_p95`), ms.
+    FirstMessage(LatencyStat),
+    /// Connect + handshake (`stream_connect_p95`), ms.
+    Connect(LatencyStat),
+    /// Failed stream operations and background failures, percent (`stream_errors`).
+    Errors,
 }
 
 /// One statistic of a latency distribution.
@@ -143,6 +179,29 @@ impl Threshold {
         let (lhs, op, rhs) = split_op(expr).map_err(fail)?;
         let (scope, metric, metric_text) = split_metric(lhs.trim()).map_err(fail)?;
         let limit = parse_value(metric, metric_text, op, rhs.trim()).map_err(fail)?;
+        let (scope, metric) = match (scope.as_deref(), metric) {
+            (Some("delivery"), Metric::Latency(LatencyStat::Avg | LatencyStat::P999)) => {
+                return Err(fail(
+                    "delivery latency has min, p50, p90, p95, p99 and max".into(),
+                ))
+            }
+            (Some("delivery"), Metric::Latency(stat)) => (None, Metric::DeliveryLatency(stat)),
+            (Some("delivery"), m @ (Metric::DeliveryLost | Metric::DeliveryDuplicated)) => {
+                (None, m)
+            }
+            (_, Metric::DeliveryLost | Metric::DeliveryDuplicated) => {
+                return Err(fail(format!(
+                    "{metric_text} is a delivery figure: write \"delivery.{metric_text} {op} {}\"",
+                    rhs.trim()
+                )))
+            }
+            (Some("delivery"), _) => {
+                return Err(fail(
+                    "delivery rules are delivery.p95 (any latency statistic), delivery.lost or delivery.duplicated".into(),
+                ))
+            }
+            _ => (scope, metric),
+        };
         Ok(Threshold {
             expr: expr.trim().to_string(),
             scope,
@@ -155,6 +214,15 @@ impl Threshold {
     /// The measured value in the rule's unit, or `None` when the rule's scope names a
     /// request that the summary does not have.
     pub fn measure(&self, summary: &Summary) -> Option<f64> {
+        if let Metric::Stream(m) = self.metric {
+            let s = self.stream_scope(summary)?;
+            return Some(match m {
+                StreamMetric::Message(stat) => stat.of(&s.message_latency_ms),
+                StreamMetric::FirstMessage(stat) => stat.of(&s.first_message_ms),
+                StreamMetric::Connect(stat) => stat.of(&s.connect_ms),
+                StreamMetric::Errors => s.errors.rate * 100.0,
+            });
+        }
         let (requests, latency, success, errors) = match &self.scope {
             None => (
                 summary.requests,
@@ -182,7 +250,33 @@ impl Threshold {
             Metric::Rate => 0.0,
             Metric::Dropped => summary.dropped as f64,
             Metric::Abandoned => summary.abandoned as f64,
+            Metric::DeliveryLatency(stat) => {
+                let l = &summary.delivery.as_ref()?.latency_ms;
+                match stat {
+                    LatencyStat::Min => l.min,
+                    LatencyStat::P50 => l.p50,
+                    LatencyStat::P90 => l.p90,
+                    LatencyStat::P95 => l.p95,
+                    LatencyStat::P99 => l.p99,
+                    LatencyStat::Max | LatencyStat::Avg | LatencyStat::P999 => l.max,
+                }
+            }
+            Metric::DeliveryLost => summary.delivery.as_ref()?.lost_rate * 100.0,
+            Metric::DeliveryDuplicated => summary.delivery.as_ref()?.duplicated_rate * 100.0,
+            Metric::Stream(_) => unreachable!("measured above"),
         })
+    }
+
+    /// The stream figures a stream rule's scope names: a stream, a protocol's total,
+    /// or (no scope) all streams.
+    fn stream_scope<'a>(&self, summary: &'a Summary) -> Option<&'a StreamSummary> {
+        match self.scope.as_deref() {
+            None => summary.stream_totals.get("all"),
+            Some(name) => summary
+                .streams
+                .get(name)
+                .or_else(|| summary.stream_totals.get(name).filter(|_| name != "all")),
+        }
     }
 
     /// Judges the rule against a summary. `value` is the measurement in the rule's unit
@@ -200,9 +294,22 @@ impl Threshold {
         };
         let judged = match self.measure(summary) {
             Some(value) if value.is_finite() => {
+                let stream = self.stream_scope(summary);
                 let measured_nothing = match self.metric {
+                    Metric::Stream(StreamMetric::Message(_)) => {
+                        stream.is_none_or(|s| s.round_trips == 0)
+                    }
+                    Metric::Stream(StreamMetric::FirstMessage(_)) => stream
+                        .is_none_or(|s| s.first_message_ms.max == 0.0 && s.messages.received == 0),
+                    Metric::Stream(StreamMetric::Connect(_)) => {
+                        stream.is_none_or(|s| s.sessions == 0)
+                    }
                     Metric::Latency(_) => requests == Some(0),
                     Metric::SuccessLatency(_) => succeeded == Some(0),
+                    Metric::DeliveryLatency(_) => summary
+                        .delivery
+                        .as_ref()
+                        .is_none_or(|d| d.latency_ms.count == 0),
                     _ => false,
                 };
                 Some((value, !measured_nothing && self.op.holds(value, self.limit)))
@@ -274,6 +381,7 @@ mod tests {
                 count: 50,
                 rate: 0.005,
                 by_kind: Default::default(),
+                first_message: Default::default(),
             },
             timing_ms: Default::default(),
             connections: Default::default(),
@@ -288,6 +396,9 @@ mod tests {
             timeline: vec![],
             interrupted: false,
             watches: vec![],
+            delivery: None,
+            streams: Default::default(),
+            stream_totals: Default::default(),
         }
     }
 

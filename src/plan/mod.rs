@@ -6,8 +6,10 @@
 //! hot path only renders (or, for a request with no template, copies prebuilt bytes).
 
 mod schedule;
+mod stream;
 
 pub use schedule::{Schedule, Stage};
+pub use stream::{GrpcCall, MessageExpect, Protocol, StreamStep};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,6 +50,20 @@ pub struct Plan {
     /// How connections are opened: `--resolve` entries and, for `https://`, the TLS
     /// configuration built once for the whole run.
     pub client: ClientPlan,
+    /// The scenario's `sink:`, if any.
+    pub sink: Option<crate::sink::SinkPlan>,
+    /// The streams flows open (`name:` of `ws:`/`sse:`/`grpc:` steps), each with its
+    /// protocol; a [`StreamStep::stream_id`] indexes it. Empty without stream steps.
+    pub streams: Vec<StreamName>,
+}
+
+/// A stream named in the plan: its `name:` and protocol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamName {
+    /// The stream's name (`name:` in its steps): the key of `streams` in the summary.
+    pub name: String,
+    /// Its protocol.
+    pub protocol: Protocol,
 }
 
 /// How the run's connections are opened.
@@ -100,8 +116,12 @@ impl Plan {
                 Item::Request(r) => longest = longest.max(r.timeout_in(self)),
                 Item::Flow(f) => {
                     for step in &f.steps {
-                        if let Step::Request { request, .. } = step {
-                            longest = longest.max(request.timeout_in(self));
+                        match step {
+                            Step::Request { request, .. } => {
+                                longest = longest.max(request.timeout_in(self));
+                            }
+                            Step::Stream(s) => longest = longest.max(s.timeout_in(self)),
+                            Step::Think(_) => {}
                         }
                     }
                 }
@@ -169,6 +189,8 @@ pub enum Step {
     },
     /// Pause before the next step.
     Think(Think),
+    /// A stream step (`ws:`, `sse:`, `grpc:`): one operation on a named stream.
+    Stream(Arc<StreamStep>),
 }
 
 /// A variable taken from a response's JSON body by a JSONPath query.
@@ -199,6 +221,10 @@ pub struct RequestTemplate {
     pub expect: Expect,
     /// The request's own `timeout:`; `None` uses the run's [`Plan::timeout`].
     pub timeout: Option<Duration>,
+    /// `correlate:`: rendered once per request into the variable `correlation_id`
+    /// (before the path, headers and body, which may use it) and registered with the
+    /// sink at the send time.
+    pub correlate: Option<Template>,
 }
 
 impl RequestTemplate {
@@ -209,7 +235,10 @@ impl RequestTemplate {
 
     /// Whether the response body must be kept (for checks or captures).
     pub fn needs_body(&self, captures: &[Capture]) -> bool {
-        !captures.is_empty() || self.expect.body_contains.is_some() || !self.expect.json.is_empty()
+        !captures.is_empty()
+            || self.expect.body_contains.is_some()
+            || !self.expect.json.is_empty()
+            || self.expect.graphql
     }
 }
 
@@ -222,6 +251,9 @@ pub struct Expect {
     pub body_contains: Option<String>,
     /// JSONPath queries that must match; with a value, the first match must equal it.
     pub json: Vec<JsonExpect>,
+    /// A GraphQL request: the body must be JSON without a non-empty `errors` array,
+    /// else the response is a failure of kind `graphql`.
+    pub graphql: bool,
 }
 
 /// An inclusive range of status codes (`201` is `201..=201`, `2xx` is `200..=299`).

@@ -79,6 +79,11 @@ fn header(out: &mut String, run: &Run) {
 }
 
 fn body(out: &mut String, s: &Summary) {
+    if let Some(d) = &s.delivery {
+        out.push_str("### Delivery\n\nRequest sent → delivery received, through the sink.\n\n");
+        out.push_str(&d.table());
+        out.push('\n');
+    }
     // The columns add up: scheduled = requests (ok + errors) + dropped + abandoned.
     out.push_str(
         "### Load\n\n| offered | achieved | scheduled | requests | dropped | abandoned | errors |\n\
@@ -127,6 +132,7 @@ fn body(out: &mut String, s: &Summary) {
         }
         out.push('\n');
     }
+    crate::report::streams::markdown(out, s);
     if !s.thresholds.is_empty() {
         out.push_str("### Thresholds\n\n| rule | measured | verdict |\n|---|---:|---|\n");
         for t in &s.thresholds {
@@ -137,9 +143,11 @@ fn body(out: &mut String, s: &Summary) {
     }
     let kinds: Vec<_> = s.errors.by_kind.iter().filter(|(_, &n)| n > 0).collect();
     if !kinds.is_empty() {
-        out.push_str("### Errors by kind\n\n| kind | count |\n|---|---:|\n");
+        out.push_str("### Errors by kind\n\n| kind | count | first message |\n|---|---:|---|\n");
         for (kind, n) in kinds {
-            let _ = writeln!(out, "| {} | {n} |", escape(kind));
+            // The message comes from the target: escaped like every such text.
+            let first = s.errors.first_message.get(kind).map_or("", String::as_str);
+            let _ = writeln!(out, "| {} | {n} | {} |", escape(kind), escape(first));
         }
         out.push('\n');
     }
@@ -214,6 +222,7 @@ mod tests {
             count: 10,
             rate: 0.2,
             by_kind: [("status_5xx".to_string(), 10)].into(),
+            first_message: Default::default(),
         };
         s.dropped = 4;
         s.abandoned = 6;
@@ -227,5 +236,23 @@ mod tests {
         assert!(out.contains("| 60 | 50 | 4 | 6 | 10 (20.00%) |"), "{out}");
         assert!(out.contains("6 requests were still in flight"), "{out}");
         assert!(out.contains("| successful only |"), "{out}");
+        assert!(out.contains("| status_5xx | 10 |  |"), "{out}");
+    }
+
+    #[test]
+    fn the_first_graphql_message_is_shown_escaped() {
+        let mut s = Summary::empty("t", 3.0);
+        s.requests = 5;
+        s.errors.count = 5;
+        s.errors.by_kind.insert("graphql".into(), 5);
+        s.errors
+            .first_message
+            .insert("graphql".into(), "no <b>task</b> | id\n7".into());
+        let mut out = String::new();
+        body(&mut out, &s);
+        assert!(
+            out.contains("| graphql | 5 | no &lt;b&gt;task&lt;/b&gt; \\| id 7 |"),
+            "{out}"
+        );
     }
 }

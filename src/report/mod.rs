@@ -17,6 +17,7 @@ pub mod junit;
 pub mod markdown;
 pub mod profile;
 pub mod progress;
+pub mod streams;
 pub mod table;
 pub mod text;
 pub mod timing;

@@ -10,7 +10,7 @@
 use std::fmt::Write;
 
 use crate::metrics::summary::{Latency, Summary, ThresholdResult};
-use crate::metrics::threshold::{Metric, Threshold};
+use crate::metrics::threshold::{Metric, StreamMetric, Threshold};
 use crate::report::table::Table;
 use crate::report::units::{latency, per_second, percent, seconds, share};
 
@@ -24,9 +24,15 @@ pub fn render(summary: &Summary) -> String {
     volume(&mut out, summary);
     latencies(&mut out, summary);
     out.push_str(&crate::report::timing::text(summary));
+    if let Some(d) = &summary.delivery {
+        out.push_str("\ndelivery through the sink (request sent → delivery received):\n");
+        out.push_str(&d.table());
+        out.push_str(&d.rates(&summary.timeline));
+    }
     if summary.by_name.len() > 1 {
         names(&mut out, summary);
     }
+    out.push_str(&crate::report::streams::text(summary));
     if !summary.thresholds.is_empty() {
         thresholds(&mut out, summary);
     }
@@ -94,6 +100,14 @@ fn volume(out: &mut String, s: &Summary) {
         let _ = write!(errors, ": {}", list.join(", "));
     }
     t.row(["errors".to_string(), errors]);
+    for (kind, message) in &s.errors.first_message {
+        // From the target: control characters (terminal escapes) shown as spaces.
+        let shown: String = message
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        t.row([format!("first {kind}"), shown]);
+    }
     if s.abandoned > 0 {
         t.row([
             "abandoned".to_string(),
@@ -196,6 +210,11 @@ fn threshold_value(s: &Summary, r: &ThresholdResult) -> String {
     let Ok(rule) = Threshold::parse(&r.expr) else {
         return format!("{}", r.value);
     };
+    match rule.metric {
+        Metric::Stream(StreamMetric::Errors) => return percent(r.value),
+        Metric::Stream(_) => return latency(r.value),
+        _ => {}
+    }
     let (requests, succeeded) = match &rule.scope {
         None => (s.requests, s.completed),
         Some(name) => match s.by_name.get(name) {
@@ -210,6 +229,10 @@ fn threshold_value(s: &Summary, r: &ThresholdResult) -> String {
         Metric::ErrorPercent => percent(r.value),
         Metric::Rate => per_second(r.value),
         Metric::Dropped | Metric::Abandoned => format!("{}", r.value),
+        Metric::DeliveryLatency(_) if s.delivery.is_none() => "no sink".to_string(),
+        Metric::DeliveryLatency(_) => latency(r.value),
+        Metric::DeliveryLost | Metric::DeliveryDuplicated => percent(r.value),
+        Metric::Stream(_) => unreachable!("rendered above"),
     }
 }
 

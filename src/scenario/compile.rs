@@ -120,6 +120,8 @@ pub(crate) fn from_text(
         src,
         headers,
         names: Vec::new(),
+        sink: doc.sink.is_some(),
+        streams: Vec::new(),
     };
 
     let mut items = Vec::new();
@@ -143,15 +145,17 @@ pub(crate) fn from_text(
         ));
     }
     let names = cx.names;
+    let streams = cx.streams;
 
     let mut thresholds = Vec::new();
     for (i, node) in doc.thresholds.iter().enumerate() {
         let path = format!("thresholds[{i}]");
-        thresholds.push(threshold(&node.value, &names).map_err(|e| src.of(node, &path, e))?);
+        thresholds
+            .push(threshold(&node.value, &names, &streams).map_err(|e| src.of(node, &path, e))?);
     }
     for expr in &overrides.thresholds {
         thresholds.push(
-            threshold(expr, &names)
+            threshold(expr, &names, &streams)
                 .map_err(|e| ScenarioError::command_line(format!("--threshold {expr:?}: {e}")))?,
         );
     }
@@ -163,6 +167,10 @@ pub(crate) fn from_text(
         watches.push(node.value.clone());
     }
 
+    let sink = match &doc.sink {
+        Some(node) => Some(super::sink::build(src, node)?),
+        None => None,
+    };
     let (load, pool) = load_model::build(Some(src), doc.load.as_ref(), overrides)?;
     let client = super::client::build(
         Some((src, doc.client.as_ref(), doc.defaults.as_ref())),
@@ -190,6 +198,8 @@ pub(crate) fn from_text(
         warmup: Duration::ZERO,
         client,
         target,
+        sink,
+        streams,
     })
 }
 
@@ -217,17 +227,19 @@ pub(crate) fn quick(overrides: &Overrides) -> Result<Plan, ScenarioError> {
         body: None,
         expect: Expect::default(),
         timeout: None,
+        correlate: None,
     };
     let mut thresholds = Vec::new();
     for expr in &overrides.thresholds {
         thresholds.push(
-            threshold(expr, &names)
+            threshold(expr, &names, &[])
                 .map_err(|e| ScenarioError::command_line(format!("--threshold {expr:?}: {e}")))?,
         );
     }
     let (load, pool) = load_model::build(None, None, overrides)?;
     let client = super::client::build(None, overrides, &target, &load, pool)?;
     Ok(Plan {
+        streams: Vec::new(),
         name: "quick".into(),
         items: vec![Item::Request(Arc::new(request))],
         weights: vec![1],
@@ -241,6 +253,7 @@ pub(crate) fn quick(overrides: &Overrides) -> Result<Plan, ScenarioError> {
         warmup: Duration::ZERO,
         client,
         target,
+        sink: None,
     })
 }
 
@@ -262,9 +275,30 @@ fn weight(
 }
 
 /// Parses a threshold and checks that its scope names a request.
-fn threshold(expr: &str, names: &[String]) -> Result<Threshold, String> {
+fn threshold(
+    expr: &str,
+    names: &[String],
+    streams: &[crate::plan::StreamName],
+) -> Result<Threshold, String> {
     let t = Threshold::parse(expr)?;
-    check_scope(t.scope.as_deref(), names)?;
+    if matches!(t.metric, crate::metrics::threshold::Metric::Stream(_)) {
+        if streams.is_empty() {
+            return Err("a stream rule needs a `ws:`, `sse:` or `grpc:` step in a flow".into());
+        }
+        if let Some(scope) = t.scope.as_deref() {
+            let known = streams.iter().any(|s| s.name == scope)
+                || streams.iter().any(|s| s.protocol.as_str() == scope);
+            if !known {
+                let names: Vec<&str> = streams.iter().map(|s| s.name.as_str()).collect();
+                return Err(format!(
+                    "`{scope}` is not a stream name or a protocol with streams (streams: {})",
+                    names.join(", ")
+                ));
+            }
+        }
+    } else {
+        check_scope(t.scope.as_deref(), names)?;
+    }
     Ok(t)
 }
 

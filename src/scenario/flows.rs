@@ -8,8 +8,9 @@ use serde_saphyr::Spanned;
 use super::errors::{ScenarioError, Source};
 use super::format::FlowSpec;
 use super::requests::{self, Context};
+use super::streams::{self, FlowStreams};
 use super::values::think;
-use crate::plan::{Capture, Flow, Step};
+use crate::plan::{Capture, Flow, Protocol, Step};
 
 /// Compiles the flow at `path` (`flows[0]`).
 pub(crate) fn compile(
@@ -21,9 +22,47 @@ pub(crate) fn compile(
     let flow = &spec.value;
     let mut captured: Vec<String> = Vec::new();
     let mut steps = Vec::with_capacity(flow.steps.len());
+    let mut flow_streams = FlowStreams::default();
     for (i, step) in flow.steps.iter().enumerate() {
         let step_path = format!("{path}.steps[{i}]");
         let s = &step.value;
+        let stream = [
+            (Protocol::Ws, &s.ws),
+            (Protocol::Sse, &s.sse),
+            (Protocol::Grpc, &s.grpc),
+        ]
+        .into_iter()
+        .filter_map(|(p, spec)| spec.as_ref().map(|spec| (p, spec)))
+        .collect::<Vec<_>>();
+        if let Some((protocol, spec)) = stream.first() {
+            let key = protocol.as_str();
+            if stream.len() > 1 || s.request.is_some() || s.think.is_some() {
+                return Err(src.of(
+                    spec,
+                    &format!("{step_path}.{key}"),
+                    "a step is one of `request`, `think`, `ws`, `sse` or `grpc`",
+                ));
+            }
+            if let Some((var, value)) = s.capture.iter().next() {
+                return Err(src.of(
+                    value,
+                    &format!("{step_path}.capture.{var}"),
+                    format!("put a stream step's captures inside `{key}:`"),
+                ));
+            }
+            let compiled = streams::compile(
+                cx,
+                *protocol,
+                spec,
+                &format!("{step_path}.{key}"),
+                s.name.as_ref().map(|n| n.value.as_str()),
+                &captured,
+                &mut flow_streams,
+            )?;
+            captured.extend(compiled.captures.iter().map(|c| c.var.clone()));
+            steps.push(Step::Stream(Arc::new(compiled)));
+            continue;
+        }
         match (&s.request, &s.think) {
             (Some(request), None) => {
                 if let Some(w) = &request.value.weight {
@@ -33,10 +72,12 @@ pub(crate) fn compile(
                         "not allowed in a flow step; weight the whole flow",
                     ));
                 }
-                let default_name = s
-                    .name
-                    .as_ref()
-                    .map_or_else(|| format!("{}[{i}]", flow.name.value), |n| n.value.clone());
+                // (name, whether the step names itself): a GraphQL operation name
+                // beats a made-up `flow[i]`, not the step's own name.
+                let default_name = s.name.as_ref().map_or_else(
+                    || (format!("{}[{i}]", flow.name.value), false),
+                    |n| (n.value.clone(), true),
+                );
                 let request = requests::compile(
                     cx,
                     request,
@@ -73,15 +114,22 @@ pub(crate) fn compile(
                 ));
             }
             (None, None) => {
-                return Err(src.of(step, &step_path, "expected a `request` or a `think` step"));
+                return Err(src.of(
+                    step,
+                    &step_path,
+                    "expected a `request`, `think`, `ws`, `sse` or `grpc` step",
+                ));
             }
         }
     }
-    if !steps.iter().any(|s| matches!(s, Step::Request { .. })) {
+    if !steps
+        .iter()
+        .any(|s| matches!(s, Step::Request { .. } | Step::Stream(_)))
+    {
         return Err(src.of(
             spec,
             &format!("{path}.steps"),
-            "expected at least one `request` step",
+            "expected at least one `request` or stream step",
         ));
     }
     Ok(Flow {
@@ -95,8 +143,17 @@ fn captures(
     step: &super::format::StepSpec,
     path: &str,
 ) -> Result<Vec<Capture>, ScenarioError> {
-    let mut out = Vec::with_capacity(step.capture.len());
-    for (var, query) in &step.capture {
+    captures_of(src, &step.capture, path)
+}
+
+/// Compiles the `capture:` map at `path` (variable name → JSONPath query).
+pub(crate) fn captures_of(
+    src: Source<'_>,
+    capture: &std::collections::BTreeMap<String, Spanned<String>>,
+    path: &str,
+) -> Result<Vec<Capture>, ScenarioError> {
+    let mut out = Vec::with_capacity(capture.len());
+    for (var, query) in capture {
         let var_path = format!("{path}.capture.{var}");
         let mut chars = var.chars();
         let identifier = matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')

@@ -33,6 +33,8 @@ pub(crate) struct ScenarioFile {
     pub(crate) watch: Vec<Spanned<String>>,
     pub(crate) hooks: Option<HooksSpec>,
     pub(crate) client: Option<Spanned<ClientSpec>>,
+    /// The delivery sink (`sink:`), checked when compiled.
+    pub(crate) sink: Option<Node>,
 }
 
 /// How connections are opened (paths are relative to the scenario file).
@@ -108,6 +110,49 @@ pub(crate) struct LoadSpec {
     pub(crate) think: Option<Node>,
 }
 
+/// A stream step (`ws:`, `sse:`, `grpc:`): the same keys for every protocol; the ones a
+/// protocol does not use are rejected when compiled.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StreamSpec {
+    /// The stream's name; later steps refer to the open stream by it.
+    pub(crate) name: Spanned<String>,
+    /// Opens the stream: a path joined to the target, or a full URL.
+    pub(crate) url: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) headers: BTreeMap<String, Spanned<String>>,
+    /// A message: text (a string) or `{text: ...}` / `{json: ...}`.
+    pub(crate) send: Option<Node>,
+    pub(crate) expect: Option<Spanned<MessageExpectSpec>>,
+    #[serde(default)]
+    pub(crate) capture: BTreeMap<String, Spanned<String>>,
+    /// Close code (WebSocket), or `true` for the protocol's normal close.
+    pub(crate) close: Option<Node>,
+    pub(crate) timeout: Option<Node>,
+    /// gRPC: `.proto` file or list of files, relative to the scenario file.
+    pub(crate) proto: Option<Node>,
+    /// gRPC: `package.Service/Method`.
+    pub(crate) call: Option<Spanned<String>>,
+    /// gRPC: the request message as JSON.
+    pub(crate) message: Option<Node>,
+    /// gRPC: request metadata (headers) sent with the call.
+    #[serde(default)]
+    pub(crate) metadata: BTreeMap<String, Spanned<String>>,
+}
+
+/// What a stream message must satisfy.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MessageExpectSpec {
+    #[serde(default)]
+    pub(crate) json: BTreeMap<String, Node>,
+    pub(crate) jsonpath: Option<Spanned<String>>,
+    pub(crate) regex: Option<Spanned<String>>,
+    pub(crate) event: Option<Spanned<String>>,
+    pub(crate) count: Option<Node>,
+    pub(crate) timeout: Option<Node>,
+}
+
 /// One linear stage of a load.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -123,13 +168,29 @@ pub(crate) struct RequestSpec {
     pub(crate) name: Option<Spanned<String>>,
     pub(crate) weight: Option<Node>,
     pub(crate) method: Option<Spanned<String>>,
-    pub(crate) path: Spanned<String>,
+    /// Required unless `graphql` is given (which defaults it to `/graphql`).
+    pub(crate) path: Option<Spanned<String>>,
+    pub(crate) graphql: Option<Spanned<GraphqlSpec>>,
     #[serde(default)]
     pub(crate) headers: BTreeMap<String, Spanned<String>>,
     pub(crate) json: Option<Node>,
     pub(crate) body: Option<Spanned<String>>,
     pub(crate) timeout: Option<Node>,
     pub(crate) expect: Option<ExpectSpec>,
+    /// A template rendered once per request into `{{ correlation_id }}` and registered
+    /// with the sink.
+    pub(crate) correlate: Option<Spanned<String>>,
+}
+
+/// A GraphQL request form: the query (inline or from a file), its variables (templated,
+/// typed) and the operation to run.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GraphqlSpec {
+    pub(crate) query: Option<Spanned<String>>,
+    pub(crate) file: Option<Spanned<String>>,
+    pub(crate) variables: Option<Node>,
+    pub(crate) operation: Option<Spanned<String>>,
 }
 
 /// What a response must satisfy.
@@ -161,4 +222,10 @@ pub(crate) struct StepSpec {
     #[serde(default)]
     pub(crate) capture: BTreeMap<String, Spanned<String>>,
     pub(crate) think: Option<Node>,
+    /// A WebSocket step.
+    pub(crate) ws: Option<Spanned<StreamSpec>>,
+    /// A server-sent events step.
+    pub(crate) sse: Option<Spanned<StreamSpec>>,
+    /// A gRPC step.
+    pub(crate) grpc: Option<Spanned<StreamSpec>>,
 }

@@ -13,8 +13,12 @@ mod duration;
 mod errors;
 mod flows;
 mod format;
+mod graphql;
+mod grpc;
 mod load_model;
 mod requests;
+mod sink;
+mod streams;
 mod target;
 mod values;
 
@@ -138,4 +142,10 @@ mod tests_errors;
 #[cfg(test)]
 mod tests_flows;
 #[cfg(test)]
+mod tests_graphql;
+#[cfg(test)]
 mod tests_overrides;
+#[cfg(test)]
+mod tests_sse;
+#[cfg(test)]
+mod tests_streams;

@@ -20,6 +20,10 @@ pub(crate) struct Context<'a> {
     pub(crate) headers: Vec<(String, Template)>,
     /// Request names; `name_id`s index it.
     pub(crate) names: Vec<String>,
+    /// Whether the scenario has a `sink:` (then `{{ sink_url }}` is a variable).
+    pub(crate) sink: bool,
+    /// Stream names and protocols; `stream_id`s index it.
+    pub(crate) streams: Vec<crate::plan::StreamName>,
 }
 
 impl Context<'_> {
@@ -96,16 +100,50 @@ pub(crate) fn header(
     template(src, value, path, &value.value, Escape::None, vars)
 }
 
-/// Compiles a request. `name` is its default name when it has none of its own.
+/// Compiles a request. `default_name` is its name when it has none of its own, with
+/// whether the user wrote it (a flow step's `name:`): a GraphQL operation name comes
+/// after a written name and before a made-up one.
 pub(crate) fn compile(
     cx: &mut Context<'_>,
     spec: &Spanned<RequestSpec>,
     path: &str,
-    default_name: Option<String>,
+    default_name: Option<(String, bool)>,
     vars: Option<&[String]>,
 ) -> Result<RequestTemplate, ScenarioError> {
     let src = cx.src;
     let req = &spec.value;
+    // The sink's variables: `sink_url` with a `sink:`, `correlation_id` with `correlate:`.
+    let mut known: Vec<String> = vars.map(<[String]>::to_vec).unwrap_or_default();
+    if cx.sink {
+        known.push("sink_url".into());
+    }
+    let correlate = match &req.correlate {
+        Some(c) if !cx.sink => {
+            return Err(src.of(
+                c,
+                &format!("{path}.correlate"),
+                "`correlate` needs a `sink:` block to register ids with",
+            ))
+        }
+        Some(c) => {
+            let t = template(
+                src,
+                c,
+                &format!("{path}.correlate"),
+                &c.value,
+                Escape::None,
+                Some(&known),
+            )?;
+            known.push("correlation_id".into());
+            Some(t)
+        }
+        None => None,
+    };
+    let vars = if vars.is_some() || !known.is_empty() {
+        Some(known.as_slice())
+    } else {
+        None
+    };
     let method = match &req.method {
         Some(m) if !m.value.is_empty() && m.value.chars().all(|c| c.is_ascii_alphabetic()) => {
             m.value.to_ascii_uppercase()
@@ -120,21 +158,69 @@ pub(crate) fn compile(
                 ),
             ))
         }
+        None if req.graphql.is_some() => "POST".to_string(),
         None => "GET".to_string(),
     };
-    if !req.path.value.starts_with('/') {
+    let graphql = match &req.graphql {
+        Some(g) => {
+            let json = req.json.as_ref().map(|j| (j.referenced, "json"));
+            let body = req.body.as_ref().map(|b| (b.referenced, "body"));
+            if let Some((at, field)) = json.or(body) {
+                return Err(src.at(
+                    at,
+                    &format!("{path}.{field}"),
+                    "give `graphql` alone: it makes the JSON body itself, so no `json` or `body` beside it",
+                ));
+            }
+            if method != "POST" {
+                let m = req
+                    .method
+                    .as_ref()
+                    .expect("a method other than the default POST was given");
+                return Err(src.of(
+                    m,
+                    &format!("{path}.method"),
+                    format!("a `graphql` request is sent as POST, found {method}"),
+                ));
+            }
+            Some(super::graphql::compile(
+                src,
+                g,
+                &format!("{path}.graphql"),
+                vars,
+            )?)
+        }
+        None => None,
+    };
+    let default_path;
+    let path_node = match (&req.path, &graphql) {
+        (Some(p), _) => p,
+        (None, Some(_)) => {
+            // The usual endpoint; `path:` beside `graphql:` names another one.
+            default_path = Spanned::new("/graphql".to_string(), spec.referenced, spec.defined);
+            &default_path
+        }
+        (None, None) => {
+            return Err(src.of(
+                spec,
+                path,
+                "expected `path:` (such as /api/tasks) or `graphql:` in a request",
+            ))
+        }
+    };
+    if !path_node.value.starts_with('/') {
         let msg = format!(
             "expected a path starting with `/`, found {:?}",
-            req.path.value
+            path_node.value
         );
-        return Err(src.of(&req.path, &format!("{path}.path"), msg));
+        return Err(src.of(path_node, &format!("{path}.path"), msg));
     }
     // As written: the client puts the target's base path in front when it sends.
     let path_t = template(
         src,
-        &req.path,
+        path_node,
         &format!("{path}.path"),
-        &req.path.value,
+        &path_node.value,
         Escape::None,
         vars,
     )?;
@@ -146,7 +232,18 @@ pub(crate) fn compile(
         headers.push((name.clone(), t));
     }
 
+    let json_body = req.json.is_some() || graphql.is_some();
+    if json_body
+        && !headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+    {
+        let ct = Template::compile("application/json", Escape::None)
+            .map_err(|e| src.of(spec, path, e))?;
+        headers.push(("content-type".to_string(), ct));
+    }
     let body = match (&req.json, &req.body) {
+        _ if graphql.is_some() => graphql.as_ref().map(|g| g.body.clone()),
         (Some(_), Some(body)) => {
             return Err(src.of(
                 body,
@@ -155,17 +252,9 @@ pub(crate) fn compile(
             ));
         }
         (Some(json), None) => {
-            // Serialized once; placeholders inside JSON strings render JSON-escaped.
-            let text = serde_json::to_string(&json.value)
-                .map_err(|e| src.of(json, &format!("{path}.json"), e))?;
-            if !headers
-                .iter()
-                .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
-            {
-                let ct = Template::compile("application/json", Escape::None)
-                    .map_err(|e| src.of(json, path, e))?;
-                headers.push(("content-type".to_string(), ct));
-            }
+            // Serialized once; placeholders inside JSON strings render JSON-escaped,
+            // a string that is exactly one placeholder renders as a typed JSON value.
+            let text = crate::template::json_source(&json.value);
             Some(template(
                 src,
                 json,
@@ -201,14 +290,19 @@ pub(crate) fn compile(
         None => None,
     };
 
-    let expect = match &req.expect {
+    let mut expect = match &req.expect {
         Some(e) => expect(src, e, &format!("{path}.expect"))?,
         None => Expect::default(),
     };
-    let name = match (&req.name, default_name) {
-        (Some(n), _) => n.value.clone(),
-        (None, Some(n)) => n,
-        (None, None) => format!("{method} {}", req.path.value),
+    expect.graphql = graphql.is_some();
+    // A GraphQL request is named by its operation unless it has a name of its own.
+    let operation = graphql.and_then(|g| g.operation);
+    let name = match (&req.name, default_name, operation) {
+        (Some(n), _, _) => n.value.clone(),
+        (None, Some((n, true)), _) => n,
+        (None, _, Some(op)) => op,
+        (None, Some((n, false)), None) => n,
+        (None, None, None) => format!("{method} {}", path_node.value),
     };
     Ok(RequestTemplate {
         name_id: cx.intern(&name),
@@ -218,6 +312,7 @@ pub(crate) fn compile(
         body,
         expect,
         timeout,
+        correlate,
     })
 }
 
@@ -247,6 +342,7 @@ fn expect(src: Source<'_>, spec: &ExpectSpec, path: &str) -> Result<Expect, Scen
         status,
         body_contains: spec.body_contains.clone(),
         json,
+        graphql: false,
     })
 }
 

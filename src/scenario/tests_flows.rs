@@ -47,7 +47,7 @@ fn flow_steps() {
     assert_error(
         &flows("      - {name: x}\n"),
         "6:9",
-        &["flows[0].steps[0]: expected a `request` or a `think` step"],
+        &["flows[0].steps[0]: expected a `request`, `think`, `ws`, `sse` or `grpc` step"],
     );
     assert_error(
         &flows("      - {request: {path: /}, think: 1s}\n"),
@@ -57,7 +57,7 @@ fn flow_steps() {
     assert_error(
         &flows("      - {think: 1s}\n"),
         "4:5",
-        &["flows[0].steps: expected at least one `request` step"],
+        &["flows[0].steps: expected at least one `request` or stream step"],
     );
     assert_error(
         &flows("      - {request: {path: /, weight: 2}}\n"),

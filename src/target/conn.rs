@@ -6,10 +6,12 @@
 //! (`h2` or `http/1.1`); a client that offered no ALPN gets the same detection as
 //! cleartext. Every connection is counted (accepted, open, by protocol, handshakes).
 
+use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use http_body_util::Either;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
@@ -20,6 +22,7 @@ use tokio_rustls::TlsAcceptor;
 
 use super::metrics::{Held, Protocol};
 use super::server::{handle, State};
+use super::sse;
 use super::tls::{ALPN_H2, ALPN_HTTP1};
 
 /// Longest a TLS handshake may take. A client that connects and never finishes its
@@ -104,7 +107,16 @@ where
         if first.load(Ordering::Relaxed) && first.swap(false, Ordering::Relaxed) {
             counters.by_protocol.inc(protocol);
         }
-        handle(Arc::clone(&state), req)
+        let state = Arc::clone(&state);
+        async move {
+            // The SSE ticker streams its body, so it bypasses `handle` (which reads the
+            // request body whole and records a latency at the end).
+            if req.uri().path() == sse::TICKER_PATH {
+                return Ok::<_, Infallible>(sse::ticker(&state.tickers, &req));
+            }
+            let reply = handle(state, req).await?;
+            Ok(reply.map(Either::Left))
+        }
     });
-    let _ = builder.serve_connection(io, service).await;
+    let _ = builder.serve_connection_with_upgrades(io, service).await;
 }

@@ -34,6 +34,7 @@ pub(crate) enum Endpoint {
     Echo,
     Slow,
     Admin,
+    Graphql,
     NotFound,
 }
 
@@ -49,6 +50,7 @@ impl Endpoint {
             Endpoint::Echo => "echo",
             Endpoint::Slow => "slow",
             Endpoint::Admin => "admin",
+            Endpoint::Graphql => "graphql",
             Endpoint::NotFound => "not_found",
         }
     }
@@ -223,6 +225,8 @@ pub(crate) struct TargetMetrics {
     pub(crate) workers_busy: Gauge,
     /// Connections, protocols and TLS handshakes.
     pub(crate) connections: ConnectionMetrics,
+    /// The scheduler's deliveries.
+    pub(crate) scheduler: super::scheduler::SchedulerMetrics,
 }
 
 fn duration_histogram() -> Histogram {
@@ -266,7 +270,9 @@ impl TargetMetrics {
             durations.clone(),
         );
         let connections = ConnectionMetrics::registered(&mut registry);
+        let scheduler = super::scheduler::SchedulerMetrics::registered(&mut registry);
         TargetMetrics {
+            scheduler,
             registry,
             requests,
             durations,

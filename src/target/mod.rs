@@ -12,20 +12,26 @@
 //! bookkeeping), `routes` (router and handlers), `work` (the worker pool),
 //! `conn` (HTTP/1.1 and h2c on one port, TLS with ALPN), `tls` (the self-signed
 //! certificate), `timer` (sub-millisecond sleeps), `tasks` and `postgres` (task stores),
-//! `metrics` (Prometheus exposition), `admin` (stall, echo, status).
+//! `metrics` (Prometheus exposition), `admin` (stall, echo, status), `scheduler`
+//! (tasks posted with a `url` are delivered there when due), `ws` (the WebSocket
+//! echo and broadcast rooms), `sse` (the `/sse/ticker` event stream).
 
 mod admin;
 mod conn;
+mod graphql;
 mod metrics;
 mod options;
 mod postgres;
 mod reply;
 mod routes;
+mod scheduler;
 mod server;
+mod sse;
 mod tasks;
 mod timer;
 mod tls;
 mod work;
+mod ws;
 
 #[cfg(test)]
 mod pg_cluster;
@@ -78,3 +84,5 @@ pub fn serve_forever(opts: TargetOptions) -> anyhow::Result<()> {
     target.shutdown();
     Ok(())
 }
+#[cfg(test)]
+mod tests_graphql;

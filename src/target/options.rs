@@ -59,6 +59,10 @@ pub struct TargetOptions {
     pub tls: bool,
     /// With `tls`, write the certificate (PEM) here, for a client's `--cacert`.
     pub tls_cert_out: Option<PathBuf>,
+    /// Share of `POST /graphql` requests answered with an injected `errors` array,
+    /// in parts per million (integer, so the options stay `Eq`); see
+    /// [`TargetOptions::with_graphql_error_share`].
+    pub graphql_error_ppm: u32,
 }
 
 /// Default of [`TargetOptions::h2_max_streams`]: nginx's and Go's choice (nginx 128,
@@ -80,6 +84,7 @@ impl Default for TargetOptions {
             h2_max_streams: DEFAULT_H2_MAX_STREAMS,
             tls: false,
             tls_cert_out: None,
+            graphql_error_ppm: 0,
         }
     }
 }
@@ -104,6 +109,19 @@ impl TargetOptions {
         }
     }
 
+    /// These options with `share` (0..=1) of `/graphql` requests failing.
+    pub fn with_graphql_error_share(self, share: f64) -> Self {
+        TargetOptions {
+            graphql_error_ppm: (share.clamp(0.0, 1.0) * 1e6).round() as u32,
+            ..self
+        }
+    }
+
+    /// The share of `/graphql` requests that fail, 0..=1.
+    pub fn graphql_error_share(&self) -> f64 {
+        f64::from(self.graphql_error_ppm) / 1e6
+    }
+
     /// Checks the options make a usable server: at least one worker, one thread and
     /// one HTTP/2 stream, and a certificate path only with TLS.
     pub fn validate(&self) -> Result<(), String> {
@@ -115,6 +133,9 @@ impl TargetOptions {
         }
         if self.h2_max_streams == 0 {
             return Err("target h2 max streams must be at least 1".into());
+        }
+        if self.graphql_error_ppm > 1_000_000 {
+            return Err("--graphql-error-share must be between 0 and 1".into());
         }
         if self.tls_cert_out.is_some() && !self.tls {
             return Err("--tls-cert-out needs --tls".into());

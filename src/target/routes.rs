@@ -3,11 +3,13 @@
 //! | route | handler |
 //! |---|---|
 //! | `GET\|POST /work[?ms=N]` | hold a worker for the service time ([`super::work`]) |
-//! | `POST /tasks`, `GET /tasks[?limit&offset]`, `GET\|DELETE /tasks/{id}` | [`super::tasks`] |
+//! | `POST /tasks` (with a `url`: delivered when due, [`super::scheduler`]), `GET /tasks[?limit&offset]`, `GET\|DELETE /tasks/{id}` | [`super::tasks`] |
 //! | `GET /health` | `ok` |
 //! | `GET /metrics` | [`super::metrics`] exposition |
 //! | `/status/{code}`, `/echo`, `POST /admin/stall?ms=N` | [`super::admin`] |
 //! | `GET /slow?ms=N` | sleep N ms without a worker |
+//! | `POST /graphql` | the tasks as GraphQL ([`super::graphql`]) |
+//! | `GET /sse/ticker?every_ms=N&count=M&drop_after=K&retry_ms=R` | [`super::sse`] (served before this router) |
 
 use std::time::{Duration, Instant};
 
@@ -19,6 +21,7 @@ use serde_json::json;
 use super::admin;
 use super::metrics::{Endpoint, CONTENT_TYPE};
 use super::reply::{self, ms_param, parse_param, Reply};
+use super::scheduler;
 use super::server::State;
 use super::tasks::TaskError;
 use super::work::WorkOutcome;
@@ -40,6 +43,7 @@ pub(crate) fn endpoint_of(path: &str) -> Endpoint {
         "echo" => Endpoint::Echo,
         "slow" => Endpoint::Slow,
         "admin" => Endpoint::Admin,
+        "graphql" => Endpoint::Graphql,
         _ => Endpoint::NotFound,
     }
 }
@@ -61,6 +65,9 @@ pub(crate) async fn route(state: &State, endpoint: Endpoint, parts: &Parts, body
         (Endpoint::Echo, []) => admin::echo(parts, &body),
         (Endpoint::Slow, []) if method == Method::GET => slow(state, query).await,
         (Endpoint::Admin, ["stall"]) if method == Method::POST => stall(state, query),
+        (Endpoint::Graphql, []) if method == Method::POST => {
+            super::graphql::serve(&state.graphql, &state.graphql_errors, parts, &body).await
+        }
         (Endpoint::NotFound, _) => reply::text(StatusCode::NOT_FOUND, "not found\n"),
         (_, []) => reply::text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n"),
         _ => reply::text(StatusCode::NOT_FOUND, "not found\n"),
@@ -132,11 +139,7 @@ async fn tasks(
     };
     let result = match (method.clone(), id) {
         (Method::POST, None) => match serde_json::from_slice(body) {
-            Ok(value) => state
-                .tasks
-                .create(value)
-                .await
-                .map(|task| reply::json(StatusCode::CREATED, &task)),
+            Ok(value) => return create_task(state, value).await,
             Err(e) => return bad_request(format!("body is not JSON: {e}")),
         },
         (Method::GET, None) => {
@@ -171,6 +174,35 @@ async fn tasks(
         TaskError::NotAnObject => bad_request(e.to_string()),
         TaskError::Database(_) => reply::text(StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")),
     })
+}
+
+/// `POST /tasks`: stores the task and, when it has a `url`, schedules its delivery. A
+/// bad `url` or delivery field is refused (400) and a full scheduler queue answers 503,
+/// both before anything is stored.
+async fn create_task(state: &State, value: serde_json::Value) -> Reply {
+    // The delay runs from acceptance: taken before the store's own time.
+    let accepted = Instant::now();
+    let plan = match scheduler::plan_of(&value) {
+        Ok(plan) => plan,
+        Err(e) => return bad_request(e.to_string()),
+    };
+    let slot = match &plan {
+        Some(_) => match state.scheduler.reserve() {
+            Some(slot) => Some(slot),
+            None => return reply::text(StatusCode::SERVICE_UNAVAILABLE, "scheduler full\n"),
+        },
+        None => None,
+    };
+    match state.tasks.create(value).await {
+        Ok(task) => {
+            if let (Some(plan), Some(slot)) = (plan, slot) {
+                state.scheduler.schedule(slot, plan, &task, accepted);
+            }
+            reply::json(StatusCode::CREATED, &task)
+        }
+        Err(e @ TaskError::NotAnObject) => bad_request(e.to_string()),
+        Err(e) => reply::text(StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")),
+    }
 }
 
 #[cfg(test)]

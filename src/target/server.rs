@@ -23,11 +23,14 @@ use tokio::sync::oneshot;
 
 use super::admin::Stall;
 use super::conn::{self, Protocols};
+use super::graphql::{self, GraphqlErrors, TasksSchema};
 use super::metrics::{ConnectionMetrics, Endpoint, Held, TargetMetrics};
 use super::options::TargetOptions;
 use super::postgres::PgTasks;
 use super::reply::{self, Reply};
 use super::routes;
+use super::scheduler::{Scheduler, DEFAULT_MAX_PENDING};
+use super::sse::Tickers;
 use super::tasks::{MemoryTasks, TaskStore};
 use super::timer::PreciseTimer;
 use super::tls;
@@ -43,11 +46,21 @@ const MAX_BODY: usize = 1 << 20;
 pub(crate) struct State {
     pub(crate) timer: PreciseTimer,
     pub(crate) work: WorkPool,
-    pub(crate) tasks: TaskStore,
+    pub(crate) tasks: Arc<TaskStore>,
+    /// `POST /graphql`'s schema, over the same tasks.
+    pub(crate) graphql: TasksSchema,
+    /// Which `/graphql` requests get an injected error.
+    pub(crate) graphql_errors: GraphqlErrors,
     pub(crate) metrics: TargetMetrics,
     pub(crate) stall: Stall,
+    /// Deliveries of tasks posted with a `url`.
+    pub(crate) scheduler: Scheduler,
     /// How connections are served (HTTP/1.1 and h2c, or TLS).
     pub(crate) protocols: Protocols,
+    /// The open SSE tickers (bounded).
+    pub(crate) tickers: Tickers,
+    /// `/ws/room/{name}` broadcast rooms.
+    pub(crate) rooms: super::ws::Rooms,
 }
 
 impl State {
@@ -69,13 +82,20 @@ impl State {
                     .context("connecting the tasks store to PostgreSQL")?,
             ),
         };
+        let tasks = Arc::new(tasks);
+        let scheduler = Scheduler::new(DEFAULT_MAX_PENDING, metrics.scheduler.clone());
         Ok(State {
+            scheduler,
             timer: PreciseTimer::start().context("starting the target's timer thread")?,
             work,
+            graphql: graphql::schema(tasks.clone()),
+            graphql_errors: GraphqlErrors::new(opts.graphql_error_share()),
             tasks,
             metrics,
             stall: Stall::new(),
             protocols: Protocols::new(opts.h2_max_streams, tls),
+            tickers: Tickers::default(),
+            rooms: super::ws::Rooms::default(),
         })
     }
 }
@@ -286,6 +306,11 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>, mut stop: oneshot
 
 /// One request: read its body, route it, wait out any stall, record it.
 pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Reply, Infallible> {
+    if super::ws::is_ws(&req) {
+        // A WebSocket is not a request/response: it is answered (101) at once and served
+        // on its own task, outside the request metrics.
+        return Ok(super::ws::upgrade(state, req));
+    }
     let received = Instant::now();
     let _in_flight = Held::inc(&state.metrics.in_flight);
     let endpoint = routes::endpoint_of(req.uri().path());

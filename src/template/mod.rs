@@ -10,6 +10,13 @@
 //! (version 4, from the rendering thread's rng), `seq()` (process-wide counter from 0),
 //! `now_unix()`, `now_iso(offset_s)` (RFC 3339 UTC), `env.NAME`, and bare identifiers,
 //! which name variables captured earlier in a flow ([`Vars`]).
+//!
+//! Typed JSON values: in a JSON body ([`json_source`]), a string that is exactly one
+//! placeholder (`"{{ rand_int(0, 9) }}"`) becomes the expression's own JSON value:
+//! `rand_int`, `seq`, `now_unix` render numbers; `uuid`, `now_iso`, `rand_choice`, `env.NAME`
+//! quoted strings; a captured variable the JSON value it was captured as (a number stays
+//! a number, an object an object, a string a string). Text around a placeholder keeps the
+//! value a string. This is decided at compile time: rendering stays byte appends.
 
 mod parse;
 mod render;
@@ -28,23 +35,43 @@ pub enum Escape {
 /// Variables captured during a flow, by name.
 #[derive(Debug, Clone, Default)]
 pub struct Vars {
-    entries: Vec<(String, String)>,
+    /// (name, text, whether the text is JSON of a non-string value).
+    entries: Vec<(String, String, bool)>,
 }
 
 impl Vars {
-    /// The value of `name`, if captured.
+    /// The value of `name`, if captured: a string without quotes, anything else as
+    /// compact JSON text.
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.entries
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        self.entry(name).map(|(v, _)| v)
     }
 
-    /// Sets `name` to `value`, replacing an earlier value.
+    /// The value of `name` and whether it is the JSON text of a non-string value.
+    fn entry(&self, name: &str) -> Option<(&str, bool)> {
+        self.entries
+            .iter()
+            .find(|(k, _, _)| k == name)
+            .map(|(_, v, json)| (v.as_str(), *json))
+    }
+
+    /// Sets `name` to the string `value`, replacing an earlier value.
     pub fn set(&mut self, name: &str, value: String) {
-        match self.entries.iter_mut().find(|(k, _)| k == name) {
-            Some(entry) => entry.1 = value,
-            None => self.entries.push((name.to_string(), value)),
+        self.put(name, value, false);
+    }
+
+    /// Sets `name` to a non-string JSON value (number, boolean, null, object, array)
+    /// given as its compact JSON text; a typed placeholder inserts it as is.
+    pub fn set_json(&mut self, name: &str, json: String) {
+        self.put(name, json, true);
+    }
+
+    fn put(&mut self, name: &str, value: String, json: bool) {
+        match self.entries.iter_mut().find(|(k, _, _)| k == name) {
+            Some(entry) => {
+                entry.1 = value;
+                entry.2 = json;
+            }
+            None => self.entries.push((name.to_string(), value, json)),
         }
     }
 
@@ -88,6 +115,10 @@ enum Part {
     NowIso(i64),
     /// A captured variable, escaped at render time.
     Var(String),
+    /// A JSON value that is exactly one placeholder: the part rendered as a JSON value
+    /// (numbers bare, strings quoted, captured JSON as captured). Never a literal
+    /// (a typed compile-time value becomes a quoted `Literal`).
+    Typed(Box<Part>),
 }
 
 impl Template {
@@ -114,6 +145,10 @@ impl Template {
             .iter()
             .filter_map(|p| match p {
                 Part::Var(name) => Some(name.as_str()),
+                Part::Typed(inner) => match inner.as_ref() {
+                    Part::Var(name) => Some(name.as_str()),
+                    _ => None,
+                },
                 _ => None,
             })
             .collect()
@@ -128,7 +163,18 @@ impl Template {
     }
 }
 
+/// The source of a JSON-escaping template for `value` (compile it with [`Escape::Json`]):
+/// its compact JSON text, in which a string that is exactly one placeholder becomes a
+/// typed placeholder (see the module docs).
+pub fn json_source(value: &serde_json::Value) -> String {
+    let mut out = String::new();
+    parse::json_source(value, &mut out);
+    out
+}
+
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_typed;

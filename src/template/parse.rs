@@ -10,6 +10,57 @@ const FUNCTIONS: &str = "rand_int, rand_choice, uuid, seq, now_unix, now_iso";
 /// rendered date must stay between 1970 and 9999 (see `render::write_iso`).
 pub(super) const MAX_ISO_OFFSET_S: i64 = 100 * 365 * 24 * 3600;
 
+/// Marks a typed placeholder in [`json_source`]'s output: `{{\u{1}expr}}`. A raw
+/// control character never appears in serialized JSON (serde_json escapes it inside
+/// strings), so no JSON a user writes can produce the marker.
+const TYPED: char = '\u{1}';
+
+/// Appends `value` as compact JSON; a string that is exactly one placeholder becomes a
+/// typed placeholder, unquoted.
+pub(super) fn json_source(value: &serde_json::Value, out: &mut String) {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => match single_placeholder(s) {
+            Some(expr) => {
+                out.push_str("{{");
+                out.push(TYPED);
+                out.push_str(expr);
+                out.push_str("}}");
+            }
+            None => out.push_str(&Value::String(s.clone()).to_string()),
+        },
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_source(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(fields) => {
+            out.push('{');
+            for (i, (key, item)) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                json_source(item, out);
+            }
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// The expression of a string that is exactly one `{{ expr }}`, nothing around it.
+fn single_placeholder(s: &str) -> Option<&str> {
+    let inner = s.strip_prefix("{{")?.strip_suffix("}}")?;
+    (!inner.contains("{{") && !inner.contains("}}")).then_some(inner)
+}
+
 /// Parses `source` into parts; adjacent literals are merged.
 pub(super) fn parse(source: &str, escape: Escape) -> Result<Vec<Part>, String> {
     let mut parts = Vec::new();
@@ -22,7 +73,12 @@ pub(super) fn parse(source: &str, escape: Escape) -> Result<Vec<Part>, String> {
             .find("}}")
             .ok_or_else(|| format!("unclosed `{{{{` in {source:?}: expected `}}}}`"))?;
         let expr = after[..close].trim();
-        match expression(expr, escape)? {
+        let part = match expr.strip_prefix(TYPED) {
+            // Only JSON templates come from `json_source`; elsewhere the marker is text.
+            Some(inner) if escape == Escape::Json => typed(expression(inner.trim(), escape)?),
+            _ => expression(expr, escape)?,
+        };
+        match part {
             Part::Literal(text) => literal.push_str(&text),
             part => {
                 if !literal.is_empty() {
@@ -38,6 +94,15 @@ pub(super) fn parse(source: &str, escape: Escape) -> Result<Vec<Part>, String> {
         parts.push(Part::Literal(literal));
     }
     Ok(parts)
+}
+
+/// The typed form of a compiled expression: a compile-time value becomes a quoted
+/// JSON string literal (it is already escaped).
+fn typed(part: Part) -> Part {
+    match part {
+        Part::Literal(text) => Part::Literal(format!("\"{text}\"")),
+        other => Part::Typed(Box::new(other)),
+    }
 }
 
 /// Compiles one placeholder's expression.

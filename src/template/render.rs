@@ -25,12 +25,35 @@ pub(super) fn part(part: &Part, escape: Escape, ctx: &mut RenderContext<'_>, out
         Part::Seq => write_u64(SEQ.fetch_add(1, Ordering::Relaxed), out),
         Part::NowUnix => write_u64(unix_seconds(SystemTime::now()), out),
         Part::NowIso(offset) => write_iso(*offset, out),
+        Part::Typed(inner) => typed(inner, ctx, out),
         Part::Var(name) => {
             let value = ctx.vars.get(name).unwrap_or("");
             match escape {
                 Escape::None => out.extend_from_slice(value.as_bytes()),
                 Escape::Json => json_escape(value.as_bytes(), out),
             }
+        }
+    }
+}
+
+/// Appends `inner` as a JSON value: numbers bare, strings quoted and escaped, a
+/// captured variable as the JSON it was captured as (an unset one as `null`).
+fn typed(inner: &Part, ctx: &mut RenderContext<'_>, out: &mut Vec<u8>) {
+    match inner {
+        Part::RandInt(..) | Part::Seq | Part::NowUnix => part(inner, Escape::Json, ctx, out),
+        Part::Var(name) => match ctx.vars.entry(name) {
+            Some((json, true)) => out.extend_from_slice(json.as_bytes()),
+            Some((text, false)) => {
+                out.push(b'"');
+                json_escape(text.as_bytes(), out);
+                out.push(b'"');
+            }
+            None => out.extend_from_slice(b"null"),
+        },
+        _ => {
+            out.push(b'"');
+            part(inner, Escape::Json, ctx, out);
+            out.push(b'"');
         }
     }
 }

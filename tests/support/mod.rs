@@ -7,6 +7,7 @@
 //!   JSON it wrote.
 //! - [`hostile::Hostile`]: a misbehaving HTTP server on loopback (floods, resets, ...).
 //! - [`free_port`]: a loopback port that was free a moment ago.
+//! - [`RouteGuide`]: grpc-go's route_guide example server (a peer) on a free port.
 //! - [`Cluster`]: a throwaway PostgreSQL cluster on a free loopback port.
 //!
 //! Every address used here is on 127.0.0.1; no helper opens a fixed port.
@@ -19,10 +20,12 @@ mod headroom;
 pub(crate) mod hostile;
 mod keep_alive;
 mod nginx;
+pub(crate) mod peers;
 // The library's throwaway PostgreSQL cluster, shared rather than copied.
 #[path = "../../src/target/pg_cluster.rs"]
 mod pg_cluster;
 mod ports;
+pub(crate) mod route_guide;
 #[cfg(test)]
 mod self_test;
 mod summary;
@@ -32,6 +35,8 @@ pub(crate) use headroom::{
 };
 pub(crate) use keep_alive::{keep_alive_server, keep_alive_writer};
 pub(crate) use nginx::{Nginx, NginxH2, NginxTls, JSON_BODY};
+pub(crate) use peers::peer_path;
 pub(crate) use pg_cluster::Cluster;
 pub(crate) use ports::free_port;
-pub(crate) use summary::{assert_adds_up, read_summary, run_with_summary};
+pub(crate) use route_guide::{route_guide_proto, RouteGuide};
+pub(crate) use summary::{assert_adds_up, assert_clean, read_summary, run_with_summary};

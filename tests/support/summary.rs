@@ -60,3 +60,12 @@ pub(crate) fn assert_adds_up(s: &Summary) {
         s.abandoned
     );
 }
+
+/// Fails the test unless the run exited 0 with no errors and at least 20 requests:
+/// enough traffic that a connection count or protocol read from it means something.
+#[track_caller]
+pub(crate) fn assert_clean(out: &Output, s: &Summary) {
+    super::headroom::assert_exit(out, 0);
+    assert_eq!(s.errors.count, 0, "{:?}\n{}", s.errors.by_kind, stderr(out));
+    assert!(s.requests >= 20, "{} requests", s.requests);
+}

@@ -23,6 +23,7 @@
 
 mod body;
 mod error;
+mod raw;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -48,6 +49,7 @@ use tokio::sync::Semaphore;
 
 use crate::client::http1::{BodyBudget, Limits};
 pub use error::{Failure, HandshakeError};
+pub use raw::{RawBody, RawResponse};
 use watch::{GoawayWatch, Watched};
 
 /// Default per-stream receive window: 8 MiB.

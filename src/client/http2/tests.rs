@@ -399,6 +399,7 @@ fn a_rendered_request_reaches_a_real_server_as_rendered() {
         body: Some(compile("{}")),
         expect: Expect::default(),
         timeout: None,
+        correlate: None,
     };
     let target = Target {
         scheme: "http".into(),

@@ -25,6 +25,7 @@ fn template(
         body: body.map(|b| Template::compile(b, Escape::None).unwrap()),
         expect: Expect::default(),
         timeout: None,
+        correlate: None,
     }
 }
 

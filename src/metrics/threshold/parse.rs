@@ -1,11 +1,13 @@
 //! The threshold grammar: splits `[NAME.]METRIC OP VALUE` into its parts and converts
 //! VALUE into the metric's unit. [`super::Threshold::parse`] drives these in order.
 
-use super::{LatencyStat, Metric, Op};
+use super::{LatencyStat, Metric, Op, StreamMetric};
 
 /// Metric names as written, longest first among those sharing a prefix so that
 /// `p99.9` is tried before `p99`.
-const METRICS: [(&str, Metric); 21] = [
+const METRICS: [(&str, Metric); 48] = [
+    ("lost", Metric::DeliveryLost),
+    ("duplicated", Metric::DeliveryDuplicated),
     ("p99.9", Metric::Latency(LatencyStat::P999)),
     ("p50", Metric::Latency(LatencyStat::P50)),
     ("p90", Metric::Latency(LatencyStat::P90)),
@@ -27,10 +29,109 @@ const METRICS: [(&str, Metric); 21] = [
     ("success_min", Metric::SuccessLatency(LatencyStat::Min)),
     ("success_avg", Metric::SuccessLatency(LatencyStat::Avg)),
     ("success_max", Metric::SuccessLatency(LatencyStat::Max)),
+    (
+        "first_message_p99.9",
+        Metric::Stream(StreamMetric::FirstMessage(LatencyStat::P999)),
+    ),
+    (
+        "first_message_p50",
+        Metric::Stream(StreamMetric::FirstMessage(LatencyStat::P50)),
+    ),
+    (
+        "first_message_p90",
+        Metric::Stream(StreamMetric::FirstMessage(LatencyStat::P90)),
+    ),
+    (
+        "first_message_p95",
+        Metric::Stream(StreamMetric::FirstMessage(LatencyStat::P95)),
+    ),
+    (
+        "first_message_p99",
+        Metric::Stream(StreamMetric::FirstMessage(LatencyStat::P99)),
+    ),
+    (
+        "first_message_min",
+        Metric::Stream(StreamMetric::FirstMessage(LatencyStat::Min)),
+    ),
+    (
+        "first_message_avg",
+        Metric::Stream(StreamMetric::FirstMessage(LatencyStat::Avg)),
+    ),
+    (
+        "first_message_max",
+        Metric::Stream(StreamMetric::FirstMessage(LatencyStat::Max)),
+    ),
+    (
+        "stream_connect_p99.9",
+        Metric::Stream(StreamMetric::Connect(LatencyStat::P999)),
+    ),
+    (
+        "stream_connect_p50",
+        Metric::Stream(StreamMetric::Connect(LatencyStat::P50)),
+    ),
+    (
+        "stream_connect_p90",
+        Metric::Stream(StreamMetric::Connect(LatencyStat::P90)),
+    ),
+    (
+        "stream_connect_p95",
+        Metric::Stream(StreamMetric::Connect(LatencyStat::P95)),
+    ),
+    (
+        "stream_connect_p99",
+        Metric::Stream(StreamMetric::Connect(LatencyStat::P99)),
+    ),
+    (
+        "stream_connect_min",
+        Metric::Stream(StreamMetric::Connect(LatencyStat::Min)),
+    ),
+    (
+        "stream_connect_avg",
+        Metric::Stream(StreamMetric::Connect(LatencyStat::Avg)),
+    ),
+    (
+        "stream_connect_max",
+        Metric::Stream(StreamMetric::Connect(LatencyStat::Max)),
+    ),
+    (
+        "message_p99.9",
+        Metric::Stream(StreamMetric::Message(LatencyStat::P999)),
+    ),
+    (
+        "message_p50",
+        Metric::Stream(StreamMetric::Message(LatencyStat::P50)),
+    ),
+    (
+        "message_p90",
+        Metric::Stream(StreamMetric::Message(LatencyStat::P90)),
+    ),
+    (
+        "message_p95",
+        Metric::Stream(StreamMetric::Message(LatencyStat::P95)),
+    ),
+    (
+        "message_p99",
+        Metric::Stream(StreamMetric::Message(LatencyStat::P99)),
+    ),
+    (
+        "message_min",
+        Metric::Stream(StreamMetric::Message(LatencyStat::Min)),
+    ),
+    (
+        "message_avg",
+        Metric::Stream(StreamMetric::Message(LatencyStat::Avg)),
+    ),
+    (
+        "message_max",
+        Metric::Stream(StreamMetric::Message(LatencyStat::Max)),
+    ),
+    ("stream_errors", Metric::Stream(StreamMetric::Errors)),
 ];
 
 const METRIC_LIST: &str = "p50, p90, p95, p99, p99.9, min, avg, max (or success_p95 and the like, \
-                           for successful requests only), errors, rate, dropped or abandoned";
+                           for successful requests only), errors, rate, dropped, abandoned, \
+                           or for streams message_p95, first_message_p95, stream_connect_p95 \
+                           (any statistic) and stream_errors; delivery.p95, delivery.lost or delivery.duplicated with a sink";
 
 /// Splits `lhs OP rhs` at the first operator character.
 pub(super) fn split_op(expr: &str) -> Result<(&str, Op, &str), String> {
@@ -101,6 +202,14 @@ pub(super) fn split_metric(lhs: &str) -> Result<(Option<String>, Metric, &str), 
 
 /// Parses the right-hand side into the metric's unit (ms, percent, per second, count).
 pub(super) fn parse_value(metric: Metric, written: &str, op: Op, rhs: &str) -> Result<f64, String> {
+    // Stream figures read like their request counterparts: latencies and a percentage.
+    let metric = match metric {
+        Metric::Stream(StreamMetric::Errors) => Metric::ErrorPercent,
+        Metric::Stream(_) => Metric::Latency(LatencyStat::P50),
+        Metric::DeliveryLatency(stat) => Metric::Latency(stat),
+        Metric::DeliveryLost | Metric::DeliveryDuplicated => Metric::ErrorPercent,
+        other => other,
+    };
     let number_len = rhs
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(rhs.len());
@@ -110,6 +219,7 @@ pub(super) fn parse_value(metric: Metric, written: &str, op: Op, rhs: &str) -> R
         Metric::ErrorPercent => format!("\"{written} {op} 1%\""),
         Metric::Rate => format!("\"{written} {op} 990/s\""),
         Metric::Dropped | Metric::Abandoned => format!("\"{written} {op} 0\""),
+        _ => unreachable!("delivery and stream metrics were mapped above"),
     };
     let value: f64 = number
         .parse()
@@ -135,6 +245,9 @@ pub(super) fn parse_value(metric: Metric, written: &str, op: Op, rhs: &str) -> R
                 "errors are a percentage ending in %, e.g. {example}"
             ))
         }
+        (Metric::DeliveryLatency(_) | Metric::DeliveryLost | Metric::DeliveryDuplicated, _) => {
+            unreachable!("delivery metrics were mapped above")
+        }
         (Metric::Rate, "/s") => 1.0,
         (Metric::Rate, _) => {
             return Err(format!("rate is per second, ending in /s, e.g. {example}"))
@@ -145,6 +258,7 @@ pub(super) fn parse_value(metric: Metric, written: &str, op: Op, rhs: &str) -> R
                 "{written} is a whole count with no unit, e.g. {example}"
             ))
         }
+        (Metric::Stream(_), _) => unreachable!("mapped above"),
     };
     // A number of hundreds of digits is finite as written but not once scaled (s → ms).
     Some(value * scale)

@@ -55,6 +55,7 @@ fn open_run() -> Summary {
             count: 50,
             rate: 0.005,
             by_kind: [("status_5xx".to_string(), 10), ("timeout".to_string(), 40)].into(),
+            first_message: Default::default(),
         },
         timing_ms: Default::default(),
         connections: Default::default(),
@@ -76,6 +77,9 @@ fn open_run() -> Summary {
         timeline: vec![],
         interrupted: false,
         watches: vec![],
+        delivery: None,
+        streams: Default::default(),
+        stream_totals: Default::default(),
     };
     let rules: Vec<Threshold> = ["p95 < 500ms", "get_task.p99 < 10ms", "nope.p95 < 1s"]
         .iter()

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Installs, once per machine, the servers nobody here wrote that the stream, GraphQL
+# and gRPC tests run against, into a cache outside the clone:
+#
+#   bash scripts/peers.sh            # installs what is missing, prints where
+#
+# Environment:
+#   HEADROOM_PEERS   the cache (default: $HOME/.cache/headroom/peers); tests read it too
+#
+# Every peer comes from a public registry (crates.io, npm, PyPI, the Go module proxy)
+# at a pinned version; nothing of theirs is committed here. Each section is idempotent:
+# it checks for its result first, so a warm cache costs nothing.
+set -euo pipefail
+
+PEERS="${HEADROOM_PEERS:-$HOME/.cache/headroom/peers}"
+mkdir -p "$PEERS"
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+die() {
+    printf 'scripts/peers.sh: FAILED: %s\n' "$*" >&2
+    exit 1
+}
+
+# Each peer is a function named peer_<name>; all are run in order below.
+# (Sections are added by the features whose tests need them.)
+
+# GraphQL: json-graphql-server (npm), a GraphQL server generated from a JSON file of
+# collections (queries `Post(id)`, `allPosts(page, perPage, filter)`, mutations), run by
+# node. The tests serve tests/fixtures/graphql-peer.json with it.
+peer_graphql() {
+    local dir="$PEERS/graphql" version=3.3.2
+    if [ -x "$dir/node_modules/.bin/json-graphql-server" ] && [ -f "$dir/.version-$version" ]; then
+        return 0
+    fi
+    command -v npm >/dev/null || die "peer_graphql needs npm (node)"
+    mkdir -p "$dir"
+    npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
+        "json-graphql-server@$version" >/dev/null || return 1
+    touch "$dir/.version-$version"
+}
+
+# An SSE endpoint from PyPI: sse-starlette (on Starlette, served by uvicorn), in a venv;
+# the app is tests/peers/sse_app.py. Result: $PEERS/sse-starlette/venv/bin/python.
+peer_sse() {
+    local dir="$PEERS/sse-starlette"
+    local stamp="$dir/installed-sse-starlette-3.7.0-uvicorn-0.54.0"
+    [ -f "$stamp" ] && return 0
+    rm -rf "$dir"
+    python3 -m venv "$dir/venv" || return 1
+    "$dir/venv/bin/pip" install --quiet sse-starlette==3.7.0 starlette==1.10.0 uvicorn==0.54.0 \
+        || return 1
+    "$dir/venv/bin/python" -c 'import sse_starlette, uvicorn' || return 1
+    touch "$stamp"
+}
+
+# gRPC: grpc-go's route_guide example server (Apache-2.0), built from the Go module proxy as a
+# dependency of a throwaway module (its own replace directives are ignored that way, so it is
+# built with the released grpc its go.mod requires). Serves h2c on localhost, port -port,
+# features from -json_db_file. tests/fixtures/route_guide.proto is its proto file, copied
+# with its licence header. Pinned to the last version whose proto is `syntax = "proto3"`
+# (later ones use `edition = "2023"`, which protox does not compile yet). The checksum
+# database has no record of this pseudo-version, so its hashes are pinned here in go.sum
+# instead (GONOSUMDB for this one module; go still checks them, and its dependencies go
+# through the checksum database as usual).
+GRPC_EXAMPLES=google.golang.org/grpc/examples
+GRPC_EXAMPLES_VERSION=v0.0.0-20240625173332-5f5d4d2c0b86
+GRPC_EXAMPLES_SUM="h1:JQ9uXsLkVytQUv9ftsD30q70X6dhF2+9WY95l8IURG0="
+GRPC_EXAMPLES_MOD_SUM="h1:pcLkLKa0J2t6razFaMNbBsiShgADYyr2FOSrWPBN5Yk="
+peer_grpc() {
+    local dir="$PEERS/grpc-route-guide-$GRPC_EXAMPLES_VERSION"
+    if [ ! -x "$dir/route_guide_server" ]; then
+        command -v go >/dev/null || die "go is needed to build the gRPC example server"
+        rm -rf "$dir/build"
+        mkdir -p "$dir/build"
+        (
+            cd "$dir/build"
+            export GONOSUMDB="$GRPC_EXAMPLES" GOFLAGS=-mod=mod
+            go mod init headroom-peer-grpc >/dev/null 2>&1
+            printf '%s %s %s\n%s %s/go.mod %s\n' \
+                "$GRPC_EXAMPLES" "$GRPC_EXAMPLES_VERSION" "$GRPC_EXAMPLES_SUM" \
+                "$GRPC_EXAMPLES" "$GRPC_EXAMPLES_VERSION" "$GRPC_EXAMPLES_MOD_SUM" >go.sum
+            go mod edit -require="$GRPC_EXAMPLES@$GRPC_EXAMPLES_VERSION"
+            go get "$GRPC_EXAMPLES/route_guide/server@$GRPC_EXAMPLES_VERSION"
+            go build -o ../route_guide_server "$GRPC_EXAMPLES/route_guide/server"
+        ) || return 1
+    fi
+    ln -sfn "$dir/route_guide_server" "$PEERS/route_guide_server"
+}
+
+# websocat: a WebSocket client/server from crates.io; `websocat -t ws-l:127.0.0.1:PORT mirror:`
+# is an echo server
+# (tests/ws_steps.rs runs headroom's `ws:` steps against it).
+WEBSOCAT_VERSION=1.14.0
+peer_websocat() {
+    local bin="$PEERS/websocat/bin/websocat"
+    if [ -x "$bin" ] && "$bin" --version 2>/dev/null | grep -q "$WEBSOCAT_VERSION"; then
+        return 0
+    fi
+    # Not --locked: its lock file pins traitobject 0.1.0, which today's rustc rejects
+    # (E0119); the semver-compatible 0.1.1 builds.
+    cargo install websocat --version "$WEBSOCAT_VERSION" --root "$PEERS/websocat" \
+        --target-dir "$PEERS/websocat/build" -j 1
+    rm -rf "$PEERS/websocat/build"
+    "$bin" --version | grep -q "$WEBSOCAT_VERSION"
+}
+
+main() {
+    local fn
+    for fn in $(declare -F | awk '{print $3}' | grep '^peer_' | sort); do
+        "$fn" || die "$fn"
+    done
+    echo "peers ready in $PEERS"
+}
+
+main "$@"

@@ -1,0 +1,135 @@
+//! The gRPC part of a `grpc:` flow step: `proto:` (a file or a list, relative to the
+//! scenario file) compiled at load time, `call: package.Service/Method` looked up in it,
+//! `message:` checked against the method's input type (when it has no placeholders) and
+//! compiled as a JSON template, `metadata:` as header templates. Every error names the
+//! scenario file, line and column, and the proto file and reason where it is theirs.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::errors::{found, ScenarioError, Source};
+use super::format::StreamSpec;
+use super::requests;
+use crate::client::grpc::Schema;
+use crate::plan::GrpcCall;
+use crate::template::Escape;
+
+/// Most proto files one step may list.
+const MAX_FILES: usize = 64;
+
+/// Compiles the call of `s` (at `path`, `flows[0].steps[1].grpc`): `None` for a step
+/// without `call:` (one that expects on or closes a server stream opened earlier).
+pub(crate) fn compile(
+    src: Source<'_>,
+    s: &StreamSpec,
+    path: &str,
+    vars: Option<&[String]>,
+) -> Result<Option<GrpcCall>, ScenarioError> {
+    if let Some(url) = &s.url {
+        return Err(src.of(
+            url,
+            &format!("{path}.url"),
+            "a `grpc:` step makes a call: give `call` and `proto` (the target is the run's), not `url`",
+        ));
+    }
+    if let Some(send) = &s.send {
+        return Err(src.of(
+            send,
+            &format!("{path}.send"),
+            "a `grpc:` step sends its request as `message`; `send` is for `ws:`",
+        ));
+    }
+    let Some(call) = &s.call else {
+        for (key, at) in [
+            ("proto", s.proto.as_ref().map(|n| n.referenced)),
+            ("message", s.message.as_ref().map(|n| n.referenced)),
+        ] {
+            if let Some(at) = at {
+                return Err(src.at(
+                    at,
+                    &format!("{path}.{key}"),
+                    format!("`{key}` goes with `call`"),
+                ));
+            }
+        }
+        if let Some((name, value)) = s.metadata.iter().next() {
+            return Err(src.of(
+                value,
+                &format!("{path}.metadata.{name}"),
+                "`metadata` goes with `call`",
+            ));
+        }
+        return Ok(None);
+    };
+    let Some(proto) = &s.proto else {
+        return Err(src.of(
+            call,
+            &format!("{path}.call"),
+            "`call` needs `proto`: the .proto file(s) that define the service",
+        ));
+    };
+    let files: Vec<String> = match &proto.value {
+        Value::String(f) => vec![f.clone()],
+        Value::Array(items) if !items.is_empty() && items.len() <= MAX_FILES => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect::<Option<_>>()
+            .ok_or_else(|| {
+                src.of(
+                    proto,
+                    &format!("{path}.proto"),
+                    "expected a list of .proto file names",
+                )
+            })?,
+        other => {
+            return Err(src.of(
+                proto,
+                &format!("{path}.proto"),
+                format!(
+                    "expected a .proto file or a list of 1 to {MAX_FILES}, found {}",
+                    found(other)
+                ),
+            ))
+        }
+    };
+    let base = Path::new(src.file)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let schema =
+        Schema::compile(base, &files).map_err(|e| src.of(proto, &format!("{path}.proto"), e))?;
+    let method = schema
+        .method(&call.value)
+        .map_err(|e| src.of(call, &format!("{path}.call"), e))?;
+    let message_path = format!("{path}.message");
+    let json = s
+        .message
+        .as_ref()
+        .map_or(Value::Object(Default::default()), |m| m.value.clone());
+    let text = serde_json::to_string(&json).map_err(|e| src.at(proto.referenced, path, e))?;
+    let at = s.message.as_ref().map_or(call.referenced, |m| m.referenced);
+    if !text.contains("{{") {
+        // No placeholders: the message is known now, so a misfit is bad input now.
+        method
+            .encode(&json)
+            .map_err(|e| src.at(at, &message_path, e))?;
+    }
+    let message = match &s.message {
+        Some(node) => requests::template(src, node, &message_path, &text, Escape::Json, vars)?,
+        None => requests::template(src, call, &message_path, &text, Escape::Json, vars)?,
+    };
+    let mut metadata = Vec::new();
+    for (name, value) in &s.metadata {
+        let at = format!("{path}.metadata.{name}");
+        metadata.push((
+            name.to_ascii_lowercase(),
+            requests::header(src, name, value, &at, vars)?,
+        ));
+    }
+    Ok(Some(GrpcCall {
+        method,
+        message,
+        metadata,
+    }))
+}

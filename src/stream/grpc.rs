@@ -1,0 +1,178 @@
+//! gRPC as a stream protocol (`grpc:` steps): a step with `call:` opens the call on the
+//! user's HTTP/2 connection to the target (h2c with prior knowledge on `http://`, h2 by
+//! ALPN on `https://`; one per user, kept across its iterations and calls, opened again
+//! when the server closed it). A unary call is complete when `open` returns: its reply
+//! is in the inbox (for `expect`/`capture`) and its status counted, so the step's
+//! latency is the call's. A server-streaming call returns at the response head; its pump
+//! delivers each message to the inbox (messages, bytes, gaps, time to first message)
+//! and ends it with the status name (`Inbox::closed`). Status → kind: OK none,
+//! DEADLINE_EXCEEDED `timeout`, any other `grpc`; HTTP/2 failures keep their kinds.
+
+use std::rc::Rc;
+use std::time::Instant;
+
+use http::{HeaderName, HeaderValue};
+
+use super::proto::{OpenCx, Opened, Writer};
+use super::{Failure, Inbox, Message};
+use crate::client::grpc::{call, frame, CallError, CallOptions, Responses};
+use crate::client::http2::{Connection, Settings};
+use crate::metrics::ErrorKind;
+
+/// Opens (makes) the call of `cx.step`.
+pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened, Failure> {
+    let call = cx
+        .step
+        .grpc
+        .as_ref()
+        .ok_or_else(|| Failure::stream("a gRPC stream is opened by a step with `call`"))?;
+    let began = Instant::now();
+    let conn = connection(cx).await?;
+    let connect = began.elapsed();
+    cx.opening.set(false);
+    // A message with placeholders is checked here, once rendered; without, at load time.
+    let json: serde_json::Value = serde_json::from_str(cx.message.as_deref().unwrap_or("{}"))
+        .map_err(|e| Failure::new(ErrorKind::Grpc, format!("message is not JSON: {e}")))?;
+    let message = call
+        .method
+        .encode(&json)
+        .map_err(|e| Failure::new(ErrorKind::Grpc, e.to_string()))?;
+    let mut metadata = Vec::with_capacity(cx.headers.len());
+    for (name, value) in &cx.headers {
+        let name = HeaderName::from_bytes(name.as_bytes());
+        let value = HeaderValue::from_str(value);
+        if let (Ok(n), Ok(v)) = (name, value) {
+            metadata.push((n, v));
+        }
+    }
+    let options = CallOptions {
+        base: format!(
+            "{}://{}",
+            if cx.endpoint.tls { "https" } else { "http" },
+            cx.endpoint.authority
+        )
+        .parse()
+        .map_err(|e| Failure::stream(format!("target authority: {e}")))?,
+        // Why the step's timeout: the server may stop work the client no longer waits for.
+        timeout: Some(cx.step.timeout_in(&cx.state.plan)),
+        metadata,
+        max_message: frame::DEFAULT_MAX_MESSAGE,
+    };
+    cx.state
+        .recorder
+        .borrow_mut()
+        .streams
+        .tally(cx.step.stream_id)
+        .sent(call::framed_len(&message));
+    let failed = |e: CallError| {
+        if let Some(name) = e.status_name() {
+            inbox.closed(name);
+        }
+        Failure::new(e.kind(), format!("{}: {e}", call.method.path))
+    };
+    let pump = if call.method.server_streaming {
+        let responses = call::start(&conn, &call.method, &message, &options)
+            .await
+            .map_err(failed)?;
+        tokio::task::spawn_local(pump(responses, inbox.clone()))
+    } else {
+        let reply = call::unary(&conn, &call.method, &message, &options)
+            .await
+            .map_err(failed)?;
+        inbox.message(Message {
+            event: None,
+            data: reply.json.to_string(),
+            wire_bytes: reply.wire_bytes,
+        });
+        inbox.closed("OK".into());
+        tokio::task::spawn_local(async {})
+    };
+    Ok(Opened {
+        writer: Writer::ReceiveOnly,
+        pump,
+        connect,
+    })
+}
+
+/// The user's HTTP/2 connection, opened if it has none or the server closed it.
+async fn connection(cx: &OpenCx<'_>) -> Result<Rc<Connection>, Failure> {
+    if let Some(conn) = cx.h2.borrow().as_ref().filter(|c| c.is_open()) {
+        return Ok(conn.clone());
+    }
+    let connector = cx.state.streams.h2();
+    let (stream, _) = connector.open().await.map_err(|e| match e {
+        crate::client::connect::ConnectError::Tcp(e) => Failure::new(
+            crate::client::connect::connect_error_kind(&e),
+            e.to_string(),
+        ),
+        crate::client::connect::ConnectError::Tls(e) => Failure::new(ErrorKind::Tls, e),
+    })?;
+    let conn = Connection::handshake(stream, &Settings::default())
+        .await
+        .map_err(|e| Failure::new(e.kind(), e.to_string()))?;
+    let conn = Rc::new(conn);
+    *cx.h2.borrow_mut() = Some(conn.clone());
+    Ok(conn)
+}
+
+/// Reads a server stream into `inbox` until its status (or the owner closes it, which
+/// aborts this task and so resets the stream).
+async fn pump(mut responses: Responses, inbox: Rc<Inbox>) {
+    loop {
+        match responses.next().await {
+            Ok(Some(reply)) => inbox.message(Message {
+                event: None,
+                data: reply.json.to_string(),
+                wire_bytes: reply.wire_bytes,
+            }),
+            Ok(None) => break,
+            Err(e) => return inbox.failed(e.kind(), e.to_string()),
+        }
+        if inbox.closing() {
+            return;
+        }
+    }
+    match responses.status().await {
+        Ok(status) => inbox.closed(status.name()),
+        Err(CallError::Status(status)) => {
+            let kind = status.error_kind().unwrap_or(ErrorKind::Grpc);
+            // The failure first: a waiting step fails with the status's kind, and the
+            // status is still counted by name.
+            inbox.failed(kind, format!("{} {}", status.name(), status.message));
+            inbox.closed(status.name());
+        }
+        Err(e) => inbox.failed(e.kind(), e.to_string()),
+    }
+}
+
+/// Seed 002's pattern under `--http2`: a user's gRPC calls and its requests share one
+/// connection. Before a gRPC step, the user's own HTTP/2 connection (if it has one, open)
+/// becomes the one its calls use; after it, a connection the calls opened becomes the
+/// user's for its requests. Other connection models (shared pool, per request) and
+/// HTTP/1.1 runs leave gRPC with its own connection per user.
+pub(crate) fn share_with_session(
+    state: &crate::engine::iteration::ThreadState,
+    session: &mut crate::client::session::Session,
+    streams: &super::Streams,
+) {
+    use crate::client::session::{Link, Session};
+    if state.client.protocol() != crate::client::Protocol::Http2 {
+        return;
+    }
+    let Session::Own(slot) = session else {
+        return;
+    };
+    let mut ours = streams.h2.borrow_mut();
+    match slot {
+        Some(Link::H2(theirs)) if theirs.is_open() => {
+            if !ours.as_ref().is_some_and(|c| Rc::ptr_eq(c, theirs)) {
+                *ours = Some(theirs.clone());
+            }
+        }
+        _ => {
+            if let Some(c) = ours.as_ref().filter(|c| c.is_open()) {
+                *slot = Some(Link::H2(c.clone()));
+            }
+        }
+    }
+}

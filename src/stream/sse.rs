@@ -1,0 +1,191 @@
+//! SSE streams (`sse:` steps): opened with [`crate::client::sse::open`] over the client
+//! layer's connector (HTTP/1.1 by ALPN, like a WebSocket upgrade), read by a pump that
+//! (HTTP/2 only as h2c in an `--http2` run over cleartext), read by a pump that
+//! parses events ([`crate::client::sse::Parser`]) into the [`Inbox`] and, when the
+//! stream ends or drops, reconnects after the server's `retry:` with `Last-Event-ID`
+//! (counted as a reconnect, not an error), as an `EventSource` does. 204 on a reconnect
+//! ends the stream (closed `"204"`); a non-200 status or another content type, or an
+//! event or line over its limit, fails it.
+
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::proto::{OpenCx, Opened, Writer as AnyWriter};
+use super::{Failure, Inbox, Message};
+use crate::client::connect::Connector;
+use crate::client::sse::{self, OpenError, Parser, Response, SseRequest};
+use crate::client::Protocol;
+use crate::metrics::ErrorKind;
+
+/// Reconnection delay until the server sends `retry:`: what Chrome uses (Firefox 5 s).
+pub(crate) const DEFAULT_RETRY: Duration = Duration::from_secs(3);
+
+/// Longest reconnection delay honoured: a server's `retry: 86400000` would otherwise
+/// park a user for a day inside a load test.
+pub(crate) const MAX_RETRY: Duration = Duration::from_secs(30);
+
+/// The sending side of an SSE stream: nothing to send; closing ends it at once.
+pub(crate) struct Writer {
+    inbox: Rc<Inbox>,
+}
+
+impl Writer {
+    /// Closes the stream (the connection is dropped when the stream is finished).
+    pub(crate) fn close(&self) {
+        self.inbox.closed("client".into());
+    }
+}
+
+/// Where a stream is opened (and opened again by its pump).
+pub(crate) struct Reopen {
+    /// The connector (TCP or TLS, ALPN http/1.1).
+    pub(crate) connector: Arc<Connector>,
+    /// The GET.
+    pub(crate) request: SseRequest,
+    /// Bound on one reconnection attempt (the step's timeout).
+    pub(crate) timeout: Duration,
+    /// HTTP/1.1, or HTTP/2 (h2c, prior knowledge) when the run is `--http2` over
+    /// cleartext. Over TLS the stream connector's ALPN is http/1.1, so HTTP/1.1.
+    pub(crate) protocol: Protocol,
+}
+
+/// Connects, sends the GET, checks the response, and starts the pump.
+pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened, Failure> {
+    let began = Instant::now();
+    let e = &cx.endpoint;
+    let connector = cx.state.streams.http1(&cx.state.plan, e).await?;
+    let mut headers = Vec::with_capacity(cx.headers.len());
+    for (name, value) in &cx.headers {
+        let name = http::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|err| Failure::stream(format!("header {name:?}: {err}")))?;
+        let value = http::HeaderValue::from_str(value)
+            .map_err(|err| Failure::stream(format!("header {name}: {err}")))?;
+        headers.push((name, value));
+    }
+    let request = SseRequest {
+        scheme: if e.tls { "https" } else { "http" },
+        authority: e.authority.clone(),
+        path: e.path.clone(),
+        headers,
+    };
+    let reopen = Reopen {
+        connector,
+        request,
+        timeout: cx.step.timeout_in(&cx.state.plan),
+        protocol: match cx.state.plan.client.protocol {
+            Protocol::Http2 if !e.tls => Protocol::Http2,
+            _ => Protocol::Http1,
+        },
+    };
+    let pump = start(reopen, sse::Limits::default(), inbox).await?;
+    let connect = began.elapsed();
+    Ok(Opened {
+        writer: AnyWriter::Sse(Writer {
+            inbox: inbox.clone(),
+        }),
+        pump,
+        connect,
+    })
+}
+
+/// Opens the stream once and spawns (`spawn_local`) its pump into `inbox`. No timeout:
+/// the step's bounds the first opening.
+pub(crate) async fn start(
+    reopen: Reopen,
+    limits: sse::Limits,
+    inbox: &Rc<Inbox>,
+) -> Result<tokio::task::JoinHandle<()>, Failure> {
+    let response = sse::open(&reopen.connector, reopen.protocol, &reopen.request, None)
+        .await
+        .map_err(failure)?;
+    let parser = Parser::new(limits);
+    Ok(tokio::task::spawn_local(pump(
+        response,
+        parser,
+        reopen,
+        inbox.clone(),
+    )))
+}
+
+fn failure(e: OpenError) -> Failure {
+    Failure::new(e.kind(), format!("SSE: {e}"))
+}
+
+/// The delay before reconnecting: the server's `retry:`, else the default, capped.
+fn retry_delay(parser: &Parser) -> Duration {
+    parser
+        .retry_ms()
+        .map_or(DEFAULT_RETRY, Duration::from_millis)
+        .min(MAX_RETRY)
+}
+
+/// Reads events into `inbox` until the owner closes the stream (the task is also
+/// aborted then), reconnecting whenever the stream ends or drops.
+async fn pump(mut response: Response, mut parser: Parser, reopen: Reopen, inbox: Rc<Inbox>) {
+    loop {
+        // Read this connection to its end.
+        loop {
+            if inbox.closing() {
+                return;
+            }
+            match response.chunk().await {
+                Ok(Some(bytes)) => {
+                    let fed = parser.feed(&bytes, |ev| {
+                        inbox.message(Message {
+                            event: ev.event,
+                            data: ev.data,
+                            wire_bytes: ev.wire_bytes,
+                        })
+                    });
+                    if let Err(e) = fed {
+                        inbox.failed(ErrorKind::Protocol, format!("SSE: {e}"));
+                        return;
+                    }
+                }
+                // Ended by the server, or the connection dropped: reconnect either way
+                // (the spec's "reestablish the connection").
+                Ok(None) | Err(_) => break,
+            }
+        }
+        drop(response);
+        // Open it again, as often as it takes, after the retry delay each time.
+        response = loop {
+            // Why a sleep before the first attempt too: a server that ends every stream
+            // at once would otherwise be hammered in a tight loop.
+            tokio::time::sleep(retry_delay(&parser)).await;
+            if inbox.closing() {
+                return;
+            }
+            parser = parser.resume();
+            let attempt = sse::open(
+                &reopen.connector,
+                reopen.protocol,
+                &reopen.request,
+                parser.last_event_id(),
+            );
+            match tokio::time::timeout(reopen.timeout, attempt).await {
+                Ok(Ok(response)) => {
+                    inbox.reconnected();
+                    break response;
+                }
+                Ok(Err(OpenError::NoContent)) => {
+                    inbox.closed("204".into());
+                    return;
+                }
+                // The spec fails the stream for a bad status or content type, and tries
+                // again after network errors (and so do we after a timeout).
+                Ok(Err(e @ (OpenError::Status(_) | OpenError::ContentType(_)))) => {
+                    let f = failure(e);
+                    inbox.failed(f.kind, f.reason);
+                    return;
+                }
+                Ok(Err(_)) | Err(_) => {}
+            }
+        };
+    }
+}
+
+#[cfg(test)]
+#[path = "sse_tests.rs"]
+mod tests;

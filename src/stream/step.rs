@@ -1,0 +1,268 @@
+//! The engine's hook: one stream step is one operation. It opens the stream (when the
+//! step gives `url:` and the stream is not open), sends, waits for a matching message,
+//! closes — in that order, all within the step's timeout — and records one hit under
+//! the step's name. Round trips (send → matching message) go to the stream recorder.
+
+use std::rc::Rc;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::proto::{self, OpenCx};
+use super::{url, Failure, Inbox, Message, Open, Streams};
+use crate::engine::iteration::{Pending, ThreadState};
+use crate::metrics::recorder::{Hit, Timing};
+use crate::metrics::ErrorKind;
+use crate::plan::{MessageExpect, StreamStep};
+use crate::template::{RenderContext, Template, Vars};
+
+/// Runs stream step `step` of a user holding `streams`, counted by `pending`. Returns the
+/// error kind when it failed (already recorded).
+pub(crate) async fn run_step(
+    state: &Rc<ThreadState>,
+    step: &StreamStep,
+    pending: Pending,
+    streams: &mut Streams,
+    vars: &mut Vars,
+) -> Result<(), ErrorKind> {
+    // Rendered before any await: the thread's random source is borrowed only here.
+    let (url, headers, send, message) = {
+        let mut rng = state.rng.borrow_mut();
+        let mut ctx = RenderContext {
+            rng: &mut rng,
+            vars,
+        };
+        let mut render = |t: &Template| {
+            let mut out = Vec::new();
+            t.render(&mut ctx, &mut out);
+            String::from_utf8_lossy(&out).into_owned()
+        };
+        let url = step.url.as_ref().map(&mut render);
+        let headers: Vec<(String, String)> = step
+            .headers
+            .iter()
+            .map(|(n, v)| (n.clone(), render(v)))
+            .collect();
+        let send = step.send.as_ref().map(&mut render);
+        let mut headers = headers;
+        let message = step.grpc.as_ref().map(|g| {
+            headers.extend(g.metadata.iter().map(|(n, v)| (n.clone(), render(v))));
+            render(&g.message)
+        });
+        (url, headers, send, message)
+    };
+    let began = Instant::now();
+    // A gRPC `call:` is a new call every time (replacing a server stream still open
+    // under that name); a `url:` for a stream still live is reused.
+    let held = step.grpc.is_none() && streams.get(step.stream_id).is_some_and(|o| o.live());
+    if url.is_some() && held {
+        // `url:` for a stream this user already holds (a closed-model user's later
+        // iterations): the whole step belongs to opening it, so it is skipped and is
+        // not an operation.
+        pending.cancel();
+        return Ok(());
+    }
+    let reopen = url.is_some();
+    let deadline = began + step.timeout_in(&state.plan);
+    let opening = std::cell::Cell::new(false);
+    let work = act(
+        state,
+        step,
+        url.filter(|_| reopen),
+        headers,
+        send,
+        message,
+        streams,
+        vars,
+        &opening,
+    );
+    let outcome = tokio::time::timeout_at(deadline.into(), work).await;
+    let done = Instant::now();
+    let error = match outcome {
+        Ok(Ok(())) => None,
+        Ok(Err(f)) => Some(f.kind),
+        // Out of time while connecting: the target did not take the stream.
+        Err(_) if opening.get() => Some(ErrorKind::Connect),
+        // A gRPC call (or its server stream's message) past the step's deadline: the
+        // deadline it sent as `grpc-timeout`, so `timeout` like DEADLINE_EXCEEDED.
+        Err(_) if step.protocol == crate::plan::Protocol::Grpc => Some(ErrorKind::Timeout),
+        // A message that did not come in time is a stream failure, not a slow response.
+        Err(_) => Some(ErrorKind::Stream),
+    };
+    if error.is_some() {
+        // A failed step leaves the stream in an unknown state (a half-read expectation,
+        // an unanswered close): later steps on it must not read its leftovers.
+        if error == Some(ErrorKind::Connect) || step.close.is_some() {
+            streams.remove(step.stream_id);
+        }
+    }
+    pending.record(&Hit {
+        name_id: step.name_id,
+        corrected: done - began,
+        uncorrected: done - began,
+        error,
+        timing: Timing::default(),
+    });
+    state.last_done.set(Some(done));
+    error.map_or(Ok(()), Err)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn act(
+    state: &Rc<ThreadState>,
+    step: &StreamStep,
+    url: Option<String>,
+    headers: Vec<(String, String)>,
+    send: Option<String>,
+    message: Option<String>,
+    streams: &mut Streams,
+    vars: &mut Vars,
+    opening: &std::cell::Cell<bool>,
+) -> Result<(), Failure> {
+    if let Some(url) = url {
+        streams.remove(step.stream_id);
+        let endpoint = url::endpoint(&state.plan.target, &url)?;
+        let since = Instant::now();
+        let inbox = Rc::new(Inbox::new(Some(state.clone()), step.stream_id, since));
+        let cx = OpenCx {
+            state,
+            step,
+            endpoint,
+            headers,
+            message,
+            h2: streams.h2.clone(),
+            opening,
+        };
+        opening.set(true);
+        let opened = proto::open(&cx, &inbox).await?;
+        opening.set(false);
+        state
+            .recorder
+            .borrow_mut()
+            .streams
+            .tally(step.stream_id)
+            .opened(opened.connect);
+        streams.insert(Open {
+            id: step.stream_id,
+            inbox,
+            writer: opened.writer,
+            pump: opened.pump,
+            since,
+            sink: Some(state.clone()),
+        });
+    }
+    let open = streams
+        .get(step.stream_id)
+        .ok_or_else(|| Failure::stream("the stream is not open (its opening step failed)"))?;
+    let mut sent_at = None;
+    if let Some(text) = send {
+        if let Some(end) = open.inbox.end() {
+            return Err(ended(end));
+        }
+        let at = Instant::now();
+        let bytes = open.writer.send(text).await?;
+        state
+            .recorder
+            .borrow_mut()
+            .streams
+            .tally(step.stream_id)
+            .sent(bytes);
+        sent_at = Some(at);
+    }
+    if let Some(expect) = &step.expect {
+        let mut left = expect.count.max(1);
+        let mut last = None;
+        while left > 0 {
+            let mut captured = None;
+            let at = open
+                .inbox
+                .next(|m, arrived| {
+                    // A reply comes after its request: what was already buffered when
+                    // the step sent is skipped, or the round trip would read 0.
+                    if sent_at.is_some_and(|sent| arrived < sent) {
+                        return false;
+                    }
+                    let ok = matches(expect, &step.captures, m, vars);
+                    if let Some(values) = ok {
+                        captured = Some(values);
+                        true
+                    } else {
+                        false
+                    }
+                })
+                .await?;
+            for (capture, value) in step.captures.iter().zip(captured.unwrap_or_default()) {
+                vars.set(&capture.var, value);
+            }
+            left -= 1;
+            last = Some(at);
+        }
+        if let (Some(sent), Some(arrived)) = (sent_at, last) {
+            let rt = arrived.saturating_duration_since(sent);
+            state
+                .recorder
+                .borrow_mut()
+                .streams
+                .tally(step.stream_id)
+                .round_trip(rt);
+        }
+    }
+    if let Some(code) = step.close {
+        let open = streams.get(step.stream_id).expect("still open");
+        open.inbox.set_closing();
+        open.writer.close(code).await?;
+        // The close is complete when the peer answers it (the pump sees its close frame).
+        open.inbox.ended().await;
+        streams.remove(step.stream_id);
+    }
+    Ok(())
+}
+
+fn ended(end: super::inbox::End) -> Failure {
+    match end {
+        super::inbox::End::Closed(code) => {
+            Failure::stream(format!("the peer closed the stream ({code})"))
+        }
+        super::inbox::End::Failed(f) => f,
+    }
+}
+
+/// Whether `m` satisfies `expect`; if so, the captured values (in `captures` order).
+pub(crate) fn matches(
+    expect: &MessageExpect,
+    captures: &[crate::plan::Capture],
+    m: &Message,
+    _vars: &Vars,
+) -> Option<Vec<String>> {
+    if let Some(event) = &expect.event {
+        if m.event.as_deref().unwrap_or("message") != event {
+            return None;
+        }
+    }
+    if let Some(re) = &expect.regex {
+        if !re.is_match(&m.data) {
+            return None;
+        }
+    }
+    if expect.json.is_empty() && captures.is_empty() {
+        return Some(Vec::new());
+    }
+    let json: Value = serde_json::from_str(&m.data).ok()?;
+    for rule in &expect.json {
+        let found = rule.path.query(&json).first()?;
+        if let Some(want) = &rule.equals {
+            if !crate::check::json_equal(found, want) {
+                return None;
+            }
+        }
+    }
+    captures
+        .iter()
+        .map(|c| {
+            c.path.query(&json).first().map(|v| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,272 @@
+//! The target's WebSockets: `/ws/echo[?delay_ms=N]` sends every text or binary message
+//! back after N ms (at most [`MAX_DELAY_MS`]), and `/ws/room/{name}` is a broadcast
+//! room: every message a member sends goes to every member (the sender too), and a
+//! joiner first gets `{"type":"joined","room":NAME,"members":N}`.
+//!
+//! Limits: messages and frames up to [`MAX_MESSAGE`] bytes (a bigger one closes the
+//! connection with 1009), [`MAX_ROOMS`] rooms of up to [`MAX_MEMBERS`] members (a
+//! request beyond is refused with 503), room names up to 64 characters of
+//! `[A-Za-z0-9_.-]`, and [`MEMBER_QUEUE`] messages queued per member (a member that
+//! does not keep up loses the overflow instead of growing memory).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, CONNECTION, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY, UPGRADE};
+use hyper::{Request, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+
+use super::reply::{self, Reply};
+use super::server::State;
+
+/// Largest message or frame the target accepts.
+pub(crate) const MAX_MESSAGE: usize = 64 << 10;
+/// Most rooms at once.
+pub(crate) const MAX_ROOMS: usize = 1024;
+/// Most members of one room.
+pub(crate) const MAX_MEMBERS: usize = 4096;
+/// Messages queued for one room member before the overflow is dropped.
+pub(crate) const MEMBER_QUEUE: usize = 256;
+/// Longest echo delay.
+pub(crate) const MAX_DELAY_MS: u64 = 60_000;
+
+/// The broadcast rooms.
+#[derive(Default)]
+pub(crate) struct Rooms {
+    rooms: Mutex<HashMap<String, Room>>,
+}
+
+#[derive(Default)]
+struct Room {
+    next: u64,
+    members: Vec<(u64, mpsc::Sender<Message>)>,
+}
+
+impl Rooms {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Room>> {
+        self.rooms.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Joins `name`: the member's id, its queue, and the member count; `None` when full.
+    fn join(&self, name: &str) -> Option<(u64, mpsc::Receiver<Message>, usize)> {
+        let mut rooms = self.lock();
+        if !rooms.contains_key(name) && rooms.len() >= MAX_ROOMS {
+            return None;
+        }
+        let room = rooms.entry(name.to_string()).or_default();
+        if room.members.len() >= MAX_MEMBERS {
+            return None;
+        }
+        let (tx, rx) = mpsc::channel(MEMBER_QUEUE);
+        room.next += 1;
+        room.members.push((room.next, tx));
+        Some((room.next, rx, room.members.len()))
+    }
+
+    fn leave(&self, name: &str, id: u64) {
+        let mut rooms = self.lock();
+        if let Some(room) = rooms.get_mut(name) {
+            room.members.retain(|(m, _)| *m != id);
+            if room.members.is_empty() {
+                rooms.remove(name);
+            }
+        }
+    }
+
+    fn broadcast(&self, name: &str, message: &Message) {
+        let rooms = self.lock();
+        if let Some(room) = rooms.get(name) {
+            for (_, tx) in &room.members {
+                // A full queue: that member is not keeping up; it loses this message.
+                let _ = tx.try_send(message.clone());
+            }
+        }
+    }
+
+    /// Members of `name` now.
+    #[cfg(test)]
+    pub(crate) fn members(&self, name: &str) -> usize {
+        self.lock().get(name).map_or(0, |r| r.members.len())
+    }
+}
+
+/// What a `/ws/...` path asks for.
+enum Route {
+    Echo(Duration),
+    Room(String),
+}
+
+fn route(path: &str, query: Option<&str>) -> Result<Route, String> {
+    match path
+        .trim_matches('/')
+        .split('/')
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["ws", "echo"] => {
+            let mut delay = 0;
+            for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+                match pair.split_once('=') {
+                    Some(("delay_ms", v)) => {
+                        delay = v
+                            .parse::<u64>()
+                            .ok()
+                            .filter(|d| *d <= MAX_DELAY_MS)
+                            .ok_or_else(|| format!("delay_ms: expected 0..={MAX_DELAY_MS}"))?;
+                    }
+                    _ => return Err(format!("unknown parameter {pair:?}")),
+                }
+            }
+            Ok(Route::Echo(Duration::from_millis(delay)))
+        }
+        ["ws", "room", name]
+            if !name.is_empty()
+                && name.len() <= 64
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b)) =>
+        {
+            Ok(Route::Room(name.to_string()))
+        }
+        _ => Err("expected /ws/echo or /ws/room/NAME (up to 64 of A-Z a-z 0-9 _ . -)".into()),
+    }
+}
+
+/// Whether `req` is for a target WebSocket.
+pub(crate) fn is_ws(req: &Request<Incoming>) -> bool {
+    req.uri().path().starts_with("/ws/")
+}
+
+/// Answers a `/ws/...` request: 101 and a task serving the socket, or an error status.
+pub(crate) fn upgrade(state: Arc<State>, mut req: Request<Incoming>) -> Reply {
+    let route = match route(req.uri().path(), req.uri().query()) {
+        Ok(r) => r,
+        Err(e) => return reply::text(StatusCode::NOT_FOUND, e + "\n"),
+    };
+    let upgrade_asked = req
+        .headers()
+        .get(UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
+    let Some(key) = req
+        .headers()
+        .get(SEC_WEBSOCKET_KEY)
+        .filter(|_| upgrade_asked)
+    else {
+        return reply::text(StatusCode::BAD_REQUEST, "expected a WebSocket upgrade\n");
+    };
+    let accept = derive_accept_key(key.as_bytes());
+    let room = match &route {
+        Route::Room(name) => match state.rooms.join(name) {
+            Some(joined) => Some((name.clone(), joined)),
+            None => return reply::text(StatusCode::SERVICE_UNAVAILABLE, "room limit reached\n"),
+        },
+        Route::Echo(_) => None,
+    };
+    let on_upgrade = hyper::upgrade::on(&mut req);
+    tokio::spawn(async move {
+        let Ok(upgraded) = on_upgrade.await else {
+            if let Some((name, (id, _, _))) = room {
+                state.rooms.leave(&name, id);
+            }
+            return;
+        };
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(MAX_MESSAGE))
+            .max_frame_size(Some(MAX_MESSAGE));
+        let ws =
+            WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config))
+                .await;
+        match (route, room) {
+            (Route::Echo(delay), _) => echo(&state, ws, delay).await,
+            (Route::Room(_), Some((name, (id, rx, members)))) => {
+                serve_room(&state, ws, &name, rx, members).await;
+                state.rooms.leave(&name, id);
+            }
+            (Route::Room(_), None) => {}
+        }
+    });
+    let mut res = reply::empty(StatusCode::SWITCHING_PROTOCOLS);
+    let h = res.headers_mut();
+    h.insert(UPGRADE, HeaderValue::from_static("websocket"));
+    h.insert(CONNECTION, HeaderValue::from_static("Upgrade"));
+    h.insert(
+        SEC_WEBSOCKET_ACCEPT,
+        HeaderValue::from_str(&accept).expect("base64 is a header value"),
+    );
+    res
+}
+
+type Socket = WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>;
+
+async fn echo(state: &State, mut ws: Socket, delay: Duration) {
+    while let Some(Ok(message)) = ws.next().await {
+        match message {
+            Message::Text(_) | Message::Binary(_) => {
+                if !delay.is_zero() {
+                    // The precise timer: tokio's wheel would add up to 1 ms to every
+                    // delay, and tests read the delay back to ±2 ms.
+                    state.timer.sleep_until(Instant::now() + delay).await;
+                }
+                if ws.send(message).await.is_err() {
+                    return;
+                }
+            }
+            Message::Close(_) => {
+                // tungstenite queued the answering close frame when it read this one;
+                // a flush writes it (`close()` would refuse: the peer already closed).
+                let _ = ws.flush().await;
+                return;
+            }
+            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
+        }
+    }
+}
+
+async fn serve_room(
+    state: &State,
+    ws: Socket,
+    name: &str,
+    mut rx: mpsc::Receiver<Message>,
+    members: usize,
+) {
+    let (mut sink, mut source) = ws.split();
+    let joined = serde_json::json!({"type": "joined", "room": name, "members": members});
+    if sink
+        .send(Message::Text(joined.to_string().into()))
+        .await
+        .is_err()
+    {
+        return;
+    }
+    loop {
+        tokio::select! {
+            incoming = source.next() => match incoming {
+                Some(Ok(m @ (Message::Text(_) | Message::Binary(_)))) => state.rooms.broadcast(name, &m),
+                Some(Ok(Message::Close(_))) => {
+                    // Writes the answering close frame tungstenite queued (see `echo`).
+                    let _ = sink.flush().await;
+                    return;
+                }
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => return,
+            },
+            outgoing = rx.recv() => match outgoing {
+                Some(m) => if sink.send(m).await.is_err() { return },
+                None => return,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "tests_ws.rs"]
+mod tests;

@@ -1,0 +1,352 @@
+//! `grpc:` flow steps run by `headroom run` against grpc-go's route_guide example server:
+//! a unary call whose reply is matched and captured, a server stream's message count,
+//! UNIMPLEMENTED counted as `grpc`, bad input refused at load time with file and reason,
+//! and a call past its deadline counted as `timeout` (against a server that holds it).
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::support::{
+    assert_exit, certs::write, route_guide_proto, run_headroom, run_with_summary, stderr,
+    RouteGuide,
+};
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+/// Five features, four inside the rectangle the scenario lists.
+fn features() -> serde_json::Value {
+    serde_json::json!([
+        {"location": {"latitude": 407838351, "longitude": -746143763}, "name": "Patriots Path"},
+        {"location": {"latitude": 408122808, "longitude": -743999179}, "name": "101 New Jersey 10"},
+        {"location": {"latitude": 409146138, "longitude": -746188906}, "name": ""},
+        {"location": {"latitude": 413628156, "longitude": -749015468}, "name": "outside"},
+        {"location": {"latitude": 402647019, "longitude": -747071791}, "name": "Tremley Point"},
+    ])
+}
+
+/// Copies the proto fixtures next to the scenario (paths are relative to it).
+fn with_protos(dir: &Path) {
+    let fixtures = route_guide_proto().parent().unwrap().to_path_buf();
+    for f in ["route_guide.proto", "grpc_missing.proto"] {
+        std::fs::copy(fixtures.join(f), dir.join(f)).unwrap();
+    }
+}
+
+#[test]
+fn unary_stream_and_unimplemented_calls_against_route_guide() {
+    let server = RouteGuide::start(&features());
+    let dir = tempfile::tempdir().unwrap();
+    with_protos(dir.path());
+    let scenario = r#"name: grpc
+target: TARGET
+load: {model: users, users: 2, duration: 1s}
+flows:
+  - name: guide
+    steps:
+      - grpc:
+          name: feature
+          proto: route_guide.proto
+          call: routeguide.RouteGuide/GetFeature
+          message: {latitude: 408122808, longitude: -743999179}
+          metadata: {x-run: headroom}
+          expect: {json: {"$.name": "101 New Jersey 10"}}
+          capture: {lat: "$.location.latitude"}
+      - grpc:
+          name: list
+          proto: [route_guide.proto]
+          call: routeguide.RouteGuide/ListFeatures
+          message: {lo: {latitude: 400000000, longitude: -750000000}, hi: {latitude: 410000000, longitude: -740000000}}
+          expect: {jsonpath: "$.name", count: 4, timeout: 2s}
+      - grpc:
+          name: atlas
+          proto: grpc_missing.proto
+          call: routeguide.Atlas/Find
+          message: {latitude: "{{ lat }}"}
+"#
+    .replace("TARGET", &server.url());
+    let path = write(dir.path(), "grpc.yaml", &scenario);
+    let (out, s) = run_with_summary(dir.path(), &[path.to_str().unwrap()], LIMIT);
+    let feature = &s.by_name["feature.call"];
+    let list = &s.by_name["list.call"];
+    let atlas = &s.by_name["atlas.call"];
+    assert!(feature.requests >= 2, "{}\n{feature:?}", stderr(&out));
+    assert_eq!(feature.errors.count, 0, "{}\n{feature:?}", stderr(&out));
+    assert_eq!(list.errors.count, 0, "{}\n{list:?}", stderr(&out));
+    // Every iteration reaches the unimplemented call (the captured latitude rendered
+    // into an int32 field), and every one fails as `grpc`.
+    assert_eq!(atlas.requests, list.requests, "{atlas:?}");
+    assert!(atlas.requests >= 2);
+    assert_eq!(
+        atlas.errors.by_kind.get("grpc"),
+        Some(&atlas.requests),
+        "{atlas:?}"
+    );
+    assert_eq!(s.errors.count, atlas.requests, "{:?}", s.errors);
+    // The streams summary counts calls by status name, and the server stream's messages.
+    let st = |name: &str, status: &str| s.streams[name].status.get(status).copied();
+    assert_eq!(
+        st("feature", "OK"),
+        Some(feature.requests),
+        "{:?}",
+        s.streams
+    );
+    assert_eq!(st("atlas", "UNIMPLEMENTED"), Some(atlas.requests));
+    assert_eq!(s.streams["list"].protocol, "grpc");
+    // The last call may still be streaming when the run ends (then it has no status).
+    let list_ok = st("list", "OK").unwrap_or(0);
+    assert!(
+        list_ok + 1 >= list.requests && list_ok <= list.requests,
+        "{list_ok}"
+    );
+    assert!(s.streams["list"].messages.received >= 4 * list_ok);
+    assert!(s.streams["list"].messages.received <= 4 * list.requests);
+}
+
+#[test]
+fn bad_protos_methods_and_messages_are_refused_at_load_time() {
+    let dir = tempfile::tempdir().unwrap();
+    with_protos(dir.path());
+    std::fs::write(
+        dir.path().join("broken.proto"),
+        "syntax = \"proto3\";\nmessage A { int32 x = ; }\n",
+    )
+    .unwrap();
+    let cases = [
+        (
+            "proto: broken.proto\n          call: a.B/C",
+            "broken.proto",
+        ),
+        (
+            "proto: route_guide.proto\n          call: routeguide.RouteGuide/Nope",
+            "has no method \"Nope\"",
+        ),
+        (
+            "proto: route_guide.proto\n          call: routeguide.RouteGuide/GetFeature\n          message: {latitude: north}",
+            "message does not fit routeguide.Point",
+        ),
+        (
+            "proto: missing.proto\n          call: routeguide.RouteGuide/GetFeature",
+            "missing.proto",
+        ),
+        (
+            "call: routeguide.RouteGuide/GetFeature",
+            "`call` needs `proto`",
+        ),
+    ];
+    for (keys, want) in cases {
+        let scenario = format!(
+            "name: bad\ntarget: http://127.0.0.1:9\nload: {{model: users, users: 1, duration: 1s}}\nflows:\n  - name: f\n    steps:\n      - grpc:\n          name: g\n          {keys}\n"
+        );
+        let path = write(dir.path(), "bad.yaml", &scenario);
+        let out = run_headroom(["run", path.to_str().unwrap(), "--quiet"], LIMIT);
+        assert_exit(&out, 2);
+        let err = stderr(&out);
+        assert!(err.contains(want), "{keys}: {err}");
+        // The scenario's file, line and column, and the field's path.
+        assert!(err.contains("bad.yaml:"), "{err}");
+        assert!(err.contains("flows[0].steps[0].grpc"), "{err}");
+    }
+}
+
+/// An HTTP/2 (h2c) server that records each request's `grpc-timeout` and then, for
+/// `/routeguide.RouteGuide/ListFeatures`, answers trailers-only DEADLINE_EXCEEDED at
+/// once, and for any other path holds the call unanswered until the client goes away.
+struct Holding {
+    addr: std::net::SocketAddr,
+    timeouts: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Holding {
+    fn start() -> Holding {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let timeouts = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = timeouts.clone();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                loop {
+                    let Ok((tcp, _)) = listener.accept().await else {
+                        return;
+                    };
+                    let seen = seen.clone();
+                    tokio::spawn(async move {
+                        let Ok(mut conn) = h2::server::handshake(tcp).await else {
+                            return;
+                        };
+                        let mut held = Vec::new();
+                        while let Some(Ok((request, mut respond))) = conn.accept().await {
+                            if let Some(t) = request.headers().get("grpc-timeout") {
+                                seen.lock().unwrap().push(t.to_str().unwrap().to_string());
+                            }
+                            if request.uri().path().ends_with("/ListFeatures") {
+                                let response = http::Response::builder()
+                                    .header("content-type", "application/grpc")
+                                    .header("grpc-status", "4")
+                                    .header("grpc-message", "too%20slow")
+                                    .body(())
+                                    .unwrap();
+                                let _ = respond.send_response(response, true);
+                            } else {
+                                held.push(respond);
+                            }
+                        }
+                    });
+                }
+            });
+        });
+        Holding { addr, timeouts }
+    }
+}
+
+fn deadline_scenario(dir: &Path, target: &str, call: &str) -> std::path::PathBuf {
+    let scenario = format!(
+        "name: deadline\ntarget: {target}\nload: {{model: users, users: 1, duration: 1s}}\nflows:\n  - name: f\n    steps:\n      - grpc:\n          name: slow\n          proto: route_guide.proto\n          call: {call}\n          message: {{}}\n          timeout: 300ms\n"
+    );
+    write(dir, "deadline.yaml", &scenario)
+}
+
+#[test]
+fn a_call_past_its_deadline_and_deadline_exceeded_count_as_timeout() {
+    let server = Holding::start();
+    let dir = tempfile::tempdir().unwrap();
+    with_protos(dir.path());
+    let target = format!("http://{}", server.addr);
+    // The server holds the call: the step's 300 ms deadline ends it, sent as grpc-timeout.
+    let path = deadline_scenario(dir.path(), &target, "routeguide.RouteGuide/GetFeature");
+    let (out, s) = run_with_summary(dir.path(), &[path.to_str().unwrap()], LIMIT);
+    let slow = &s.by_name["slow.call"];
+    assert!(slow.requests >= 2, "{}\n{slow:?}", stderr(&out));
+    assert_eq!(
+        slow.errors.by_kind.get("timeout"),
+        Some(&slow.requests),
+        "{slow:?}"
+    );
+    assert!(slow.latency_ms.p50 >= 295.0, "{:?}", slow.latency_ms);
+    let timeouts = server.timeouts.lock().unwrap().clone();
+    assert!(!timeouts.is_empty());
+    assert!(timeouts.iter().all(|t| t == "300000u"), "{timeouts:?}");
+    // The server answers DEADLINE_EXCEEDED itself (trailers-only): `timeout` too, at once.
+    let path = deadline_scenario(dir.path(), &target, "routeguide.RouteGuide/ListFeatures");
+    let (_, s) = run_with_summary(dir.path(), &[path.to_str().unwrap()], LIMIT);
+    let fast = &s.by_name["slow.call"];
+    assert!(fast.requests > 10, "{fast:?}");
+    assert_eq!(
+        fast.errors.by_kind.get("timeout"),
+        Some(&fast.requests),
+        "{fast:?}"
+    );
+    assert!(fast.latency_ms.p50 < 100.0, "{:?}", fast.latency_ms);
+}
+
+/// An h2c server counting its connections: gRPC paths get an empty message and status OK,
+/// any other path a plain 200.
+fn counting_server() -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let count = std::sync::Arc::new(AtomicUsize::new(0));
+    let accepted = count.clone();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            while let Ok((tcp, _)) = listener.accept().await {
+                accepted.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let Ok(mut conn) = h2::server::handshake(tcp).await else {
+                        return;
+                    };
+                    while let Some(Ok((request, mut respond))) = conn.accept().await {
+                        let grpc = request.uri().path().starts_with("/routeguide.");
+                        let head = http::Response::builder()
+                            .header(
+                                "content-type",
+                                if grpc {
+                                    "application/grpc"
+                                } else {
+                                    "text/plain"
+                                },
+                            )
+                            .body(())
+                            .unwrap();
+                        let Ok(mut send) = respond.send_response(head, false) else {
+                            continue;
+                        };
+                        if grpc {
+                            let _ =
+                                send.send_data(bytes::Bytes::from_static(&[0, 0, 0, 0, 0]), false);
+                            let mut trailers = http::HeaderMap::new();
+                            trailers.insert("grpc-status", "0".parse().unwrap());
+                            let _ = send.send_trailers(trailers);
+                        } else {
+                            let _ = send.send_data(bytes::Bytes::from_static(b"ok\n"), true);
+                        }
+                    }
+                });
+            }
+        });
+    });
+    (addr, count)
+}
+
+#[test]
+fn with_http2_a_user_makes_its_calls_and_requests_on_one_connection() {
+    let (addr, connections) = counting_server();
+    let dir = tempfile::tempdir().unwrap();
+    with_protos(dir.path());
+    let scenario = format!(
+        "name: shared\ntarget: http://{addr}\nload: {{model: users, users: 2, duration: 1s}}\nflows:\n  - name: f\n    steps:\n      - request: {{name: page, path: /}}\n      - grpc:\n          name: feature\n          proto: route_guide.proto\n          call: routeguide.RouteGuide/GetFeature\n      - request: {{name: again, path: /}}\n"
+    );
+    let path = write(dir.path(), "shared.yaml", &scenario);
+    let (out, s) = run_with_summary(dir.path(), &[path.to_str().unwrap(), "--http2"], LIMIT);
+    assert_eq!(s.errors.count, 0, "{}\n{:?}", stderr(&out), s.errors);
+    assert!(s.by_name["feature.call"].requests >= 4, "{:?}", s.by_name);
+    // One connection per user, carrying its requests and its calls alike.
+    assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
+#[test]
+fn over_https_the_call_speaks_h2_by_alpn_and_a_404_counts_as_unimplemented() {
+    use headroom::target::{self, TargetOptions};
+    // The built-in target speaks h2 by ALPN over its TLS but serves no gRPC: its 404 for
+    // the method's path is UNIMPLEMENTED (the gRPC spec's HTTP mapping), kind `grpc`,
+    // never `tls` or `protocol`.
+    let target = target::spawn(TargetOptions {
+        tls: true,
+        ..TargetOptions::loopback()
+    })
+    .expect("built-in target");
+    let dir = tempfile::tempdir().unwrap();
+    with_protos(dir.path());
+    let scenario = format!(
+        "name: tls\ntarget: {}\nload: {{model: users, users: 1, duration: 1s, think: 50ms}}\nflows:\n  - name: f\n    steps:\n      - grpc:\n          name: feature\n          proto: route_guide.proto\n          call: routeguide.RouteGuide/GetFeature\n",
+        target.url()
+    );
+    assert!(target.url().starts_with("https://"), "{}", target.url());
+    let path = write(dir.path(), "tls.yaml", &scenario);
+    let (out, s) = run_with_summary(dir.path(), &[path.to_str().unwrap(), "--insecure"], LIMIT);
+    let feature = &s.by_name["feature.call"];
+    assert!(feature.requests >= 5, "{}\n{feature:?}", stderr(&out));
+    assert_eq!(
+        feature.errors.by_kind.get("grpc"),
+        Some(&feature.requests),
+        "{feature:?}"
+    );
+    assert_eq!(
+        s.streams["feature"].status.get("UNIMPLEMENTED"),
+        Some(&feature.requests)
+    );
+}
