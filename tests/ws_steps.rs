@@ -400,3 +400,34 @@ flows:
         s.by_name
     );
 }
+
+#[test]
+fn a_flow_that_only_holds_a_stream_waits_on_it_instead_of_spinning() {
+    // Every iteration after the first is a `url:` for a stream the user already holds,
+    // so it does nothing and never awaits. Looping on it spun a core and starved the
+    // thread's other users and the streams' own pumps.
+    let t = target();
+    let dir = tempfile::tempdir().unwrap();
+    let (out, s) = run(
+        dir.path(),
+        r#"
+target: {url}
+load: {model: users, users: 3, duration: 2s}
+flows:
+  - name: lurker
+    steps:
+      - ws: {name: hold, url: /ws/room/lobby}
+"#,
+        &t.url(),
+    );
+    assert_exit(&out, 0);
+    let h = &s.streams["hold"];
+    assert_eq!(h.sessions, 3, "one stream per user, held: {h:?}");
+    assert_eq!(s.by_name["hold.open"].requests, 3, "{:?}", s.by_name);
+    assert!(h.session_ms.max > 1500.0, "held to the end: {h:?}");
+    assert!(
+        s.generator.cpu_percent < 50.0,
+        "an idle user must not busy-loop: {:?}",
+        s.generator
+    );
+}

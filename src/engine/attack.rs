@@ -331,12 +331,24 @@ async fn user(state: &Rc<ThreadState>, id: u64, active: &Cell<u64>, end: Instant
             tokio::time::sleep(CONNECT_BACKOFF).await;
             continue;
         }
+        if scratch.idle {
+            // The flow only holds streams this user already has open, so the iteration
+            // never awaited: looping on it would spin a core and starve every other user
+            // on the thread. Wait for a stream to end (the next iteration reopens it);
+            // the recheck bound lets a ramp-down, the run's end or Ctrl-C through.
+            let until = Instant::now() + IDLE_RECHECK;
+            let _ =
+                tokio::time::timeout_at(until.min(end).into(), scratch.streams.any_ended()).await;
+        }
         think_for(state, think).await;
     }
     // A user's streams live across its iterations and end with it (its own end, the
     // run's end, or the drain).
     scratch.streams.close_all(STREAM_CLOSE_GRACE).await;
 }
+
+/// How often a user whose flow only holds streams looks at whether it should stop.
+const IDLE_RECHECK: Duration = Duration::from_millis(50);
 
 /// Longest a user's or arrival's streams wait for their peers to answer a close at its
 /// end: a close handshake is a round trip, and a peer that does not answer must not

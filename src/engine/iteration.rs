@@ -173,6 +173,10 @@ pub(crate) struct Scratch {
     vars: Vars,
     /// The user's open streams: kept across a closed-model user's iterations.
     pub(crate) streams: crate::stream::Streams,
+    /// Whether the last iteration did nothing at all: every step was a `url:` for a
+    /// stream the user already holds. Such an iteration never awaits, so a closed-model
+    /// user must not loop on it (see `engine::attack::user`).
+    pub(crate) idle: bool,
 }
 
 /// Picks the next iteration's item by weight.
@@ -195,6 +199,7 @@ pub(crate) async fn run_iteration(
     scratch: &mut Scratch,
 ) -> bool {
     scratch.vars.clear();
+    scratch.idle = false;
     match work {
         Work::Request(prepared) => {
             send(state, prepared, first, session, intended, scratch).await != Sent::ConnectFailed
@@ -202,7 +207,9 @@ pub(crate) async fn run_iteration(
         Work::Flow(steps) => {
             let mut first = Some(first);
             let mut intended = intended;
+            let mut idle = true;
             for step in steps {
+                idle &= matches!(step, PreparedStep::Stream(_));
                 match step {
                     PreparedStep::Request(prepared) => {
                         let pending = first.take().unwrap_or_else(|| Pending::begin(state));
@@ -242,7 +249,11 @@ pub(crate) async fn run_iteration(
                             );
                         }
                         match outcome {
-                            Ok(()) => intended = Instant::now(),
+                            Ok(crate::stream::step::Ran::Done) => {
+                                idle = false;
+                                intended = Instant::now();
+                            }
+                            Ok(crate::stream::step::Ran::Skipped) => {}
                             Err(ErrorKind::Connect) => return false,
                             Err(_) => return true,
                         }
@@ -252,6 +263,7 @@ pub(crate) async fn run_iteration(
             if let Some(unused) = first {
                 unused.cancel();
             }
+            scratch.idle = idle;
             true
         }
     }

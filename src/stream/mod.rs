@@ -128,6 +128,20 @@ impl Streams {
         }
     }
 
+    /// Waits until one of the user's live streams ends (returns at once when none is
+    /// live): what a user whose flow only holds streams has left to wait for.
+    pub(crate) async fn any_ended(&self) {
+        let live: Vec<_> = self
+            .open
+            .iter()
+            .filter(|o| o.live())
+            .map(|o| Box::pin(o.inbox.ended()))
+            .collect();
+        if !live.is_empty() {
+            futures_util::future::select_all(live).await;
+        }
+    }
+
     /// Closes every stream with the protocol's normal close (WebSocket 1000), waiting at
     /// most `grace` in all for the peers, then finishes them.
     pub(crate) async fn close_all(&mut self, grace: std::time::Duration) {

@@ -16,6 +16,15 @@ use crate::metrics::ErrorKind;
 use crate::plan::{MessageExpect, StreamStep};
 use crate::template::{RenderContext, Template, Vars};
 
+/// What a stream step that did not fail did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ran {
+    /// It was an operation, recorded under its name.
+    Done,
+    /// It only opened a stream the user already holds, so it did nothing.
+    Skipped,
+}
+
 /// Runs stream step `step` of a user holding `streams`, counted by `pending`. Returns the
 /// error kind when it failed (already recorded).
 pub(crate) async fn run_step(
@@ -24,7 +33,7 @@ pub(crate) async fn run_step(
     pending: Pending,
     streams: &mut Streams,
     vars: &mut Vars,
-) -> Result<(), ErrorKind> {
+) -> Result<Ran, ErrorKind> {
     // Rendered before any await: the thread's random source is borrowed only here.
     let (url, headers, send, message) = {
         let mut rng = state.rng.borrow_mut();
@@ -60,7 +69,7 @@ pub(crate) async fn run_step(
         // iterations): the whole step belongs to opening it, so it is skipped and is
         // not an operation.
         pending.cancel();
-        return Ok(());
+        return Ok(Ran::Skipped);
     }
     let reopen = url.is_some();
     let deadline = began + step.timeout_in(&state.plan);
@@ -104,7 +113,7 @@ pub(crate) async fn run_step(
         timing: Timing::default(),
     });
     state.last_done.set(Some(done));
-    error.map_or(Ok(()), Err)
+    error.map_or(Ok(Ran::Done), Err)
 }
 
 #[allow(clippy::too_many_arguments)]
