@@ -34,6 +34,30 @@ async fn connect(
 }
 
 #[test]
+fn messages_far_bigger_than_a_read_chunk_arrive_whole_both_ways() {
+    // Both ends read 4 KiB at a time (`stream::ws::READ_CHUNK`); a message of the
+    // target's largest size must still come back as one message, byte for byte.
+    let t = target();
+    block_on(async {
+        let tcp = tokio::net::TcpStream::connect(t.addr()).await.unwrap();
+        let url = format!("ws://{}/ws/echo", t.addr());
+        let config = crate::stream::ws::config();
+        let (mut ws, _) = tokio_tungstenite::client_async_with_config(url, tcp, Some(config))
+            .await
+            .expect("upgrade");
+        let big: String = (0..super::MAX_MESSAGE - 16)
+            .map(|i| (b'a' + (i % 26) as u8) as char)
+            .collect();
+        for _ in 0..3 {
+            ws.send(Message::Text(big.clone().into())).await.unwrap();
+            let back = ws.next().await.unwrap().unwrap();
+            assert_eq!(back.len(), big.len());
+            assert_eq!(back, Message::Text(big.clone().into()));
+        }
+    });
+}
+
+#[test]
 fn echo_answers_each_message_after_the_asked_delay() {
     let t = target();
     block_on(async {

@@ -179,9 +179,13 @@ pub(crate) fn upgrade(state: Arc<State>, mut req: Request<Incoming>) -> Reply {
             }
             return;
         };
+        // Small read chunks for the reason in `stream::ws::READ_CHUNK`: the default
+        // 128 KiB is zero-filled before every read and stays resident per connection.
         let config = WebSocketConfig::default()
             .max_message_size(Some(MAX_MESSAGE))
-            .max_frame_size(Some(MAX_MESSAGE));
+            .max_frame_size(Some(MAX_MESSAGE))
+            .read_buffer_size(crate::stream::ws::READ_CHUNK)
+            .write_buffer_size(0);
         let ws =
             WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config))
                 .await;
