@@ -142,7 +142,7 @@ impl Rounds {
         let mut out = String::new();
         let _ = write!(
             out,
-            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>headroom rounds</title><style>{}</style></head><body>\n<h2>Rounds</h2>\n<p>{}</p>\n<table><tr>",
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>headroom rounds</title><style>{}td:nth-child(3),th:nth-child(3){{text-align:left}}</style></head><body>\n<h2>Rounds</h2>\n<p>{}</p>\n<table><tr>",
             super::html::STYLE,
             html_escape(&self.headline())
         );
@@ -158,7 +158,7 @@ impl Rounds {
             out.push_str("</tr>\n");
         }
         let _ = writeln!(out, "</table>\n<p>{}</p>", html_escape(&self.legend()));
-        out.push_str(&self.chart().to_svg());
+        out.push_str(&with_dots(&self.chart().to_svg()));
         out.push_str("\n</body></html>\n");
         out
     }
@@ -260,6 +260,21 @@ impl Rounds {
             Some(d) if d.abs() <= self.noise_pct[i] => format!("~{d:+.1}%"),
             Some(d) => format!("{d:+.1}%"),
         }
+    }
+}
+
+/// The chart with a dot on every point: a round is one point, and a line of one
+/// point (the only run among searches) would draw nothing.
+fn with_dots(svg: &str) -> String {
+    // An SVG marker on each vertex, in the line's own colour (`context-stroke`).
+    const DEFS: &str = r#"<defs><marker id="dot" viewBox="0 0 10 10" refX="5" refY="5" markerWidth="6" markerHeight="6" markerUnits="userSpaceOnUse"><circle cx="5" cy="5" r="5" fill="context-stroke"/></marker></defs>"#;
+    let dotted = svg.replace(
+        "<polyline ",
+        r#"<polyline marker-start="url(#dot)" marker-mid="url(#dot)" marker-end="url(#dot)" "#,
+    );
+    match dotted.find('>') {
+        Some(end) => format!("{}{DEFS}{}", &dotted[..=end], &dotted[end + 1..]),
+        None => dotted,
     }
 }
 
