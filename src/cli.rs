@@ -48,8 +48,13 @@ pub enum Command {
     Runs(commands::runs::RunsArgs),
     /// Compare runs round by round: rate, latency, errors and the change between rows.
     Compare(commands::compare::CompareArgs),
-    /// Write one run's report: Markdown, self-contained HTML, JUnit XML or JSON.
+    /// Write one run's report: Markdown, self-contained HTML, JUnit XML or JSON (or,
+    /// with --rounds, one page of several rounds).
     Report(commands::report::ReportArgs),
+    /// Print the JSON Schema of scenario files, for editors to validate and complete.
+    Schema(commands::schema::SchemaArgs),
+    /// Turn a curl command line or a HAR file (a browser's recording) into a scenario.
+    Convert(commands::convert::ConvertArgs),
 }
 
 /// Flags of `headroom find`.
@@ -199,6 +204,10 @@ pub struct RunArgs {
     /// How long to run, e.g. `30s`, `2m`.
     #[arg(long, value_parser = parse_duration)]
     pub duration: Option<Duration>,
+    /// Write the summary and the per-second timeline as CSV, as Locust:
+    /// `PREFIX_stats.csv` and `PREFIX_stats_history.csv`.
+    #[arg(long, value_name = "PREFIX")]
+    pub csv: Option<PathBuf>,
     /// Engine, watch, output and store flags, shared with `find`.
     #[command(flatten)]
     pub common: CommonArgs,
@@ -274,6 +283,13 @@ pub struct CommonArgs {
     /// Label stored with the run, `key=value` (repeatable), e.g. `round=6`.
     #[arg(long = "label", value_parser = commands::runs::parse_label)]
     pub labels: Vec<(String, String)>,
+    /// What changed in this round, stored with the run and shown by `report --rounds`,
+    /// e.g. `--note "synchronous_commit=off"`.
+    #[arg(long)]
+    pub note: Option<String>,
+    /// Quick mode's request: -X/--method, -H/--header, --body, --json, --body-file.
+    #[command(flatten)]
+    pub request: commands::quick::RequestFlags,
 }
 
 /// Parses the process arguments, runs the command, and returns the exit code.
@@ -307,6 +323,8 @@ pub fn main() -> i32 {
         Command::Runs(args) => commands::runs::run(&args),
         Command::Compare(args) => commands::compare::run(&args),
         Command::Report(args) => commands::report::run(&args),
+        Command::Schema(args) => commands::schema::run(&args),
+        Command::Convert(args) => commands::convert::run(&args),
     }
 }
 

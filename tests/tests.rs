@@ -3,6 +3,7 @@
 
 mod accounting;
 mod connections;
+mod convert_cli;
 mod delivery;
 mod demo_tls;
 mod fast_failures;
@@ -14,12 +15,15 @@ mod grpc_steps;
 mod hostile;
 mod http2;
 mod http2_client;
+mod quick_flags;
 mod report_cli;
+mod rounds_cli;
 mod run_cli;
 mod run_errors;
 mod run_faults;
 mod run_shapes;
 mod run_tls;
+mod schema;
 mod sse;
 mod store_cli;
 mod support;

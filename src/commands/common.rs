@@ -14,9 +14,10 @@ use crate::scenario::Overrides;
 use crate::store::{RunKind, RunMeta, RunWriter, Store};
 
 /// The scenario overrides that `--url` and the shared flags give; the caller adds its
-/// own (the load model and its size).
-pub fn overrides(url: Option<&str>, common: &CommonArgs) -> Overrides {
-    Overrides {
+/// own (the load model and its size). Fails, saying why, when `--body-file` cannot be
+/// read.
+pub fn overrides(url: Option<&str>, common: &CommonArgs) -> Result<Overrides, String> {
+    Ok(Overrides {
         url: url.map(str::to_owned),
         threads: common.threads,
         thresholds: common.thresholds.clone(),
@@ -33,8 +34,9 @@ pub fn overrides(url: Option<&str>, common: &CommonArgs) -> Overrides {
             streams: common.streams,
             connection: common.connection,
         },
+        request: common.request.request()?,
         ..Overrides::default()
-    }
+    })
 }
 
 /// The specs to watch: the scenario's `watch` list, then each `--watch`.
@@ -77,15 +79,18 @@ pub fn open_store(path: &Path) -> Result<Store, String> {
 }
 
 /// Records the start of a `kind` run of `plan` (from the `scenario` file, if any) in
-/// `store`, with status `running`. A record that cannot be started costs a warning.
+/// `store`, with status `running`, with the labels and note of `common`. A record that cannot be started costs a warning.
 pub fn begin_record<'s>(
     store: &'s Store,
     kind: RunKind,
     scenario: Option<&Path>,
     plan: &Plan,
-    labels: &[(String, String)],
+    common: &CommonArgs,
 ) -> Option<RunWriter<'s>> {
-    let meta = RunMeta::of_this_process(kind, scenario, &plan.name, labels);
+    let meta = RunMeta {
+        note: common.note.clone(),
+        ..RunMeta::of_this_process(kind, scenario, &plan.name, &common.labels)
+    };
     store
         .begin_run(&meta)
         .map_err(|e| eprintln!("warning: {e}; this {} will not be kept", noun(kind)))

@@ -170,8 +170,8 @@ fn figures(s: &crate::metrics::summary::Summary) -> [f64; 4] {
     [s.rate.achieved, l.p50, l.p95, l.p99]
 }
 
-/// Relative change from `a` to `b` in percent (0 when both are 0).
-fn change(a: f64, b: f64) -> f64 {
+/// Relative change from `a` to `b` in percent (0 when both are 0, infinite from 0).
+pub fn change(a: f64, b: f64) -> f64 {
     if a == 0.0 {
         if b == 0.0 {
             0.0
@@ -186,7 +186,28 @@ fn change(a: f64, b: f64) -> f64 {
 /// Largest relative spread (max − min over the mean) of each figure among stored
 /// runs sharing a compared run's labels; the default when there are no repeats.
 fn noise(compared: &[RunRow], all: &[RunRow]) -> ([f64; 4], bool) {
-    let mut spread = [0.0f64; 4];
+    let run_figures = |r: &RunRow| {
+        (r.kind == "run")
+            .then_some(r.summary.as_ref())
+            .flatten()
+            .map(figures)
+    };
+    match noise_of(compared, all, run_figures) {
+        Some(spread) => (spread, true),
+        None => ([DEFAULT_NOISE_PCT; 4], false),
+    }
+}
+
+/// The run-to-run noise of `N` figures, in percent: among the runs of `all` carrying
+/// exactly the labels of a run in `compared` (repeats of one round), the largest
+/// relative spread (max − min over the mean) of each figure `figures` reads. `None`
+/// when no labelled round has two repeats with figures.
+pub fn noise_of<const N: usize>(
+    compared: &[RunRow],
+    all: &[RunRow],
+    figures: impl Fn(&RunRow) -> Option<[f64; N]>,
+) -> Option<[f64; N]> {
+    let mut spread = [0.0f64; N];
     let mut found = false;
     let mut seen = Vec::new();
     for row in compared.iter().filter(|r| !r.labels.is_empty()) {
@@ -194,10 +215,10 @@ fn noise(compared: &[RunRow], all: &[RunRow]) -> ([f64; 4], bool) {
             continue;
         }
         seen.push(&row.labels);
-        let repeats: Vec<[f64; 4]> = all
+        let repeats: Vec<[f64; N]> = all
             .iter()
-            .filter(|r| r.labels == row.labels && r.kind == "run")
-            .filter_map(|r| r.summary.as_ref().map(figures))
+            .filter(|r| r.labels == row.labels)
+            .filter_map(&figures)
             .collect();
         if repeats.len() < 2 {
             continue;
@@ -213,11 +234,7 @@ fn noise(compared: &[RunRow], all: &[RunRow]) -> ([f64; 4], bool) {
             }
         }
     }
-    if found {
-        (spread, true)
-    } else {
-        ([DEFAULT_NOISE_PCT; 4], false)
-    }
+    found.then_some(spread)
 }
 
 /// Why the last run is worse than the first by more than `limit` percent (p95 up or

@@ -200,6 +200,7 @@ fn search(
             scenario_hash: None,
             git_commit: None,
             labels: Vec::new(),
+            note: None,
         })
         .map_err(|e| eprintln!("warning: {e}; no HTML report"))
         .ok()

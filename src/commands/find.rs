@@ -62,7 +62,7 @@ pub fn run(args: &FindArgs) -> i32 {
         RunKind::Find,
         args.scenario.as_deref(),
         &plan,
-        &args.common.labels,
+        &args.common,
     );
     let mut keeper = StepKeeper::new(watch, writer);
     let result = execute(&plan, &opts, &control, args.common.quiet, &mut keeper);
@@ -81,7 +81,7 @@ pub fn run(args: &FindArgs) -> i32 {
 /// Builds the plan and the search options from the flags (first stage: nothing runs).
 /// Errors are messages about bad input.
 pub fn prepare(args: &FindArgs) -> Result<(Plan, SearchOptions), String> {
-    let mut overrides = common::overrides(args.url.as_deref(), &args.common);
+    let mut overrides = common::overrides(args.url.as_deref(), &args.common)?;
     // The model is decided once: `--users` asks for users; otherwise the scenario's
     // `load` section decides, and only a scenario without one (or no scenario) is
     // searched by arrival rate. The search sets each step's value itself, so these

@@ -3,12 +3,16 @@
 
 pub mod common;
 pub mod compare;
+pub mod convert;
 pub mod delivery;
 pub mod demo;
 pub mod find;
 pub mod find_record;
+pub mod quick;
 pub mod report;
+pub mod rounds;
 pub mod run;
 pub mod runs;
+pub mod schema;
 pub mod sink;
 pub mod target;

@@ -1,12 +1,14 @@
 //! `headroom report RUN`: one stored run's report as Markdown, self-contained HTML,
-//! JUnit XML or JSON, on stdout or into a file (`-o`).
+//! JUnit XML or JSON, on stdout or into a file (`-o`); with `--csv PREFIX`, its summary
+//! and timeline as CSV files. `headroom report --rounds RUN...`: the rounds page of
+//! several runs ([`crate::report::rounds`]).
 
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
 use crate::cli::{EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK};
-use crate::report::{html, json, junit, markdown};
+use crate::report::{csv, html, json, junit, markdown};
 use crate::store::{self, RunRef, StoredRun};
 
 /// Report formats.
@@ -28,10 +30,23 @@ pub enum ReportFormat {
 pub struct ReportArgs {
     /// The run: an id, `latest`, `latest~N` or `label:key=value`.
     pub run: String,
+    /// With --rounds: the next rounds, in order.
+    #[arg(requires = "rounds", value_name = "RUN")]
+    pub more: Vec<String>,
+    /// One page of rounds (Markdown or HTML): a row per run given, in order, with what
+    /// changed, the ceiling or rate, latency, dropped, errors and the change against
+    /// the round before; then a chart of the ceilings.
+    #[arg(long)]
+    pub rounds: bool,
+    /// Also write the summary and timeline as CSV: `PREFIX_stats.csv`,
+    /// `PREFIX_stats_history.csv` (and `PREFIX_steps.csv` for a search), as Locust.
+    #[arg(long, value_name = "PREFIX", conflicts_with = "rounds")]
+    pub csv: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
     pub format: ReportFormat,
-    /// Write the report here instead of on stdout.
+    /// Write the report here instead of on stdout (with --csv, the report is written
+    /// only when this is given).
     #[arg(long, short)]
     pub output: Option<PathBuf>,
     /// Run history database (default `.headroom/history.db`).
@@ -51,6 +66,9 @@ pub fn render(run: &StoredRun, format: ReportFormat) -> Option<String> {
 
 /// Runs `headroom report` and returns the exit code.
 pub fn run(args: &ReportArgs) -> i32 {
+    if args.rounds {
+        return super::rounds::run(args);
+    }
     let reference: RunRef = match args.run.parse() {
         Ok(r) => r,
         Err(e) => {
@@ -71,6 +89,19 @@ pub fn run(args: &ReportArgs) -> i32 {
             return EXIT_FAILURE;
         }
     };
+    if let Some(prefix) = &args.csv {
+        let Some(summary) = &run.row.summary else {
+            eprintln!("error: run {} has no summary to write as CSV", run.row.id);
+            return EXIT_FAILURE;
+        };
+        if let Err(e) = csv::write(prefix, summary, &run.timeline, &run.steps) {
+            eprintln!("error: {e}");
+            return EXIT_FAILURE;
+        }
+        if args.output.is_none() {
+            return EXIT_OK;
+        }
+    }
     let Some(text) = render(&run, args.format) else {
         eprintln!(
             "error: run {} has no summary ({}); try --format md or html",

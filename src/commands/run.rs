@@ -18,8 +18,10 @@ use super::common;
 
 /// Runs `headroom run` and returns the exit code.
 pub fn run(args: &RunArgs) -> i32 {
-    let overrides = overrides(args);
-    let mut plan = match scenario::load(args.scenario.as_deref(), &overrides) {
+    let plan = overrides(args).and_then(|overrides| {
+        scenario::load(args.scenario.as_deref(), &overrides).map_err(|e| e.to_string())
+    });
+    let mut plan = match plan {
         Ok(plan) => plan,
         Err(e) => {
             eprintln!("error: {e}");
@@ -60,7 +62,7 @@ pub fn run(args: &RunArgs) -> i32 {
         RunKind::Run,
         args.scenario.as_deref(),
         &plan,
-        &args.common.labels,
+        &args.common,
     );
     let mut progress = (!args.common.quiet).then(|| Progress::new(&plan.name));
     let mut store_warned = false;
@@ -116,6 +118,12 @@ pub fn run(args: &RunArgs) -> i32 {
     if !common::write_out(args.common.out.as_deref(), summary) {
         return EXIT_FAILURE;
     }
+    if let Some(prefix) = &args.csv {
+        if let Err(e) = crate::report::csv::write(prefix, summary, &summary.timeline, &[]) {
+            eprintln!("error: {e}");
+            return EXIT_FAILURE;
+        }
+    }
     verdict(summary, outcome.connect_failure.is_some())
 }
 
@@ -133,13 +141,13 @@ fn tls_warning(failure: &str) -> String {
     format!("TLS handshake with {addr} failed: {reason}{hint}")
 }
 
-fn overrides(args: &RunArgs) -> Overrides {
-    Overrides {
+fn overrides(args: &RunArgs) -> Result<Overrides, String> {
+    Ok(Overrides {
         rate: args.rate,
         users: args.users,
         duration: args.duration,
-        ..common::overrides(args.url.as_deref(), &args.common)
-    }
+        ..common::overrides(args.url.as_deref(), &args.common)?
+    })
 }
 
 /// 105 when the run was interrupted (partial data decides nothing); 99 when a

@@ -16,7 +16,8 @@ use super::charts::{percentile_points, LineChart, Series, XAxis};
 use super::markdown;
 use crate::store::StoredRun;
 
-const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#222}\
+/// The reports' stylesheet (the rounds page shares it).
+pub(super) const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#222}\
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}\
 td:first-child,th:first-child{text-align:left}.chart{width:100%;height:auto;margin:.5em 0 1.5em}\
 .grid{stroke:#eee}.axis{stroke:#555}.tick,.legend{font-size:11px;fill:#444}.label{font-size:12px;fill:#333}\

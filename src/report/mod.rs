@@ -7,16 +7,19 @@
 //!
 //! Reports of stored runs: [`markdown`], [`html`] (with [`charts`] as inline SVG),
 //! [`junit`] and [`json`], each rendering a [`crate::store::StoredRun`]; a search's
-//! steps are drawn by [`capacity`].
+//! steps are drawn by [`capacity`]. [`rounds`] is the round-over-round page of
+//! several stored runs; [`csv`] writes a run's summary and timeline as CSV.
 
 pub mod capacity;
 pub mod charts;
+pub mod csv;
 pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod profile;
 pub mod progress;
+pub mod rounds;
 pub mod streams;
 pub mod table;
 pub mod text;

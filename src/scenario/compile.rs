@@ -82,6 +82,13 @@ pub(crate) fn from_text(
 ) -> Result<Plan, ScenarioError> {
     let (doc, src) = parse(file, text)?;
     let doc = &doc.value;
+    if !overrides.request.is_empty() {
+        return Err(ScenarioError::command_line(
+            "-X/--method, -H/--header, --body, --json and --body-file shape the request of \
+             quick mode (--url without a scenario file); a scenario's requests say \
+             `method`, `headers`, `body` and `json` themselves",
+        ));
+    }
 
     let (target, _) = match (&overrides.url, &doc.target) {
         (Some(url), _) => {
@@ -203,7 +210,8 @@ pub(crate) fn from_text(
     })
 }
 
-/// Builds the one-request plan of a run with no scenario file: GET of `--url`.
+/// Builds the one-request plan of a run with no scenario file: GET of `--url`, or
+/// what quick mode's request flags ([`super::QuickRequest`]) make of it.
 pub(crate) fn quick(overrides: &Overrides) -> Result<Plan, ScenarioError> {
     let url = overrides
         .url
@@ -217,14 +225,22 @@ pub(crate) fn quick(overrides: &Overrides) -> Result<Plan, ScenarioError> {
     };
     let path = Template::compile(&path_and_query, Escape::None)
         .map_err(|e| ScenarioError::command_line(format!("--url: {e}")))?;
-    let name = format!("GET {}", path_and_query.split('?').next().unwrap_or("/"));
+    let parts = overrides
+        .request
+        .build()
+        .map_err(ScenarioError::command_line)?;
+    let name = format!(
+        "{} {}",
+        parts.method,
+        path_and_query.split('?').next().unwrap_or("/")
+    );
     let names = vec![name];
     let request = RequestTemplate {
         name_id: 0,
-        method: "GET".into(),
+        method: parts.method,
         path,
-        headers: Vec::new(),
-        body: None,
+        headers: parts.headers,
+        body: parts.body,
         expect: Expect::default(),
         timeout: None,
         correlate: None,

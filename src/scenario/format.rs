@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
@@ -15,30 +16,39 @@ use serde_saphyr::Spanned;
 pub(crate) type Node = Spanned<serde_json::Value>;
 
 /// A whole scenario file.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ScenarioFile {
     pub(crate) name: Option<String>,
+    #[schemars(with = "Option<String>")]
     pub(crate) target: Option<Spanned<String>>,
     pub(crate) defaults: Option<Defaults>,
+    #[schemars(with = "Option<LoadSpec>")]
     pub(crate) load: Option<Spanned<LoadSpec>>,
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     pub(crate) thresholds: Vec<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "Vec<RequestSpec>")]
     pub(crate) requests: Vec<Spanned<RequestSpec>>,
     #[serde(default)]
+    #[schemars(with = "Vec<FlowSpec>")]
     pub(crate) flows: Vec<Spanned<FlowSpec>>,
     /// Watch specs (`pid:N`, `postgres:URL`...), checked when compiled.
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     pub(crate) watch: Vec<Spanned<String>>,
     pub(crate) hooks: Option<HooksSpec>,
+    #[schemars(with = "Option<ClientSpec>")]
     pub(crate) client: Option<Spanned<ClientSpec>>,
     /// The delivery sink (`sink:`), checked when compiled.
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::sink")]
     pub(crate) sink: Option<Node>,
 }
 
 /// How connections are opened (paths are relative to the scenario file).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ClientSpec {
     #[serde(default)]
@@ -47,185 +57,284 @@ pub(crate) struct ClientSpec {
     pub(crate) cert: Option<String>,
     pub(crate) key: Option<String>,
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     pub(crate) resolve: Vec<Spanned<String>>,
     /// `http2: true` (also a `defaults:` key).
+    #[schemars(with = "Option<bool>")]
     pub(crate) http2: Option<Spanned<bool>>,
     /// `streams: N` per HTTP/2 connection (also a `defaults:` key).
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::integer")]
     pub(crate) streams: Option<Node>,
     /// `connection: per-user | shared | per-request`, or `{shared: N}` (also a
     /// `defaults:` key).
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::connection")]
     pub(crate) connection: Option<Node>,
 }
 
 /// Shell commands run around each step of a ceiling search.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct HooksSpec {
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     pub(crate) before_step: Vec<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     pub(crate) after_step: Vec<Spanned<String>>,
     pub(crate) wait_until: Option<WaitUntilSpec>,
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::duration")]
     pub(crate) timeout: Option<Node>,
 }
 
 /// A command polled until it exits 0.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct WaitUntilSpec {
+    #[schemars(with = "String")]
     pub(crate) command: Spanned<String>,
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::duration")]
     pub(crate) timeout: Option<Node>,
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::duration")]
     pub(crate) interval: Option<Node>,
 }
 
 /// Settings every request inherits.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Defaults {
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>")]
     pub(crate) headers: BTreeMap<String, Spanned<String>>,
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::duration")]
     pub(crate) timeout: Option<Node>,
     /// As `client.http2`.
+    #[schemars(with = "Option<bool>")]
     pub(crate) http2: Option<Spanned<bool>>,
     /// As `client.streams`.
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::integer")]
     pub(crate) streams: Option<Node>,
     /// As `client.connection`.
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::connection")]
     pub(crate) connection: Option<Node>,
 }
 
 /// The `load` section.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct LoadSpec {
+    #[schemars(with = "Option<String>")]
     pub(crate) model: Option<Spanned<String>>,
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::number")]
     pub(crate) rate: Option<Node>,
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::integer")]
     pub(crate) users: Option<Node>,
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::number")]
     pub(crate) start: Option<Node>,
+    #[schemars(with = "Option<Vec<StageSpec>>")]
     pub(crate) stages: Option<Spanned<Vec<Spanned<StageSpec>>>>,
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::duration")]
     pub(crate) duration: Option<Node>,
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::integer")]
     pub(crate) max_in_flight: Option<Node>,
     /// Connection cap (arrival-rate).
     #[serde(default)]
+    #[schemars(schema_with = "super::schema::integer")]
     pub(crate) connections: Option<Node>,
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::think")]
     pub(crate) think: Option<Node>,
 }
 
 /// A stream step (`ws:`, `sse:`, `grpc:`): the same keys for every protocol; the ones a
 /// protocol does not use are rejected when compiled.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct StreamSpec {
     /// The stream's name; later steps refer to the open stream by it.
+    #[schemars(with = "String")]
     pub(crate) name: Spanned<String>,
     /// Opens the stream: a path joined to the target, or a full URL.
+    #[schemars(with = "Option<String>")]
     pub(crate) url: Option<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>")]
     pub(crate) headers: BTreeMap<String, Spanned<String>>,
     /// A message: text (a string) or `{text: ...}` / `{json: ...}`.
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::message")]
     pub(crate) send: Option<Node>,
+    #[schemars(with = "Option<MessageExpectSpec>")]
     pub(crate) expect: Option<Spanned<MessageExpectSpec>>,
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>")]
     pub(crate) capture: BTreeMap<String, Spanned<String>>,
     /// Close code (WebSocket), or `true` for the protocol's normal close.
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::close")]
     pub(crate) close: Option<Node>,
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::duration")]
     pub(crate) timeout: Option<Node>,
     /// gRPC: `.proto` file or list of files, relative to the scenario file.
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::proto")]
     pub(crate) proto: Option<Node>,
     /// gRPC: `package.Service/Method`.
+    #[schemars(with = "Option<String>")]
     pub(crate) call: Option<Spanned<String>>,
     /// gRPC: the request message as JSON.
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::any")]
     pub(crate) message: Option<Node>,
     /// gRPC: request metadata (headers) sent with the call.
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>")]
     pub(crate) metadata: BTreeMap<String, Spanned<String>>,
 }
 
 /// What a stream message must satisfy.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct MessageExpectSpec {
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
     pub(crate) json: BTreeMap<String, Node>,
+    #[schemars(with = "Option<String>")]
     pub(crate) jsonpath: Option<Spanned<String>>,
+    #[schemars(with = "Option<String>")]
     pub(crate) regex: Option<Spanned<String>>,
+    #[schemars(with = "Option<String>")]
     pub(crate) event: Option<Spanned<String>>,
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::integer")]
     pub(crate) count: Option<Node>,
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::duration")]
     pub(crate) timeout: Option<Node>,
 }
 
 /// One linear stage of a load.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct StageSpec {
+    #[schemars(schema_with = "super::schema::duration")]
     pub(crate) duration: Node,
+    #[schemars(schema_with = "super::schema::number")]
     pub(crate) target: Node,
 }
 
 /// A request, at the top level or as a flow step.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RequestSpec {
+    #[schemars(with = "Option<String>")]
     pub(crate) name: Option<Spanned<String>>,
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::integer")]
     pub(crate) weight: Option<Node>,
+    #[schemars(with = "Option<String>")]
     pub(crate) method: Option<Spanned<String>>,
     /// Required unless `graphql` is given (which defaults it to `/graphql`).
+    #[schemars(with = "Option<String>")]
     pub(crate) path: Option<Spanned<String>>,
+    #[schemars(with = "Option<GraphqlSpec>")]
     pub(crate) graphql: Option<Spanned<GraphqlSpec>>,
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>")]
     pub(crate) headers: BTreeMap<String, Spanned<String>>,
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::any")]
     pub(crate) json: Option<Node>,
+    #[schemars(with = "Option<String>")]
     pub(crate) body: Option<Spanned<String>>,
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::duration")]
     pub(crate) timeout: Option<Node>,
     pub(crate) expect: Option<ExpectSpec>,
     /// A template rendered once per request into `{{ correlation_id }}` and registered
     /// with the sink.
+    #[schemars(with = "Option<String>")]
     pub(crate) correlate: Option<Spanned<String>>,
 }
 
 /// A GraphQL request form: the query (inline or from a file), its variables (templated,
 /// typed) and the operation to run.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct GraphqlSpec {
+    #[schemars(with = "Option<String>")]
     pub(crate) query: Option<Spanned<String>>,
+    #[schemars(with = "Option<String>")]
     pub(crate) file: Option<Spanned<String>>,
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::any")]
     pub(crate) variables: Option<Node>,
+    #[schemars(with = "Option<String>")]
     pub(crate) operation: Option<Spanned<String>>,
 }
 
 /// What a response must satisfy.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ExpectSpec {
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::status")]
     pub(crate) status: Option<Node>,
     pub(crate) body_contains: Option<String>,
+    #[schemars(with = "Option<String>")]
     pub(crate) json_path: Option<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
     pub(crate) json: BTreeMap<String, Node>,
 }
 
 /// A flow: steps run in order, sharing captured variables.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct FlowSpec {
+    #[schemars(with = "String")]
     pub(crate) name: Spanned<String>,
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::integer")]
     pub(crate) weight: Option<Node>,
+    #[schemars(with = "Vec<StepSpec>")]
     pub(crate) steps: Vec<Spanned<StepSpec>>,
 }
 
 /// One flow step: a request (with optional captures) or a think time.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct StepSpec {
+    #[schemars(with = "Option<String>")]
     pub(crate) name: Option<Spanned<String>>,
+    #[schemars(with = "Option<RequestSpec>")]
     pub(crate) request: Option<Spanned<RequestSpec>>,
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>")]
     pub(crate) capture: BTreeMap<String, Spanned<String>>,
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::think")]
     pub(crate) think: Option<Node>,
     /// A WebSocket step.
+    #[schemars(with = "Option<StreamSpec>")]
     pub(crate) ws: Option<Spanned<StreamSpec>>,
     /// A server-sent events step.
+    #[schemars(with = "Option<StreamSpec>")]
     pub(crate) sse: Option<Spanned<StreamSpec>>,
     /// A gRPC step.
+    #[schemars(with = "Option<StreamSpec>")]
     pub(crate) grpc: Option<Spanned<StreamSpec>>,
 }

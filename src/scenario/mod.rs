@@ -16,7 +16,9 @@ mod format;
 mod graphql;
 mod grpc;
 mod load_model;
+mod quick;
 mod requests;
+mod schema;
 mod sink;
 mod streams;
 mod target;
@@ -27,6 +29,8 @@ use std::time::Duration;
 
 pub use duration::MAX_DURATION;
 pub use errors::ScenarioError;
+pub use quick::{QuickBody, QuickRequest};
+pub use schema::scenario_schema;
 pub use values::{MAX_CONCURRENCY, MAX_RATE};
 
 use crate::plan::Plan;
@@ -59,6 +63,9 @@ pub struct Overrides {
     /// `--insecure`, `--cacert`, `--cert`, `--key`, `--resolve`; merged with the
     /// scenario's `client:` block (flags win).
     pub client: ClientFlags,
+    /// `-X`, `-H`, `--body`, `--json`, `--body-file`: quick mode's request (an error
+    /// with a scenario file, whose requests say all that themselves).
+    pub request: QuickRequest,
 }
 
 /// The connection flags (`run` and `find`).
@@ -102,6 +109,11 @@ pub fn load(path: Option<&Path>, overrides: &Overrides) -> Result<Plan, Scenario
         message,
     })?;
     compile::from_text(&file, &text, overrides)
+}
+
+/// Compiles scenario `text` as [`load`] compiles a file's; `file` names it in errors.
+pub fn load_text(file: &str, text: &str, overrides: &Overrides) -> Result<Plan, ScenarioError> {
+    compile::from_text(file, text, overrides)
 }
 
 /// The text of a scenario file, read up to [`compile::MAX_FILE_BYTES`] (a path to a

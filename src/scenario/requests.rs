@@ -78,26 +78,27 @@ pub(crate) fn header(
     path: &str,
     vars: Option<&[String]>,
 ) -> Result<Template, ScenarioError> {
+    check_header(name, &value.value).map_err(|e| src.of(value, path, e))?;
+    template(src, value, path, &value.value, Escape::None, vars)
+}
+
+/// Checks that `name` is an HTTP token and `value` cannot break the request head (no
+/// line breaks); says what was expected when not.
+pub(crate) fn check_header(name: &str, value: &str) -> Result<(), String> {
     const SEPARATORS: &str = "\"(),/:;<=>?@[\\]{}";
     let token = !name.is_empty()
         && name
             .chars()
             .all(|c| c.is_ascii_graphic() && !SEPARATORS.contains(c));
     if !token {
-        return Err(src.of(
-            value,
-            path,
-            format!("expected a header name made of letters, digits and -, found {name:?}"),
+        return Err(format!(
+            "expected a header name made of letters, digits and -, found {name:?}"
         ));
     }
-    if value.value.contains(['\r', '\n']) {
-        return Err(src.of(
-            value,
-            path,
-            "expected a header value on one line, found a line break",
-        ));
+    if value.contains(['\r', '\n']) {
+        return Err("expected a header value on one line, found a line break".into());
     }
-    template(src, value, path, &value.value, Escape::None, vars)
+    Ok(())
 }
 
 /// Compiles a request. `default_name` is its name when it has none of its own, with

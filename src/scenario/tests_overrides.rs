@@ -20,6 +20,7 @@ fn overrides_win_over_the_file() {
         connections: Some(2),
         fallback_rate: Some(9.0),
         client: ClientFlags::default(),
+        request: Default::default(),
     };
     let p = plan_with(file, &o);
     assert_eq!(

@@ -75,6 +75,8 @@ pub struct RunRow {
     pub verdict: Option<String>,
     /// Why a failed run failed.
     pub message: Option<String>,
+    /// What changed in this round (`--note`), when given.
+    pub note: Option<String>,
 }
 
 /// One step of a search.
@@ -106,7 +108,7 @@ pub struct StoredRun {
 }
 
 const COLUMNS: &str = "id, kind, status, pid, proc_start, started_at, ended_at, command_line, \
-                       scenario_name, scenario_hash, git_commit, summary_json, verdict, message";
+                       scenario_name, scenario_hash, git_commit, summary_json, verdict, message, note";
 
 fn corrupt(id: i64, what: &'static str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt {
@@ -250,6 +252,7 @@ impl Store {
             summary,
             verdict: raw.verdict,
             message: raw.message,
+            note: raw.note,
         })
     }
 }
@@ -270,6 +273,7 @@ struct RawRow {
     summary_json: Option<String>,
     verdict: Option<String>,
     message: Option<String>,
+    note: Option<String>,
 }
 
 impl RawRow {
@@ -289,6 +293,7 @@ impl RawRow {
             summary_json: r.get(11)?,
             verdict: r.get(12)?,
             message: r.get(13)?,
+            note: r.get(14)?,
         })
     }
 }

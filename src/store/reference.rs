@@ -112,6 +112,7 @@ mod tests {
             scenario_hash: None,
             git_commit: None,
             labels: vec![("round".into(), round.into())],
+            note: None,
         };
         let a = store.begin_run(&meta("1")).unwrap().id();
         let b = store.begin_run(&meta("2")).unwrap().id();

@@ -56,6 +56,10 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, idx)
     );
     "#,
+    // 2: a free-text note per run (`--note "synchronous_commit=off"`): what changed in
+    // this round. A nullable column added in place, so every run of a version-1 store
+    // reads back as it was, with no note.
+    "ALTER TABLE runs ADD COLUMN note TEXT;",
 ];
 
 /// The schema version this build writes.
@@ -109,6 +113,27 @@ mod tests {
             )
             .unwrap();
         assert_eq!(tables, 5);
+    }
+
+    #[test]
+    fn a_version_1_store_keeps_its_runs_and_gains_the_note_column() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute(
+            "INSERT INTO runs (kind, status, pid, started_at, command_line, scenario_name) \
+             VALUES ('run', 'done', 1, '2024-01-01T00:00:00Z', 'headroom run', 'old')",
+            [],
+        )
+        .unwrap();
+        migrate(&conn).unwrap();
+        assert_eq!(user_version(&conn).unwrap(), latest());
+        let (name, note): (String, Option<String>) = conn
+            .query_row("SELECT scenario_name, note FROM runs", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!((name.as_str(), note), ("old", None));
     }
 
     #[test]

@@ -46,6 +46,8 @@ pub struct RunMeta {
     pub git_commit: Option<String>,
     /// User labels (`--label key=value`), in the order given; a later key wins.
     pub labels: Vec<(String, String)>,
+    /// What changed in this round, in the user's words (`--note`), when given.
+    pub note: Option<String>,
 }
 
 impl RunMeta {
@@ -64,6 +66,7 @@ impl RunMeta {
             scenario_hash: scenario.and_then(super::origin::scenario_hash),
             git_commit: super::origin::git_commit(),
             labels: labels.to_vec(),
+            note: None,
         }
     }
 }
@@ -93,7 +96,8 @@ impl Store {
         let tx = self.conn().unchecked_transaction()?;
         tx.execute(
             "INSERT INTO runs (kind, status, pid, proc_start, started_at, command_line, \
-             scenario_name, scenario_hash, git_commit) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?)",
+             scenario_name, scenario_hash, git_commit, note) \
+             VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
             params![
                 meta.kind.as_str(),
                 pid,
@@ -103,6 +107,7 @@ impl Store {
                 meta.scenario_name,
                 meta.scenario_hash,
                 meta.git_commit,
+                meta.note,
             ],
         )?;
         let id = tx.last_insert_rowid();

@@ -129,6 +129,16 @@ impl Template {
         Ok(Template { parts, escape })
     }
 
+    /// A template that renders `text` unchanged: no placeholder is looked for in it.
+    pub fn literal(text: &str, escape: Escape) -> Template {
+        let parts = if text.is_empty() {
+            Vec::new()
+        } else {
+            vec![Part::Literal(text.to_string())]
+        };
+        Template { parts, escape }
+    }
+
     /// The text when the template has no placeholder that varies per render.
     pub fn as_static(&self) -> Option<&str> {
         match self.parts.as_slice() {

@@ -7,6 +7,7 @@
 //!   JSON it wrote.
 //! - [`hostile::Hostile`]: a misbehaving HTTP server on loopback (floods, resets, ...).
 //! - [`free_port`]: a loopback port that was free a moment ago.
+//! - [`http_get`]: one plain GET, to read back what a target holds.
 //! - [`RouteGuide`]: grpc-go's route_guide example server (a peer) on a free port.
 //! - [`Cluster`]: a throwaway PostgreSQL cluster on a free loopback port.
 //!
@@ -18,6 +19,7 @@
 pub(crate) mod certs;
 mod headroom;
 pub(crate) mod hostile;
+mod http;
 mod keep_alive;
 mod nginx;
 pub(crate) mod peers;
@@ -33,6 +35,7 @@ mod summary;
 pub(crate) use headroom::{
     assert_exit, headroom_bin, run_command, run_headroom, stderr, stdout, test_store,
 };
+pub(crate) use http::http_get;
 pub(crate) use keep_alive::{keep_alive_server, keep_alive_writer};
 pub(crate) use nginx::{Nginx, NginxH2, NginxTls, JSON_BODY};
 pub(crate) use peers::peer_path;
