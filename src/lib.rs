@@ -12,6 +12,7 @@ pub mod check;
 pub mod cli;
 pub mod client;
 pub mod commands;
+pub mod dashboard;
 pub mod engine;
 pub mod metrics;
 pub mod plan;

@@ -3,6 +3,7 @@
 
 mod accounting;
 mod connections;
+mod dashboard;
 mod delivery;
 mod demo_tls;
 mod fast_failures;

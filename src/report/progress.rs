@@ -174,6 +174,7 @@ mod tests {
                 p95_ms: 1.2,
                 ..Second::default()
             },
+            ..Live::default()
         }
     }
 
