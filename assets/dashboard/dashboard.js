@@ -58,7 +58,8 @@
       width: Math.max(300, el.clientWidth),
       height: 240,
       scales: { x: { time: false } },
-      series: [{ label: xLabel || "s", value: (u, v) => v == null ? "–" : num(v, 1) }].concat(series),
+      series: [{ label: xLabel || "s", value: (u, v) => v == null ? "–" : num(v, 1) }].concat(
+        series.map((s) => Object.assign({ spanGaps: xLabel != null }, s))),
       axes,
       cursor: { drag: { x: true, y: false } },
       legend: { live: true },
@@ -125,6 +126,8 @@
         line("achieved req/s", PALETTE[2], "rate", (v) => num(v, 1), { points: { size: 7 } }),
         line("p95 ms", PALETTE[1], "ms", ms, { points: { size: 7 } }),
         line("p99 ms", PALETTE[3], "ms", ms, { points: { size: 7 } }),
+        line("generator-bound req/s", PALETTE[6], "rate", (v) => num(v, 1),
+          { points: { size: 9 }, paths: () => null }),
       ], [axis(state.meta.unit), axis("req/s", "rate"), axis("ms", "ms", 1)], {
         scales: { x: { time: false, range: capacityRange } },
         hooks: {
@@ -176,19 +179,33 @@
   }
 
   function drawCharts() {
-    const rows = state.rows;
+    // Between two search steps (cooldown, hooks) nothing was measured: a row of
+    // nulls there leaves a gap in every line instead of joining the steps.
+    const rows = [];
+    state.rows.forEach((r, i) => {
+      const prev = state.rows[i - 1];
+      if (prev && prev.step !== r.step) rows.push({ gap: true, x: (prev.x + r.x) / 2 });
+      rows.push(r);
+    });
     const x = rows.map((r) => r.x);
-    setData("rate", [x, rows.map((r) => r.offered), rows.map((r) => r.achieved),
-      rows.map((r) => r.errors), rows.map((r) => r.dropped)]);
+    const gap = (f) => (r) => r.gap ? null : f(r);
+    setData("rate", [x, rows.map(gap((r) => r.offered)), rows.map(gap((r) => r.achieved)),
+      rows.map(gap((r) => r.errors)), rows.map(gap((r) => r.dropped))]);
     setData("latency", [x].concat(PERCENTILES.map((p) =>
-      rows.map((r) => r.achieved > 0 ? r.latency_ms[p] : null))));
-    setData("flight", [x, rows.map((r) => r.in_flight), rows.map((r) => r.dropped)]);
+      rows.map(gap((r) => r.achieved > 0 ? r.latency_ms[p] : null)))));
+    setData("flight", [x, rows.map(gap((r) => r.in_flight)), rows.map(gap((r) => r.dropped))]);
     const kinds = state.kinds.length ? state.kinds : ["errors"];
-    setData("errors", [x].concat(kinds.map((k) => rows.map((r) => r.error_kinds[k] || 0))));
+    setData("errors", [x].concat(kinds.map((k) => rows.map(gap((r) => r.error_kinds[k] || 0)))));
     if (charts.capacity) {
-      const steps = state.steps.slice().sort((a, b) => a.value - b.value || a.index - b.index);
-      setData("capacity", [steps.map((s) => s.value), steps.map((s) => s.achieved),
-        steps.map((s) => s.p95_ms), steps.map((s) => s.p99_ms)]);
+      // One point per value (its latest step, a confirmation re-run included) on the
+      // curve; generator-bound steps say nothing about the target and stand apart.
+      const latest = new Map();
+      const bound = new Map();
+      state.steps.forEach((s) => (s.generator_bound ? bound : latest).set(s.value, s));
+      const values = [...new Set([...latest.keys(), ...bound.keys()])].sort((a, b) => a - b);
+      const of = (m, f) => values.map((v) => m.has(v) ? f(m.get(v)) : null);
+      setData("capacity", [values, of(latest, (s) => s.achieved), of(latest, (s) => s.p95_ms),
+        of(latest, (s) => s.p99_ms), of(bound, (s) => s.achieved)]);
     }
   }
 

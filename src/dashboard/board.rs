@@ -306,6 +306,8 @@ impl Board {
             interrupted: s.interrupted,
             verdict: generator_words(s),
         });
+        // Nothing runs until the next step starts (the cooldown and hooks between).
+        self.current = None;
         self.note_postgres(s);
     }
 

@@ -214,20 +214,25 @@ fn a_search_grows_its_capacity_curve_step_by_step() {
                 Duration::from_secs(20),
             )
             .await;
-        let current: String = chromium
-            .eval("document.querySelector('#steps tr.current td').textContent")
+        // Read in one evaluation, so that the page cannot move on in between.
+        let (index, row, heading): (u64, String, String) = chromium
+            .eval(
+                "[window.headroomDashboard.current.index,
+                  document.querySelector('#steps tr.current td').textContent,
+                  document.getElementById('current-step').textContent]",
+            )
             .await;
-        let index: u64 = chromium.eval("window.headroomDashboard.current.index").await;
-        assert_eq!(current, index.to_string());
-        let heading: String = chromium
-            .eval("document.getElementById('current-step').textContent")
-            .await;
-        assert!(heading.contains(&format!("step {index}")), "{heading}");
+        assert!(row.starts_with(&index.to_string()), "{row}");
+        assert!(heading.contains(&format!("step {index} at")), "{heading}");
+        // On a busy machine a step may fail or be generator-bound: whatever the search
+        // found, the page must say what the JSON says.
         let (code, _, stderr) = run.wait(Duration::from_secs(60));
-        assert_eq!(code, 0, "{stderr}");
+        assert!(code == 0 || code == 1, "{stderr}");
         chromium
             .wait_for("window.headroomDashboard.finished !== null", Duration::from_secs(5))
             .await;
+        let exit: i32 = chromium.eval("window.headroomDashboard.finished.exit_code").await;
+        assert_eq!(exit, code);
         let result: SearchResult =
             serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
         let steps: Vec<Value> = chromium.eval("window.headroomDashboard.steps").await;
@@ -245,9 +250,14 @@ fn a_search_grows_its_capacity_curve_step_by_step() {
         let pixels = chromium.pixels_of(ACHIEVED).await;
         assert!(pixels["capacity-chart"].as_i64().unwrap() > 50, "{pixels}");
         let ceiling: String = chromium
-            .eval("document.querySelector('tr[data-fact=\"ceiling\"] td:last-child').textContent")
+            .eval("document.querySelector('tr[data-fact=\"ceiling\"] td:last-child').dataset.value")
             .await;
-        assert!(ceiling.contains("400"), "{ceiling}");
+        let want = result.ceiling.map(|c| c.to_string()).unwrap_or_default();
+        assert_eq!(ceiling, want, "{}", result.conclusion);
+        let outcome: String = chromium
+            .eval("document.getElementById('outcome-text').textContent")
+            .await;
+        assert!(outcome.starts_with(&result.conclusion), "{outcome}");
         chromium.assert_clean(&origin);
         chromium.close().await;
     });
