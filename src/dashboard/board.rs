@@ -14,7 +14,8 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::engine::{Live, BUSY_BOUND, LAG_BOUND};
+use super::verdict::{generator_words, live_verdict};
+use crate::engine::Live;
 use crate::metrics::recorder::{add_by_name, new_histogram, NameCounts};
 use crate::metrics::summary::Summary;
 use crate::metrics::ErrorKind;
@@ -429,48 +430,8 @@ impl Board {
     }
 }
 
-/// The generator's verdict on the last second, in words: whether the schedule is kept
-/// and how busy the engine threads are. A hint while the run goes; the verdict that
-/// counts is the summary's ([`generator_words`]), drawn over the whole run.
-pub fn live_verdict(live: &Live, threads: usize) -> String {
-    let last = &live.last;
-    let per_thread = last.generator_cpu_percent / threads.max(1) as f64;
-    let lag_bound = LAG_BOUND.as_secs_f64() * 1000.0;
-    if live.users.is_none() && last.max_lag_ms > lag_bound {
-        format!(
-            "Falling behind: an arrival in the last second started {:.1} ms late (bound {lag_bound:.0} ms). If this goes on, the generator, not the target, limits the run.",
-            last.max_lag_ms
-        )
-    } else if per_thread >= BUSY_BOUND * 100.0 {
-        format!(
-            "Busy: the engine threads used {per_thread:.0}% of a core each in the last second (bound {:.0}%). More --threads or another machine may be needed.",
-            BUSY_BOUND * 100.0
-        )
-    } else if live.users.is_none() {
-        format!(
-            "Keeping up: arrivals on schedule (largest lag {:.1} ms), engine threads at {per_thread:.0}% of a core each.",
-            last.max_lag_ms
-        )
-    } else {
-        format!("Keeping up: engine threads at {per_thread:.0}% of a core each.")
-    }
-}
-
-/// The generator's verdict on a whole run or step, in words.
-pub fn generator_words(s: &Summary) -> String {
-    let g = &s.generator;
-    if g.bound {
-        format!("The generator, not the target, limited this: {}.", g.reason)
-    } else {
-        format!(
-            "The generator kept up: p99 schedule lag {:.1} ms, {:.0}% CPU over {} thread(s).",
-            g.p99_lag_ms, g.cpu_percent, g.threads
-        )
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(in crate::dashboard) mod tests {
     use std::time::Duration;
 
     use super::*;
@@ -490,7 +451,7 @@ mod tests {
     }
 
     /// A second `t` with `ok` successes on name 0 and `bad` 5xx on name 1, 2 ms each.
-    fn live(t: u64, ok: u64, bad: u64) -> Live {
+    pub(in crate::dashboard) fn live(t: u64, ok: u64, bad: u64) -> Live {
         let mut r = Recorder::new(2);
         let hit = |name_id, error| Hit {
             name_id,
@@ -543,19 +504,5 @@ mod tests {
         assert_eq!(totals.by_name[0].requests, 190);
         assert_eq!(totals.by_name[1].errors[ErrorKind::Status5xx as usize], 10);
         assert_eq!((totals.latency.len(), totals.seconds), (200, 2));
-    }
-
-    #[test]
-    fn a_late_arrival_reads_as_falling_behind() {
-        let mut l = live(0, 1, 0);
-        l.last.max_lag_ms = 25.0;
-        assert!(live_verdict(&l, 1).starts_with("Falling behind"));
-        l.last.max_lag_ms = 0.0;
-        l.last.generator_cpu_percent = 190.0;
-        assert!(
-            live_verdict(&l, 2).starts_with("Busy"),
-            "{}",
-            live_verdict(&l, 2)
-        );
     }
 }

@@ -17,6 +17,7 @@ pub mod assets;
 pub mod board;
 pub mod prom;
 mod server;
+pub mod verdict;
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicUsize, Ordering};
