@@ -290,6 +290,13 @@ pub struct CommonArgs {
     /// Quick mode's request: -X/--method, -H/--header, --body, --json, --body-file.
     #[command(flatten)]
     pub request: commands::quick::RequestFlags,
+    /// Serve a live dashboard (and Prometheus `/metrics`) while it runs, on
+    /// 127.0.0.1:5665 or the ADDR given as `--dashboard=ADDR` (`IP:PORT` or a port;
+    /// port 0 picks a free one). Its address is printed on stderr; it stops at the end.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = true,
+          default_missing_value = crate::dashboard::DEFAULT_ADDR,
+          value_parser = crate::dashboard::parse_addr)]
+    pub dashboard: Option<std::net::SocketAddr>,
 }
 
 /// Parses the process arguments, runs the command, and returns the exit code.
@@ -387,6 +394,27 @@ mod tests {
             assert_eq!(common.key, Some(PathBuf::from("k.pem")), "{sub}");
             assert_eq!(common.resolve[0].addr.to_string(), "127.0.0.1", "{sub}");
         }
+    }
+
+    #[test]
+    fn dashboard_takes_an_optional_address_after_an_equals_sign() {
+        let common = |argv: &[&str]| match Cli::parse_from(argv).command {
+            Command::Run(args) => args.common,
+            Command::Find(args) => args.common,
+            other => panic!("{other:?}"),
+        };
+        for sub in ["run", "find"] {
+            assert_eq!(common(&["headroom", sub]).dashboard, None);
+            // Without `=`, the next word stays the scenario, not an address.
+            let c = common(&["headroom", sub, "--dashboard", "s.yaml"]);
+            assert_eq!(c.dashboard, Some("127.0.0.1:5665".parse().unwrap()));
+            let c = common(&["headroom", sub, "--dashboard=127.0.0.1:0"]);
+            assert_eq!(c.dashboard, Some("127.0.0.1:0".parse().unwrap()));
+            let c = common(&["headroom", sub, "--dashboard=7000"]);
+            assert_eq!(c.dashboard, Some("127.0.0.1:7000".parse().unwrap()));
+        }
+        let e = Cli::try_parse_from(["headroom", "run", "--dashboard=nowhere"]).unwrap_err();
+        assert!(e.to_string().contains("\"nowhere\""), "{e}");
     }
 
     #[test]

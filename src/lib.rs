@@ -13,6 +13,7 @@ pub mod cli;
 pub mod client;
 pub mod commands;
 pub mod convert;
+pub mod dashboard;
 pub mod engine;
 pub mod metrics;
 pub mod plan;

@@ -4,6 +4,7 @@
 mod accounting;
 mod connections;
 mod convert_cli;
+mod dashboard;
 mod delivery;
 mod demo_tls;
 mod fast_failures;

@@ -8,6 +8,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::cli::CommonArgs;
+use crate::dashboard::{Dashboard, DashboardError};
 use crate::engine::Control;
 use crate::plan::Plan;
 use crate::scenario::Overrides;
@@ -56,6 +57,20 @@ pub fn stop_on_ctrl_c(control: &Control, consequence: &str) {
     if let Err(e) = ctrlc::set_handler(move || handler_control.stop()) {
         eprintln!("warning: cannot catch Ctrl-C ({e}){consequence}");
     }
+}
+
+/// Starts the live dashboard when `--dashboard` was given, its stop button wired to
+/// `control` as Ctrl-C is. An address that cannot be listened on is bad input.
+pub fn start_dashboard(
+    common: &CommonArgs,
+    command: &'static str,
+    plan: &Plan,
+    control: &Control,
+) -> Result<Option<Dashboard>, DashboardError> {
+    common
+        .dashboard
+        .map(|addr| Dashboard::start(addr, command, plan, control))
+        .transpose()
 }
 
 /// What the user calls a record of `kind` in messages: a run or a search.

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use crate::cli::{FindArgs, EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK};
+use crate::dashboard::Dashboard;
 use crate::engine::Control;
 use crate::metrics::threshold::{Metric, Threshold};
 use crate::plan::Plan;
@@ -57,6 +58,13 @@ pub fn run(args: &FindArgs) -> i32 {
     };
     let control = Control::default();
     common::stop_on_ctrl_c(&control, "; an interrupted search will leave no report");
+    let dashboard = match common::start_dashboard(&args.common, "find", &plan, &control) {
+        Ok(dashboard) => dashboard,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
     let writer = common::begin_record(
         &store,
         RunKind::Find,
@@ -65,17 +73,29 @@ pub fn run(args: &FindArgs) -> i32 {
         &args.common,
     );
     let mut keeper = StepKeeper::new(watch, writer);
-    let result = execute(&plan, &opts, &control, args.common.quiet, &mut keeper);
+    let result = execute(
+        &plan,
+        &opts,
+        &control,
+        args.common.quiet,
+        &mut keeper,
+        dashboard.as_ref(),
+    );
     if let Some(id) = keeper.finish(&result, &plan.names) {
         if !args.common.quiet {
             eprintln!("saved as run {id}");
         }
     }
     println!("{}", text::render(&result));
-    if !common::write_out(args.common.out.as_deref(), &result) {
-        return EXIT_FAILURE;
+    let code = if common::write_out(args.common.out.as_deref(), &result) {
+        exit_code(&result)
+    } else {
+        EXIT_FAILURE
+    };
+    if let Some(d) = dashboard {
+        d.search_finished(&result, code);
     }
-    exit_code(&result)
+    code
 }
 
 /// Builds the plan and the search options from the flags (first stage: nothing runs).
@@ -142,13 +162,15 @@ pub fn prepare(args: &FindArgs) -> Result<(Plan, SearchOptions), String> {
 }
 
 /// Runs the search, printing a line per step (and any isolation wait) to stderr
-/// unless `quiet`; `keeper` watches each measured window and records each step.
+/// unless `quiet`; `keeper` watches each measured window and records each step; a
+/// `dashboard` is told of every step and every second.
 pub fn execute(
     plan: &Plan,
     opts: &SearchOptions,
     control: &Control,
     quiet: bool,
     keeper: &mut StepKeeper<'_>,
+    dashboard: Option<&Dashboard>,
 ) -> SearchResult {
     let unit = Unit::of(plan);
     if !quiet {
@@ -170,18 +192,43 @@ pub fn execute(
         );
     }
     let mut on_event = |event: Event<'_>| match event {
-        Event::Measuring { .. } => keeper.measuring(),
+        Event::Measuring { .. } => {
+            keeper.measuring();
+            if let Some(d) = dashboard {
+                d.step_measuring(keeper.live_watches());
+            }
+        }
         Event::Measured {
             index,
             step,
             recorder,
         } => keeper.measured(index, step, recorder),
-        _ if quiet => {}
-        Event::Isolated(r) if r.drain_wait_s >= 0.5 || !r.drained => {
+        Event::Starting {
+            index,
+            value,
+            confirm,
+        } => {
+            if let Some(d) = dashboard {
+                d.step_starting(index, value, confirm);
+            }
+        }
+        Event::Second(live) => {
+            if let Some(d) = dashboard {
+                d.second(live);
+            }
+        }
+        Event::Finished(index, step) => {
+            if let Some(d) = dashboard {
+                d.step_finished(index, step);
+            }
+            if !quiet {
+                eprintln!("{}", text::step_line(index, step, unit));
+            }
+        }
+        Event::Isolated(r) if !quiet && (r.drain_wait_s >= 0.5 || !r.drained) => {
             eprintln!("         {}", text::isolation_line(r, plan.target.port))
         }
-        Event::Finished(index, step) => eprintln!("{}", text::step_line(index, step, unit)),
-        _ => {}
+        Event::Isolated(_) => {}
     };
     search::search(plan, opts, control, &mut on_event)
 }

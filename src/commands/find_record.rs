@@ -9,7 +9,7 @@ use crate::metrics::recorder::Recorder;
 use crate::metrics::summary::Summary;
 use crate::search::{SearchResult, StepRecord};
 use crate::store::{RunWriter, StoreError};
-use crate::watch::{WatchError, Watches};
+use crate::watch::{LiveWatches, WatchError, Watches};
 
 /// The watches to run around each measured window: specs and sampling interval.
 #[derive(Debug, Clone)]
@@ -72,6 +72,11 @@ impl<'s> StepKeeper<'s> {
     /// The id of the run being recorded, if any.
     pub fn run_id(&self) -> Option<i64> {
         self.writer.as_ref().map(RunWriter::id)
+    }
+
+    /// The newest samples of the watches running now (`None` between windows).
+    pub fn live_watches(&self) -> Option<LiveWatches> {
+        self.running.as_ref().map(Watches::live)
     }
 
     /// A measured window starts: start the watches. One that cannot start now (it did

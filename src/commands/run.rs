@@ -57,6 +57,17 @@ pub fn run(args: &RunArgs) -> i32 {
     };
     let control = Control::default();
     common::stop_on_ctrl_c(&control, "; an interrupted run will leave no summary");
+    let dashboard = match common::start_dashboard(&args.common, "run", &plan, &control) {
+        Ok(dashboard) => dashboard,
+        Err(e) => {
+            watches.finish(None);
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    if let Some(d) = &dashboard {
+        d.set_watches(watches.live());
+    }
     let mut writer = common::begin_record(
         &store,
         RunKind::Run,
@@ -69,6 +80,9 @@ pub fn run(args: &RunArgs) -> i32 {
     let mut on_second = |live: &Live| {
         if let Some(p) = progress.as_mut() {
             p.update(live);
+        }
+        if let Some(d) = &dashboard {
+            d.second(live);
         }
         if let Some(Err(e)) = writer.as_mut().map(|w| w.second(&live.last)) {
             if !std::mem::replace(&mut store_warned, true) {
@@ -88,11 +102,15 @@ pub fn run(args: &RunArgs) -> i32 {
             if let Some(Err(e)) = writer.map(|w| w.fail(&e.to_string())) {
                 eprintln!("warning: {e}");
             }
-            return match e {
+            let code = match e {
                 // The plan asks for a request its protocol cannot carry.
                 engine::EngineError::Request(_) => EXIT_BAD_INPUT,
                 _ => EXIT_FAILURE,
             };
+            if let Some(d) = dashboard {
+                d.failed(&e.to_string(), code);
+            }
+            return code;
         }
     };
     if let Some(sink) = sink {
@@ -115,16 +133,24 @@ pub fn run(args: &RunArgs) -> i32 {
     if let Some(failure) = &outcome.tls_failure {
         eprintln!("warning: {}", tls_warning(failure));
     }
-    if !common::write_out(args.common.out.as_deref(), summary) {
-        return EXIT_FAILURE;
-    }
+    let mut written = common::write_out(args.common.out.as_deref(), summary);
     if let Some(prefix) = &args.csv {
         if let Err(e) = crate::report::csv::write(prefix, summary, &summary.timeline, &[]) {
             eprintln!("error: {e}");
-            return EXIT_FAILURE;
+            written = false;
         }
     }
-    verdict(summary, outcome.connect_failure.is_some())
+    let code = if written {
+        verdict(summary, outcome.connect_failure.is_some())
+    } else {
+        EXIT_FAILURE
+    };
+    // The page hears the end last, once the summary is printed and written: then the
+    // server stops, so an open tab never holds the process.
+    if let Some(d) = dashboard {
+        d.run_finished(summary, code);
+    }
+    code
 }
 
 /// The end-of-run line for the first failed TLS handshake (`address: reason`), with

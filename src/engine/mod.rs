@@ -80,6 +80,10 @@ pub struct Live {
     /// The last second's timeline entry (its request count and p95 are the progress
     /// line's rate and latency).
     pub last: Second,
+    /// The merged counts `last` was made from: its latency histogram (corrected, µs),
+    /// errors by kind and requests by name. The live dashboard reads its percentiles,
+    /// error kinds and `/metrics` counters from it.
+    pub last_bucket: SecondBucket,
 }
 
 /// What the engine tells the command that runs it, as the run goes. A closure
@@ -433,6 +437,7 @@ impl<'a> Timeline<'a> {
         self.live.in_flight = bucket.in_flight;
         self.live.users = matches!(self.plan.load, Load::Users { .. }).then_some(bucket.users);
         self.live.last = second.clone();
+        self.live.last_bucket = bucket.clone();
         observer.second(&self.live);
         self.done.push(second);
     }

@@ -144,6 +144,48 @@ pub struct SecondBucket {
     pub max_lag_us: u64,
     /// CPU time the engine thread(s) used in this second, microseconds.
     pub cpu_us: u64,
+    /// Of the errors, how many of each kind, indexed as [`ErrorKind::ALL`].
+    pub error_kinds: [u64; ErrorKind::COUNT],
+    /// Requests completed in this second per request name, indexed by `name_id` (a
+    /// name with no request yet in this second may be missing from the end).
+    pub by_name: Vec<NameCounts>,
+}
+
+/// Requests one name completed, and its errors by kind: a second's counts, which the
+/// live dashboard adds up into its `/metrics` counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct NameCounts {
+    /// Requests completed, successful or not.
+    pub requests: u64,
+    /// Errors by kind, indexed as [`ErrorKind::ALL`].
+    pub errors: [u64; ErrorKind::COUNT],
+}
+
+impl NameCounts {
+    /// Adds `other` into these counts.
+    pub fn add(&mut self, other: &NameCounts) {
+        self.requests += other.requests;
+        for (a, b) in self.errors.iter_mut().zip(other.errors) {
+            *a += b;
+        }
+    }
+}
+
+/// Adds `from` into `into` name by name, growing `into` to the longer of the two.
+pub fn add_by_name(into: &mut Vec<NameCounts>, from: &[NameCounts]) {
+    if into.len() < from.len() {
+        into.resize(from.len(), NameCounts::default());
+    }
+    for (a, b) in into.iter_mut().zip(from) {
+        a.add(b);
+    }
+}
+
+impl Default for SecondBucket {
+    /// An empty bucket for second 0.
+    fn default() -> Self {
+        SecondBucket::new(0)
+    }
 }
 
 impl SecondBucket {
@@ -158,6 +200,8 @@ impl SecondBucket {
             users: 0,
             max_lag_us: 0,
             cpu_us: 0,
+            error_kinds: [0; ErrorKind::COUNT],
+            by_name: Vec::new(),
         }
     }
 
@@ -172,6 +216,10 @@ impl SecondBucket {
         self.users += other.users;
         self.max_lag_us = self.max_lag_us.max(other.max_lag_us);
         self.cpu_us += other.cpu_us;
+        for (a, b) in self.error_kinds.iter_mut().zip(other.error_kinds) {
+            *a += b;
+        }
+        add_by_name(&mut self.by_name, &other.by_name);
     }
 }
 
@@ -222,9 +270,21 @@ impl Recorder {
         self.overall.record(hit);
         self.by_name[hit.name_id].record(hit);
         self.connections.record(&hit.timing);
-        put(&mut self.second.latency, hit.corrected);
-        if hit.error.is_some() {
-            self.second.errors += 1;
+        let second = &mut self.second;
+        put(&mut second.latency, hit.corrected);
+        // Grown on the first request of a name in this second: one small allocation
+        // per thread per second, none per request after it.
+        if second.by_name.len() <= hit.name_id {
+            second
+                .by_name
+                .resize(hit.name_id + 1, NameCounts::default());
+        }
+        let name = &mut second.by_name[hit.name_id];
+        name.requests += 1;
+        if let Some(kind) = hit.error {
+            second.errors += 1;
+            second.error_kinds[kind as usize] += 1;
+            name.errors[kind as usize] += 1;
         }
     }
 
@@ -335,5 +395,26 @@ mod tests {
         assert_eq!((first.t, first.latency.len(), first.dropped), (0, 1, 1));
         assert_eq!((r.second.t, r.second.latency.len()), (1, 0));
         assert_eq!(r.dropped, 1, "run totals survive the hand-over");
+    }
+
+    #[test]
+    fn a_second_counts_errors_by_kind_and_requests_by_name_and_merges_them() {
+        let mut a = Recorder::new(3);
+        a.record(&hit(2, 5, Some(ErrorKind::Status5xx)));
+        a.record(&hit(0, 5, None));
+        let mut b = Recorder::new(3);
+        b.record(&hit(0, 5, Some(ErrorKind::Timeout)));
+        let (mut first, other) = (a.take_second(1), b.take_second(1));
+        assert_eq!(first.by_name.len(), 3, "grown to the highest name seen");
+        assert_eq!(other.by_name.len(), 1);
+        first.merge(&other);
+        assert_eq!(first.errors, 2);
+        assert_eq!(first.error_kinds[ErrorKind::Status5xx as usize], 1);
+        assert_eq!(first.error_kinds[ErrorKind::Timeout as usize], 1);
+        let requests: Vec<u64> = first.by_name.iter().map(|n| n.requests).collect();
+        assert_eq!(requests, [2, 0, 1]);
+        assert_eq!(first.by_name[0].errors[ErrorKind::Timeout as usize], 1);
+        assert_eq!(first.by_name[2].errors[ErrorKind::Status5xx as usize], 1);
+        assert_eq!(a.second.by_name.len(), 0, "the next second starts empty");
     }
 }

@@ -58,8 +58,9 @@ enum Output {
         writer: Box<dyn Write + Send>,
         /// Run time at which the next line is due.
         next_at: Duration,
-        /// The latest figures not yet printed, shown by `finish`.
-        pending: Option<Live>,
+        /// The latest figures not yet printed, shown by `finish` (boxed: `Live` holds
+        /// the second's histogram).
+        pending: Option<Box<Live>>,
     },
 }
 
@@ -123,7 +124,7 @@ impl Progress {
                 pending,
             } => {
                 if live.elapsed < *next_at {
-                    *pending = Some(live.clone());
+                    *pending = Some(Box::new(live.clone()));
                     return;
                 }
                 let every = interval_for(live.total);
@@ -174,6 +175,7 @@ mod tests {
                 p95_ms: 1.2,
                 ..Second::default()
             },
+            ..Live::default()
         }
     }
 

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::live::LiveSample;
 use super::sampler::{Finished, Sampler};
 use super::summary::{mib, round3, AvgMax, Detail, Max};
 use crate::metrics::summary::Summary;
@@ -132,6 +133,14 @@ impl Sampler for CgroupSampler {
             memory_mb: read_u64(&self.dir.join("memory.current")).map(mib),
         });
         Ok(())
+    }
+
+    fn latest(&self) -> Option<LiveSample> {
+        Some(LiveSample::Cgroup {
+            sample: self.samples.last()?.clone(),
+            cpu_cap_cores: self.cpu_cap,
+            memory_cap_mb: self.memory_cap.map(mib),
+        })
     }
 
     fn finish(self: Box<Self>, _run: Option<&Summary>) -> Finished {

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::live::LiveSample;
 use super::process::{ProcessSampler, Which};
 use super::sampler::{Finished, Sampler};
 use super::summary::{round3, AvgMax, Detail, Max};
@@ -65,6 +66,15 @@ impl Sampler for GeneratorSampler {
         self.samples
             .push((s.t, s.cpu_cores.unwrap_or(0.0), s.rss_mb));
         Ok(())
+    }
+
+    fn latest(&self) -> Option<LiveSample> {
+        let &(t, cpu_cores, rss_mb) = self.samples.last()?;
+        Some(LiveSample::Generator {
+            t,
+            cpu_cores,
+            rss_mb,
+        })
     }
 
     fn finish(self: Box<Self>, run: Option<&Summary>) -> Finished {

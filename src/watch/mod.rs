@@ -16,6 +16,7 @@ mod cgroup;
 mod docker;
 mod generator;
 mod http;
+mod live;
 mod pg_statements;
 mod postgres;
 mod process;
@@ -29,6 +30,7 @@ use std::time::{Duration, Instant};
 
 pub use cgroup::{CgroupSample, CgroupSummary};
 pub use generator::{GeneratorSample, GeneratorSummary};
+pub use live::{LiveSample, LiveWatch, LiveWatches};
 pub use pg_statements::TopQuery;
 pub use postgres::{Connections, PostgresSample, PostgresSummary, TableTuples};
 pub use process::{FdUse, ProcessSample, ProcessSummary, FD_WARN_SHARE};
@@ -65,6 +67,7 @@ pub enum WatchError {
 /// Running watches. Drop without [`Watches::finish`] stops the thread and loses the samples.
 pub struct Watches {
     thread: SamplingThread,
+    live: LiveWatches,
     /// CPU spent opening the samplers on the caller's thread.
     start_cpu: Duration,
 }
@@ -95,12 +98,20 @@ impl Watches {
             let spec = Spec::parse(text).map_err(fail)?;
             watched.push(Watched::new(text.clone(), open(&spec).map_err(fail)?));
         }
-        let thread = SamplingThread::spawn(watched, interval, Instant::now())
+        let live = LiveWatches::default();
+        let thread = SamplingThread::spawn(watched, interval, Instant::now(), live.clone())
             .map_err(|e| WatchError::Thread(e.to_string()))?;
         Ok(Watches {
             thread,
+            live,
             start_cpu: thread::thread_cpu().saturating_sub(cpu_before),
         })
+    }
+
+    /// The newest sample of every watch, updated after each sampling round: what the
+    /// live dashboard shows while the watches run.
+    pub fn live(&self) -> LiveWatches {
+        self.live.clone()
     }
 
     /// Stops sampling and returns one summary per watch, the generator's first. `run`
@@ -184,6 +195,45 @@ mod tests {
             "{}",
             g.watch_cpu_s
         );
+    }
+
+    #[test]
+    fn the_live_board_holds_the_newest_sample_of_each_watch() {
+        let me = format!("pid:{}", std::process::id());
+        let w = Watches::start(std::slice::from_ref(&me), Duration::from_millis(50)).unwrap();
+        let live = w.live();
+        assert!(live.latest().is_empty(), "nothing before the first round");
+        std::thread::sleep(Duration::from_millis(180));
+        let latest = live.latest();
+        let out = w.finish(None);
+        let kinds: Vec<(&str, &str)> = latest
+            .iter()
+            .map(|l| (l.spec.as_str(), kind_of(&l.sample)))
+            .collect();
+        assert_eq!(kinds, [("self", "generator"), (me.as_str(), "process")]);
+        let Detail::Process(p) = &out[1].detail else {
+            panic!("not a process summary")
+        };
+        let LiveSample::Process(newest) = &latest[1].sample else {
+            panic!("not a process sample")
+        };
+        assert!(
+            p.samples.contains(newest),
+            "the live sample is one the summary keeps"
+        );
+        let json = serde_json::to_value(&latest[0]).unwrap();
+        assert_eq!(json["kind"], "generator");
+        assert!(json["rss_mb"].as_f64().unwrap() > 0.0, "{json}");
+    }
+
+    fn kind_of(s: &LiveSample) -> &'static str {
+        match s {
+            LiveSample::Generator { .. } => "generator",
+            LiveSample::Process(_) => "process",
+            LiveSample::Cgroup { .. } => "cgroup",
+            LiveSample::Postgres { .. } => "postgres",
+            LiveSample::Prometheus(_) => "prometheus",
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use tokio::runtime::Runtime;
 use tokio_postgres::{Client, NoTls};
 
+use super::live::LiveSample;
 use super::pg_statements::{self, Snapshot, TopQuery, MARK};
 use super::sampler::{Finished, Sampler};
 use super::summary::{round3, AvgMax, Detail, Max};
@@ -252,6 +253,13 @@ impl Sampler for PostgresSampler {
             waiting_locks: count(4),
         });
         Ok(())
+    }
+
+    fn latest(&self) -> Option<LiveSample> {
+        Some(LiveSample::Postgres {
+            sample: self.samples.last()?.clone(),
+            max_connections: self.limit,
+        })
     }
 
     fn finish(mut self: Box<Self>, _run: Option<&Summary>) -> Finished {

@@ -17,6 +17,7 @@ use procfs::process::{LimitValue, Process, Stat};
 use procfs::Current;
 use serde::{Deserialize, Serialize};
 
+use super::live::LiveSample;
 use super::sampler::{Finished, Sampler};
 use super::summary::{mib, round3, AvgMax, Detail, Max};
 use crate::metrics::summary::Summary;
@@ -301,6 +302,10 @@ impl ProcessSampler {
 impl Sampler for ProcessSampler {
     fn sample(&mut self, t: f64) -> Result<(), String> {
         self.sample_one(t).map(|_| ())
+    }
+
+    fn latest(&self) -> Option<LiveSample> {
+        self.samples.last().cloned().map(LiveSample::Process)
     }
 
     fn finish(self: Box<Self>, _run: Option<&Summary>) -> Finished {

@@ -13,6 +13,7 @@ use prometheus_parse::{Scrape, Value};
 use serde::{Deserialize, Serialize};
 
 use super::http;
+use super::live::LiveSample;
 use super::sampler::{Finished, Sampler};
 use super::summary::{round3, Detail};
 use crate::metrics::summary::Summary;
@@ -166,6 +167,10 @@ impl Sampler for PrometheusSampler {
         }
         let text = String::from_utf8_lossy(&body);
         self.record(t, &text)
+    }
+
+    fn latest(&self) -> Option<LiveSample> {
+        self.samples.last().cloned().map(LiveSample::Prometheus)
     }
 
     fn finish(self: Box<Self>, _run: Option<&Summary>) -> Finished {

@@ -1,6 +1,7 @@
 //! The [`Sampler`] contract every watch kind implements, and [`Watched`]: a sampler
 //! with its spec and the gap bookkeeping that turns failed samples into [`Gap`]s.
 
+use super::live::{LiveSample, LiveWatch};
 use super::summary::{Detail, Gap, WatchSummary};
 use crate::metrics::summary::Summary;
 
@@ -21,6 +22,10 @@ pub(crate) trait Sampler: Send {
     /// Takes one sample at `t` seconds since the watches started. An error is a missed
     /// sample (the thing is gone or did not answer): it becomes a gap, and sampling goes on.
     fn sample(&mut self, t: f64) -> Result<(), String>;
+
+    /// The newest sample kept, with its caps, for the live dashboard (`None` before
+    /// the first).
+    fn latest(&self) -> Option<LiveSample>;
 
     /// Ends the watch and builds its figures; `run` is the run's summary (the generator
     /// repeats its verdict and lag from it).
@@ -66,6 +71,14 @@ impl Watched {
         }
     }
 
+    /// The newest sample, for the live dashboard.
+    pub(crate) fn latest(&self) -> Option<LiveWatch> {
+        Some(LiveWatch {
+            spec: self.spec.clone(),
+            sample: self.sampler.latest()?,
+        })
+    }
+
     /// Closes any open gap at `end_t` and builds the summary.
     pub(crate) fn finish(mut self, end_t: f64, run: Option<&Summary>) -> WatchSummary {
         if let Some((from_t, reason)) = self.open.take() {
@@ -101,6 +114,9 @@ mod tests {
             } else {
                 Ok(())
             }
+        }
+        fn latest(&self) -> Option<LiveSample> {
+            None
         }
         fn finish(self: Box<Self>, _: Option<&Summary>) -> Finished {
             Finished {

@@ -6,6 +6,7 @@ use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::live::LiveWatches;
 use super::sampler::Watched;
 
 /// A running sampling thread.
@@ -21,6 +22,7 @@ impl SamplingThread {
         mut watched: Vec<Watched>,
         interval: Duration,
         start: Instant,
+        live: LiveWatches,
     ) -> std::io::Result<SamplingThread> {
         let (stop, stopped) = mpsc::channel::<()>();
         let handle = std::thread::Builder::new()
@@ -39,6 +41,7 @@ impl SamplingThread {
                         for w in &mut watched {
                             w.sample(t);
                         }
+                        live.set(watched.iter().filter_map(Watched::latest).collect());
                         last = t;
                     }
                     if stopping {

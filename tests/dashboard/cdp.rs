@@ -1,0 +1,185 @@
+//! Headless Chromium (`/usr/bin/chromium`) driven through the DevTools protocol with
+//! chromiumoxide: one fresh profile per browser, and every console message, uncaught
+//! exception, log entry and network request of the page kept for the test to check.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chromiumoxide::cdp::browser_protocol::log::{EventEntryAdded, LogEntryLevel};
+use chromiumoxide::cdp::browser_protocol::network::EventRequestWillBeSent;
+use chromiumoxide::cdp::js_protocol::runtime::{
+    ConsoleApiCalledType, EventConsoleApiCalled, EventExceptionThrown,
+};
+use chromiumoxide::{Browser, BrowserConfig, Page};
+use futures_util::StreamExt;
+use serde::de::DeserializeOwned;
+use tokio::task::JoinHandle;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// A browser with one page open, and what the page did.
+pub(super) struct Chromium {
+    browser: Browser,
+    handler: JoinHandle<()>,
+    pub(super) page: Page,
+    /// Console errors and warnings, uncaught exceptions, error log entries.
+    pub(super) problems: Arc<Mutex<Vec<String>>>,
+    /// Every URL the page requested.
+    pub(super) requests: Arc<Mutex<Vec<String>>>,
+    _profile: tempfile::TempDir,
+}
+
+/// Keeps every item of `events`, as `show` puts it, in `into` (when `show` says so).
+fn collect<E: Send + 'static>(
+    mut events: impl futures_util::Stream<Item = Arc<E>> + Unpin + Send + 'static,
+    into: Arc<Mutex<Vec<String>>>,
+    show: impl Fn(&E) -> Option<String> + Send + 'static,
+) {
+    tokio::spawn(async move {
+        while let Some(event) = events.next().await {
+            if let Some(text) = show(&event) {
+                into.lock().unwrap().push(text);
+            }
+        }
+    });
+}
+
+impl Chromium {
+    /// Launches Chromium headless with a fresh profile and opens a blank page whose
+    /// console, errors and requests are recorded from then on.
+    pub(super) async fn launch() -> Chromium {
+        assert!(
+            Path::new(CHROMIUM).exists(),
+            "{CHROMIUM} is missing; `bash scripts/test.sh` installs it (apt-get install chromium)"
+        );
+        let profile = tempfile::tempdir().unwrap();
+        let config = BrowserConfig::builder()
+            .chrome_executable(CHROMIUM)
+            .disable_default_args()
+            .no_sandbox()
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ])
+            .user_data_dir(profile.path())
+            .window_size(1280, 2000)
+            .launch_timeout(Duration::from_secs(30))
+            .request_timeout(Duration::from_secs(30))
+            .build()
+            .unwrap();
+        let (browser, mut handler) = Browser::launch(config).await.expect("launch chromium");
+        let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
+        let page = browser.new_page("about:blank").await.unwrap();
+        let problems = Arc::new(Mutex::new(Vec::new()));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let console = page
+            .event_listener::<EventConsoleApiCalled>()
+            .await
+            .unwrap();
+        collect(console, problems.clone(), |e| {
+            matches!(
+                e.r#type,
+                ConsoleApiCalledType::Error | ConsoleApiCalledType::Warning
+            )
+            .then(|| format!("console {:?}: {:?}", e.r#type, e.args))
+        });
+        let thrown = page.event_listener::<EventExceptionThrown>().await.unwrap();
+        collect(thrown, problems.clone(), |e| {
+            Some(format!("uncaught: {:?}", e.exception_details))
+        });
+        let log = page.event_listener::<EventEntryAdded>().await.unwrap();
+        collect(log, problems.clone(), |e| {
+            matches!(e.entry.level, LogEntryLevel::Error | LogEntryLevel::Warning).then(|| {
+                format!(
+                    "log {:?}: {} {:?}",
+                    e.entry.level, e.entry.text, e.entry.url
+                )
+            })
+        });
+        let sent = page
+            .event_listener::<EventRequestWillBeSent>()
+            .await
+            .unwrap();
+        collect(sent, requests.clone(), |e| Some(e.request.url.clone()));
+        Chromium {
+            browser,
+            handler,
+            page,
+            problems,
+            requests,
+            _profile: profile,
+        }
+    }
+
+    /// Evaluates `js` in the page and reads its value.
+    pub(super) async fn eval<T: DeserializeOwned>(&self, js: &str) -> T {
+        self.page
+            .evaluate(js)
+            .await
+            .unwrap_or_else(|e| panic!("evaluating {js}: {e}"))
+            .into_value()
+            .unwrap_or_else(|e| panic!("reading the value of {js}: {e}"))
+    }
+
+    /// Polls `js` every 100 ms until it is true, at most `limit`.
+    pub(super) async fn wait_for(&self, js: &str, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        while !self.eval::<bool>(js).await {
+            assert!(
+                Instant::now() < deadline,
+                "still not true after {limit:?}: {js}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Pixels of each chart's canvas close to the colour `rgb` (a series' stroke),
+    /// keyed by the chart's container id.
+    pub(super) async fn pixels_of(&self, rgb: [u8; 3]) -> serde_json::Value {
+        let js = format!(
+            "Object.fromEntries([...document.querySelectorAll('.chart')].map(el => {{
+                const c = el.querySelector('canvas');
+                if (!c) return [el.id, -1];
+                const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+                let n = 0;
+                for (let i = 0; i < d.length; i += 4)
+                    if (d[i + 3] > 200 && Math.abs(d[i] - {}) < 40 && Math.abs(d[i + 1] - {}) < 40
+                        && Math.abs(d[i + 2] - {}) < 40) n++;
+                return [el.id, n];
+            }}))",
+            rgb[0], rgb[1], rgb[2]
+        );
+        self.eval(&js).await
+    }
+
+    /// Fails unless the page logged no error or warning and requested nothing but
+    /// `origin` (its own server).
+    pub(super) fn assert_clean(&self, origin: &str) {
+        let problems = self.problems.lock().unwrap();
+        assert!(
+            problems.is_empty(),
+            "the page logged problems: {problems:#?}"
+        );
+        let requests = self.requests.lock().unwrap();
+        assert!(!requests.is_empty(), "no request recorded");
+        let foreign: Vec<&String> = requests
+            .iter()
+            .filter(|u| !u.starts_with(origin) && !u.starts_with("data:") && *u != "about:blank")
+            .collect();
+        assert!(foreign.is_empty(), "requests beyond {origin}: {foreign:?}");
+    }
+
+    /// Closes the browser and waits for it to exit.
+    pub(super) async fn close(mut self) {
+        let _ = self.browser.close().await;
+        let _ = self.browser.wait().await;
+        self.handler.abort();
+    }
+}
