@@ -101,9 +101,9 @@ pub fn title(run: &Run) -> String {
     let name = &run.row.scenario_name;
     if let Some(view) = super::view::SearchView::stored(run) {
         let u = view.unit;
-        return match (view.ceiling(), view.failing_step()) {
-            (Some(c), Some(_)) => format!("Ceiling: {} {u} — {name}", value(c)),
-            (Some(c), None) => format!("Ceiling: at least {} {u} — {name}", value(c)),
+        return match (view.ceiling(), view.lower_bound()) {
+            (Some(c), false) => format!("Ceiling: {} {u} — {name}", value(c)),
+            (Some(c), true) => format!("Ceiling: at least {} {u} — {name}", value(c)),
             (None, _) => format!("Ceiling: none found — {name}"),
         };
     }
@@ -119,8 +119,8 @@ pub fn title(run: &Run) -> String {
 /// The answer of a search in four lines: ceiling, what limited it, knee, generator.
 fn answer(out: &mut String, run: &Run, view: &super::view::SearchView<'_>) {
     let u = view.unit;
-    let ceiling = match (view.ceiling(), view.failing_step()) {
-        (Some(c), Some(_)) => {
+    let ceiling = match (view.ceiling(), view.lower_bound()) {
+        (Some(c), false) => {
             let runs = view
                 .steps
                 .iter()
@@ -129,7 +129,7 @@ fn answer(out: &mut String, run: &Run, view: &super::view::SearchView<'_>) {
             let twice = if runs >= 2 { " (passed twice)" } else { "" };
             format!("**{} {u}**{twice}", value(c))
         }
-        (Some(c), None) => format!("**at least {} {u}** (a lower bound)", value(c)),
+        (Some(c), true) => format!("**at least {} {u}** (a lower bound)", value(c)),
         (None, _) => "**none found**: no step passed".into(),
     };
     let knee = super::capacity::Capacity::of(run)

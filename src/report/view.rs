@@ -134,17 +134,7 @@ impl<'a> SearchView<'a> {
         let u = self.unit;
         let failing = self.failing_step();
         let bound = self.steps.iter().rev().find(|s| s.bound());
-        let label = match (self.known, self.ended) {
-            (Some(l), _) => l,
-            (None, Some((RunStatus::Interrupted, _))) => LimitedBy::Interrupted,
-            (None, Some((RunStatus::Failed, Some(_)))) if self.ceiling().is_some() => {
-                LimitedBy::Error
-            }
-            _ if failing.is_some() => LimitedBy::Thresholds,
-            _ if bound.is_some() => LimitedBy::Generator,
-            _ => LimitedBy::Range,
-        };
-        match label {
+        match self.label() {
             LimitedBy::Thresholds => match failing {
                 Some(f) => {
                     let rules = &f.summary.thresholds;
@@ -177,6 +167,28 @@ impl<'a> SearchView<'a> {
                 None => "error: a hook failed or a step could not run".into(),
             },
         }
+    }
+
+    /// Why the search stopped: as it said, or for a stored search as its steps show
+    /// it (a generator-bound step ends a search; a failed step above the best pass
+    /// bounds it; otherwise the range did).
+    pub fn label(&self) -> LimitedBy {
+        match (self.known, self.ended) {
+            (Some(l), _) => l,
+            (None, Some((RunStatus::Interrupted, _))) => LimitedBy::Interrupted,
+            (None, Some((RunStatus::Failed, Some(_)))) if self.ceiling().is_some() => {
+                LimitedBy::Error
+            }
+            _ if self.steps.last().is_some_and(|s| s.bound()) => LimitedBy::Generator,
+            _ if self.failing_step().is_some() => LimitedBy::Thresholds,
+            _ => LimitedBy::Range,
+        }
+    }
+
+    /// The ceiling is only a lower bound: the search stopped for another reason than
+    /// a failed step above it.
+    pub fn lower_bound(&self) -> bool {
+        self.label() != LimitedBy::Thresholds
     }
 
     /// The generator's verdict over the whole search, in one sentence.
@@ -249,6 +261,80 @@ mod tests {
             max_lag_ms: 0.0,
             generator_cpu_percent: 0.0,
         }
+    }
+
+    fn summary(requests: u64, failed: Option<&str>, bound: bool) -> Summary {
+        use crate::metrics::summary::ThresholdResult;
+        let mut s = Summary::empty("t", 2.0);
+        s.requests = requests;
+        s.generator.bound = bound;
+        s.generator.reason = "busy".into();
+        s.thresholds = vec![ThresholdResult {
+            expr: failed.unwrap_or("p95 < 50ms").into(),
+            ok: failed.is_none(),
+            value: 3.0,
+        }];
+        s
+    }
+
+    fn view<'a>(steps: &[(f64, bool, &'a Summary)]) -> SearchView<'a> {
+        SearchView {
+            unit: "req/s",
+            steps: steps
+                .iter()
+                .zip(1..)
+                .map(|(&(value, passed, summary), number)| StepView {
+                    number,
+                    value,
+                    passed,
+                    summary,
+                })
+                .collect(),
+            known: None,
+            ended: Some((RunStatus::Done, None)),
+        }
+    }
+
+    #[test]
+    fn a_stored_search_says_what_limited_it_as_the_search_did() {
+        let ok = summary(100, None, false);
+        let slow = summary(100, Some("p95 < 50ms"), false);
+        let errors = summary(100, Some("errors < 1%"), false);
+        let bound = summary(100, None, true);
+        let v = view(&[
+            (100.0, true, &ok),
+            (200.0, false, &slow),
+            (150.0, true, &ok),
+            (175.0, false, &errors),
+            (150.0, true, &ok),
+        ]);
+        assert_eq!(v.ceiling(), Some(150.0));
+        assert_eq!(v.ceiling_step().unwrap().number, 5);
+        assert_eq!(v.failing_step().unwrap().number, 4);
+        assert!(!v.lower_bound());
+        assert!(
+            v.limited_by()
+                .starts_with("errors: 175 req/s failed errors < 1%"),
+            "{}",
+            v.limited_by()
+        );
+        // A bound step ends a search: its ceiling is a lower bound, whatever failed above.
+        let v = view(&[
+            (100.0, true, &ok),
+            (400.0, false, &slow),
+            (200.0, false, &bound),
+        ]);
+        assert_eq!(v.label(), LimitedBy::Generator);
+        assert!(v.lower_bound());
+        assert!(v
+            .limited_by()
+            .starts_with("generator: it could not drive 200 req/s (busy)"));
+        assert!(v
+            .generator()
+            .starts_with("bound in 1 step(s), first at 200 req/s"));
+        let v = view(&[(100.0, true, &ok), (200.0, true, &ok)]);
+        assert_eq!(v.label(), LimitedBy::Range);
+        assert!(v.failing_step().is_none() && v.lower_bound());
     }
 
     #[test]
