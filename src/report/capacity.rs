@@ -44,7 +44,8 @@ pub struct Capacity {
     pub steps: Vec<StepPoint>,
     /// `req/s` or `users`: what a step's value counts.
     pub unit: &'static str,
-    /// Highest passing value not limited by the generator.
+    /// Highest passing value not limited by the generator, below every failure
+    /// ([`super::view::SearchView::ceiling`]).
     pub ceiling: Option<f64>,
     /// Value after which p95 grew faster than the load.
     pub knee: Option<f64>,
@@ -74,11 +75,7 @@ impl Capacity {
                 behind: crate::search::keepup::judge(&s.summary).describe(),
             })
             .collect();
-        let ceiling = steps
-            .iter()
-            .filter(|s| s.ok && !s.bound)
-            .map(|s| s.value)
-            .reduce(f64::max);
+        let ceiling = super::view::SearchView::stored(run).and_then(|v| v.ceiling());
         let measured: Vec<(f64, f64)> = run
             .steps
             .iter()

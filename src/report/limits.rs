@@ -30,7 +30,7 @@ pub fn blocks(view: &SearchView<'_>) -> Vec<Block> {
     }
     if let Some(s) = view.failing_step() {
         let title = format!(
-            "First failing step {}: {} {u}, failed {}",
+            "First failing step {}: {} {u}, failed: {}",
             s.number,
             value(s.value),
             s.failure()

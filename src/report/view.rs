@@ -51,6 +51,8 @@ pub struct SearchView<'a> {
     pub steps: Vec<StepView<'a>>,
     /// What the search said limited it, when known (a stored run does not keep it).
     known: Option<LimitedBy>,
+    /// The ceiling the search found, when known.
+    known_ceiling: Option<Option<f64>>,
     /// The stored run was interrupted or failed (with its message), when stored.
     ended: Option<(RunStatus, Option<&'a str>)>,
 }
@@ -72,6 +74,7 @@ impl<'a> SearchView<'a> {
                 })
                 .collect(),
             known: None,
+            known_ceiling: None,
             ended: Some((run.row.status, run.row.message.as_deref())),
         })
     }
@@ -92,15 +95,27 @@ impl<'a> SearchView<'a> {
                 })
                 .collect(),
             known: Some(result.limited_by),
+            known_ceiling: Some(result.ceiling),
             ended: None,
         }
     }
 
-    /// The highest value that passed and was not limited by the generator.
+    /// The ceiling: as the search said, or for a stored search the highest value that
+    /// passed (not limited by the generator) below every failed value — a value that
+    /// passed once and failed when run again is no ceiling, as the search decides.
     pub fn ceiling(&self) -> Option<f64> {
+        if let Some(known) = self.known_ceiling {
+            return known;
+        }
+        let lowest_failure = self
+            .steps
+            .iter()
+            .filter(|s| !s.passed && !s.bound() && !s.summary.interrupted)
+            .map(|s| s.value)
+            .fold(f64::INFINITY, f64::min);
         self.steps
             .iter()
-            .filter(|s| s.passed && !s.bound())
+            .filter(|s| s.passed && !s.bound() && s.value < lowest_failure)
             .map(|s| s.value)
             .reduce(f64::max)
     }
@@ -126,7 +141,7 @@ impl<'a> SearchView<'a> {
             .copied()
     }
 
-    /// What limited the ceiling, in one line: `thresholds: 825 req/s failed p95 < 50ms
+    /// What limited the ceiling, in one line: `thresholds: 825 req/s failed: p95 < 50ms
     /// (103ms)`, `errors: ...`, `generator: ...`, `range: ...`, `interrupted`, `error: ...`.
     /// A stored search does not keep the search's own label; it is read from the steps
     /// the same way the search decided it.
@@ -143,7 +158,7 @@ impl<'a> SearchView<'a> {
                         e.starts_with("errors") || e.starts_with("error_rate")
                     }) && rules.iter().any(|t| !t.ok);
                     let kind = if errors_only { "errors" } else { "thresholds" };
-                    format!("{kind}: {} {u} failed {}", value(f.value), f.failure())
+                    format!("{kind}: {} {u} failed: {}", value(f.value), f.failure())
                 }
                 None => "thresholds".into(),
             },
@@ -291,6 +306,7 @@ mod tests {
                 })
                 .collect(),
             known: None,
+            known_ceiling: None,
             ended: Some((RunStatus::Done, None)),
         }
     }
@@ -314,7 +330,7 @@ mod tests {
         assert!(!v.lower_bound());
         assert!(
             v.limited_by()
-                .starts_with("errors: 175 req/s failed errors < 1%"),
+                .starts_with("errors: 175 req/s failed: errors < 1%"),
             "{}",
             v.limited_by()
         );
@@ -332,6 +348,20 @@ mod tests {
         assert!(v
             .generator()
             .starts_with("bound in 1 step(s), first at 200 req/s"));
+        // 200 passed, then failed when run again: 150 is the ceiling, 200 the failure.
+        let v = view(&[
+            (100.0, true, &ok),
+            (200.0, true, &ok),
+            (400.0, false, &slow),
+            (200.0, false, &slow),
+            (150.0, true, &ok),
+        ]);
+        assert_eq!(v.ceiling(), Some(150.0));
+        assert!(
+            v.limited_by().starts_with("thresholds: 200 req/s failed: "),
+            "{}",
+            v.limited_by()
+        );
         let v = view(&[(100.0, true, &ok), (200.0, true, &ok)]);
         assert_eq!(v.label(), LimitedBy::Range);
         assert!(v.failing_step().is_none() && v.lower_bound());
