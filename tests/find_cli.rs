@@ -5,6 +5,7 @@
 //! at a time (`SERIAL`) with short steps; together they take about two minutes.
 //! Issue 9's honest-verdict checks of a search live in submodules.
 
+mod answer;
 mod isolation;
 mod keep_up;
 
@@ -313,6 +314,8 @@ fn demo_runs_end_to_end_and_writes_its_report() {
         LIMIT,
     );
     let text = all_output(&out);
+    // The report leads with the answer whatever the search found.
+    answer::check_demo_report(dir.path(), &String::from_utf8_lossy(&out.stdout));
     assert_eq!(out.status.code(), Some(0), "{text}");
     let report = dir.path().join("headroom-demo-report.md");
     let md = std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("{e}\n{text}"));
@@ -341,7 +344,7 @@ fn demo_runs_end_to_end_and_writes_its_report() {
         "{stdout}"
     );
     assert!(html.contains("<svg"), "{html}");
-    assert!(html.contains(&format!("ceiling {ceiling} req/s")), "{html}");
+    assert!(html.contains(&format!("{ceiling} req/s</text>")), "{html}");
     assert!(dir.path().join(".headroom/history.db").is_file());
     // The delivery phase: 50 tasks/s for 2 s through the scheduler, due in 500 ms, to a
     // sink; all 100 delivered, none lost, latency at least the delay.
@@ -409,7 +412,8 @@ fn a_search_is_recorded_in_the_store_step_by_step() {
         .expect("histograms of the best step");
     assert_eq!(overall.len(), summary.requests);
 
-    // The HTML report draws the steps: achieved rate against p95/p99, ceiling marked.
+    // The HTML report draws the steps against their offered rate: p95, p99 and the
+    // achieved rate, ceiling marked.
     let report = run_headroom(
         [
             "report", "latest", "--format", "html", "--store", &store_arg,
@@ -419,11 +423,22 @@ fn a_search_is_recorded_in_the_store_step_by_step() {
     assert_eq!(report.status.code(), Some(0), "{}", all_output(&report));
     let html = String::from_utf8_lossy(&report.stdout);
     let chart_at = html
-        .find("<svg viewBox=\"0 0 720 300\" role=\"img\" aria-label=\"Capacity")
+        .find("<svg viewBox=\"0 0 720 340\" role=\"img\" aria-label=\"Capacity")
         .unwrap_or_else(|| panic!("no capacity chart\n{html}"));
     let chart = &html[chart_at..chart_at + html[chart_at..].find("</svg>").unwrap()];
-    assert!(chart.contains("ceiling 200 req/s"), "{chart}");
-    assert_eq!(chart.matches("<circle").count(), 2 * result.steps.len());
+    assert!(chart.contains("class=\"mark ceiling\""), "{chart}");
+    assert!(chart.contains("200 req/s</text>"), "{chart}");
+    // A dot per step on each of the three lines (bound steps are triangles), and the
+    // legend's.
+    let bound = result
+        .steps
+        .iter()
+        .filter(|s| s.summary.generator.bound)
+        .count();
+    assert_eq!(
+        chart.matches("<circle").count(),
+        3 * (result.steps.len() - bound) + 1
+    );
     assert!(
         html.contains("Ceiling: <strong>200 req/s</strong>"),
         "{html}"

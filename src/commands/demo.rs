@@ -122,7 +122,8 @@ pub fn demo_with(out_dir: &Path, tls: bool) -> anyhow::Result<(SearchResult, Dem
         .ok();
     let searched = search(&target, ClientFlags::default(), &control, store.as_ref())?;
     let (plan, search, result) = (&searched.plan, &searched.options, &searched.result);
-    println!("{}", text::render(result));
+    // Each step was printed (on stderr) as it ended: the answer alone, not the table again.
+    println!("{}", text::answer(result));
     println!(
         "Capacity:   {} req/s — {}",
         value(capacity),
@@ -247,7 +248,48 @@ pub fn markdown(
     let capacity = target.capacity();
     let unit = result.unit.as_str();
     let mut md = String::new();
-    let _ = writeln!(md, "# headroom demo: the built-in target's ceiling\n");
+    let headline = match result.ceiling {
+        Some(c) if result.ceiling_is_lower_bound => format!("at least {} {unit}", value(c)),
+        Some(c) => format!("{} {unit}", value(c)),
+        None => "not found".into(),
+    };
+    // The answer first: the ceiling, what limited it, the knee, the generator.
+    let _ = writeln!(
+        md,
+        "# Ceiling: {headline} — headroom demo of the built-in target\n"
+    );
+    let ceiling = result.ceiling.map_or("not found".into(), |c| {
+        let bound = if result.ceiling_is_lower_bound {
+            " (a lower bound)"
+        } else {
+            ""
+        };
+        format!("**{} {unit}**{bound}", value(c))
+    });
+    let _ = writeln!(
+        md,
+        "- Ceiling: {ceiling}; capacity {} req/s ({}).",
+        value(capacity),
+        accuracy(result, capacity)
+    );
+    let knee = result.knee.map_or("none that matters".into(), |k| {
+        format!("{} {unit}", value(k))
+    });
+    let _ = writeln!(md, "- Knee: {knee}.");
+    let limit = crate::report::view::SearchView::result(result).limited_by();
+    let _ = writeln!(
+        md,
+        "- Limited by: `{}` ({limit}).",
+        result.limited_by.as_str()
+    );
+    let _ = writeln!(md, "- Generator: {}.", generator_verdict(result));
+    let _ = writeln!(
+        md,
+        "- Search time: {} for {} steps.\n",
+        seconds(result.duration_s),
+        result.steps.len()
+    );
+    let _ = writeln!(md, "{}\n", result.conclusion);
     let _ = writeln!(md, "## Scenario\n");
     let _ = writeln!(
         md,
@@ -286,34 +328,7 @@ pub fn markdown(
         let cells = text::row(step, result.unit);
         let _ = writeln!(md, "| {} |", cells.join(" | ").replace('\n', " "));
     }
-    let _ = writeln!(md, "\n## Result\n");
-    let ceiling = result.ceiling.map_or("not found".into(), |c| {
-        let bound = if result.ceiling_is_lower_bound {
-            " (a lower bound)"
-        } else {
-            ""
-        };
-        format!("**{} {unit}**{bound}", value(c))
-    });
-    let _ = writeln!(
-        md,
-        "- Ceiling: {ceiling}; capacity {} req/s ({}).",
-        value(capacity),
-        accuracy(result, capacity)
-    );
-    let knee = result.knee.map_or("none that matters".into(), |k| {
-        format!("{} {unit}", value(k))
-    });
-    let _ = writeln!(md, "- Knee: {knee}.");
-    let _ = writeln!(md, "- Limited by: `{}`.", result.limited_by.as_str());
-    let _ = writeln!(md, "- Generator: {}.", generator_verdict(result));
-    let _ = writeln!(
-        md,
-        "- Search time: {} for {} steps.\n",
-        seconds(result.duration_s),
-        result.steps.len()
-    );
-    let _ = writeln!(md, "{}", result.conclusion);
+
     md
 }
 

@@ -1,6 +1,7 @@
 //! `headroom find`: load the scenario, search for its ceiling step by step (watching
 //! each measured window and recording every step in the run store), print a line per
-//! step and the step table, write the JSON, and exit 0 only when a ceiling was found
+//! step and the step table — with what limited the ceiling and the sizing when
+//! something besides the generator was watched — write the JSON, and exit 0 only when a ceiling was found
 //! (or the whole range passed).
 
 use std::time::Duration;
@@ -87,6 +88,9 @@ pub fn run(args: &FindArgs) -> i32 {
         }
     }
     println!("{}", text::render(&result));
+    if let Some(watched) = crate::report::limits::terminal(&result) {
+        println!("\n{watched}");
+    }
     let code = if common::write_out(args.common.out.as_deref(), &result) {
         exit_code(&result)
     } else {

@@ -49,16 +49,35 @@ pub struct ReportArgs {
     /// only when this is given).
     #[arg(long, short)]
     pub output: Option<PathBuf>,
+    /// Loads to size a search for, in its unit (req/s or users), comma-separated or
+    /// repeated; default: the ceiling and twice it.
+    #[arg(long, value_name = "RATE", value_delimiter = ',', value_parser = positive)]
+    pub size_for: Vec<f64>,
     /// Run history database (default `.headroom/history.db`).
     #[arg(long, env = store::STORE_ENV)]
     pub store: Option<PathBuf>,
 }
 
+/// A `--size-for` load: a positive number.
+fn positive(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!(
+            "expected a positive load such as 1500, found {text:?}"
+        )),
+    }
+}
+
 /// Renders `run` in `format`; `None` when the format needs a summary the run lacks.
 pub fn render(run: &StoredRun, format: ReportFormat) -> Option<String> {
+    render_sized(run, format, &[])
+}
+
+/// [`render`], sizing a search for `size_for` (the ceiling and twice it when empty).
+pub fn render_sized(run: &StoredRun, format: ReportFormat, size_for: &[f64]) -> Option<String> {
     match format {
-        ReportFormat::Md => Some(markdown::render(run)),
-        ReportFormat::Html => Some(html::render(run)),
+        ReportFormat::Md => Some(markdown::render_sized(run, size_for)),
+        ReportFormat::Html => Some(html::render_sized(run, size_for)),
         ReportFormat::Junit => Some(junit::render(run)),
         ReportFormat::Json => json::render(run),
     }
@@ -102,7 +121,7 @@ pub fn run(args: &ReportArgs) -> i32 {
             return EXIT_OK;
         }
     }
-    let Some(text) = render(&run, args.format) else {
+    let Some(text) = render_sized(&run, args.format, &args.size_for) else {
         eprintln!(
             "error: run {} has no summary ({}); try --format md or html",
             run.row.id,

@@ -1,7 +1,7 @@
-//! The capacity view of a stored search (`headroom find`): every step's achieved rate
-//! against its p95 and p99 latency, with the ceiling and the knee marked.
+//! The capacity view of a stored search (`headroom find`): every step's offered load,
+//! achieved rate and p95 and p99 latency, with the ceiling and the knee.
 //! [`Capacity::of`] reads it from the stored steps; [`Capacity::markdown`] writes the
-//! step table and [`Capacity::to_svg`] the chart (inline SVG, no script).
+//! step table and `Capacity::to_svg` ([`super::capacity_chart`]) the chart.
 //!
 //! The ceiling is the highest value that passed (and was not limited by the
 //! generator); the knee is computed from the steps as the search computes it
@@ -9,19 +9,10 @@
 
 use std::fmt::Write;
 
-use super::charts::{nice_step, number, YAxis, BOTTOM, LEFT, RIGHT, WIDTH};
-use super::html::escape;
 use crate::report::units::{latency, per_second, percent};
 use crate::search::knee::{knee, latency_limit};
 use crate::search::result::value;
 use crate::store::StoredRun;
-
-// Taller than the line charts, with room on top for the ceiling and knee labels.
-const HEIGHT: f64 = 300.0;
-const TOP: f64 = 50.0;
-
-/// A drawn percentile: its name, colour and how to read it from a step.
-type Percentile = (&'static str, &'static str, fn(&StepPoint) -> f64);
 
 /// One step as the capacity view shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +44,8 @@ pub struct Capacity {
     pub steps: Vec<StepPoint>,
     /// `req/s` or `users`: what a step's value counts.
     pub unit: &'static str,
-    /// Highest passing value not limited by the generator.
+    /// Highest passing value not limited by the generator, below every failure
+    /// ([`super::view::SearchView::ceiling`]).
     pub ceiling: Option<f64>,
     /// Value after which p95 grew faster than the load.
     pub knee: Option<f64>,
@@ -83,11 +75,7 @@ impl Capacity {
                 behind: crate::search::keepup::judge(&s.summary).describe(),
             })
             .collect();
-        let ceiling = steps
-            .iter()
-            .filter(|s| s.ok && !s.bound)
-            .map(|s| s.value)
-            .reduce(f64::max);
+        let ceiling = super::view::SearchView::stored(run).and_then(|v| v.ceiling());
         let measured: Vec<(f64, f64)> = run
             .steps
             .iter()
@@ -139,115 +127,6 @@ impl Capacity {
         }
         out.push('\n');
         out
-    }
-
-    /// The achieved rate of the last step run at `v`, where a mark for `v` is drawn.
-    fn achieved_at(&self, v: f64) -> Option<f64> {
-        self.steps
-            .iter()
-            .rev()
-            .find(|s| s.value == v)
-            .map(|s| s.achieved)
-    }
-
-    /// The chart: achieved rate (x) against p95 and p99 (y), one point per step,
-    /// dashed vertical lines at the ceiling's and the knee's steps.
-    pub fn to_svg(&self) -> String {
-        let mut sorted = self.steps.clone();
-        sorted.sort_by(|a, b| a.achieved.total_cmp(&b.achieved));
-        let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
-        let x_top = sorted
-            .iter()
-            .map(|s| finite(s.achieved))
-            .fold(1.0, f64::max);
-        let y_top = sorted
-            .iter()
-            .map(|s| finite(s.p99).max(finite(s.p95)))
-            .fold(0.0, f64::max);
-        let x_step = nice_step(x_top, 8.0);
-        let x_max = (x_top / x_step).ceil() * x_step;
-        let y_axis = YAxis::covering(y_top);
-        let (plot_w, plot_h) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
-        let sx = |x: f64| LEFT + finite(x) / x_max * plot_w;
-        let sy = |y: f64| TOP + plot_h - finite(y) / y_axis.max * plot_h;
-        let title = "Capacity: latency against achieved rate";
-        let mut svg = String::new();
-        let _ = write!(
-            svg,
-            r#"<svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{title}" class="chart capacity"><title>{title}</title><text x="{LEFT}" y="18" class="title">{title}</text>"#
-        );
-        y_axis.write_grid(&mut svg, sy);
-        let mut x = 0.0;
-        while x <= x_max + x_step / 2.0 {
-            let _ = write!(
-                svg,
-                r#"<text x="{px:.1}" y="{ty}" class="tick" text-anchor="middle">{label}</text>"#,
-                px = sx(x),
-                ty = HEIGHT - BOTTOM + 16.0,
-                label = number(x)
-            );
-            x += x_step;
-        }
-        let _ = write!(
-            svg,
-            r#"<line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{b}" class="axis"/><line x1="{LEFT}" x2="{r}" y1="{b}" y2="{b}" class="axis"/><text x="{cx}" y="{ly}" class="label" text-anchor="middle">achieved rate (req/s)</text><text x="14" y="{cy}" class="label" text-anchor="middle" transform="rotate(-90 14 {cy})">latency (ms)</text>"#,
-            b = TOP + plot_h,
-            r = WIDTH - RIGHT,
-            cx = LEFT + plot_w / 2.0,
-            ly = HEIGHT - 8.0,
-            cy = TOP + plot_h / 2.0
-        );
-        for (name, v, color, dy) in [
-            ("ceiling", self.ceiling, "#2ca02c", 0.0),
-            ("knee", self.knee, "#ff7f0e", 12.0),
-        ] {
-            let Some((v, at)) = v.and_then(|v| Some((v, self.achieved_at(v)?))) else {
-                continue;
-            };
-            let px = sx(at);
-            let _ = write!(
-                svg,
-                r#"<line x1="{px:.1}" x2="{px:.1}" y1="{TOP}" y2="{b}" stroke="{color}" stroke-dasharray="5 4" class="mark {name}"/><text x="{px:.1}" y="{ty}" class="legend" fill="{color}" text-anchor="middle">{name} {label}</text>"#,
-                b = TOP + plot_h,
-                ty = TOP - 6.0 - dy,
-                label = escape(&format!("{} {}", value(v), self.unit))
-            );
-        }
-        let series: [Percentile; 2] =
-            [("p95", "#1f77b4", |s| s.p95), ("p99", "#d62728", |s| s.p99)];
-        for (i, (name, color, y_of)) in series.iter().enumerate() {
-            let points: Vec<String> = sorted
-                .iter()
-                .map(|s| format!("{:.1},{:.1}", sx(s.achieved), sy(y_of(s))))
-                .collect();
-            let _ = write!(
-                svg,
-                r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="1.5"/>"#,
-                points.join(" ")
-            );
-            for s in &sorted {
-                let _ = write!(
-                    svg,
-                    r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{}" stroke="{color}"><title>step {} at {} {}: {name} {}</title></circle>"#,
-                    sx(s.achieved),
-                    sy(y_of(s)),
-                    if s.ok { color } else { "#fff" },
-                    s.number,
-                    value(s.value),
-                    self.unit,
-                    escape(&latency(y_of(s)))
-                );
-            }
-            let lx = WIDTH - RIGHT - 150.0 + i as f64 * 70.0;
-            let _ = write!(
-                svg,
-                r#"<line x1="{lx}" x2="{x2}" y1="30" y2="30" stroke="{color}" stroke-width="2"/><text x="{tx}" y="34" class="legend">{name}</text>"#,
-                x2 = lx + 16.0,
-                tx = lx + 20.0
-            );
-        }
-        svg.push_str("</svg>");
-        svg
     }
 }
 
@@ -310,10 +189,25 @@ mod tests {
         let svg = capacity().to_svg();
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
         assert!(svg.contains("class=\"mark ceiling\""), "{svg}");
-        assert!(svg.contains("ceiling 200 req/s"), "{svg}");
-        assert!(svg.contains("knee 200 req/s"), "{svg}");
-        assert_eq!(svg.matches("<polyline").count(), 2);
-        assert_eq!(svg.matches("<circle").count(), 8);
+        // Ceiling and knee at one load share one label.
+        assert!(svg.contains("ceiling = knee 200 req/s"), "{svg}");
+        // p95, p99 and achieved; the confirmation at 200 replaces the first run's point
+        // on the lines, and every step keeps its dots (plus the legend's one).
+        assert_eq!(svg.matches("<polyline").count(), 3);
+        assert_eq!(svg.matches("<circle").count(), 3 * 4 + 1);
+        assert!(svg.contains("offered load (req/s)"), "{svg}");
+        let mut c = capacity();
+        c.knee = Some(100.0);
+        c.steps[2].bound = true;
+        let svg = c.to_svg();
+        assert!(
+            svg.contains(">knee 100 req/s<") && svg.contains(">ceiling 200 req/s<"),
+            "{svg}"
+        );
+        assert!(
+            svg.contains("generator-bound step") && svg.contains("class=\"bound\""),
+            "{svg}"
+        );
         assert!(!svg.contains("NaN") && !svg.contains("inf"), "{svg}");
     }
 

@@ -1,9 +1,11 @@
 //! The HTML report of one stored run: one self-contained file (inline CSS and SVG, no
-//! script, no fetch of any kind) with the figures of the Markdown report and charts
-//! drawn by [`super::charts`]: offered vs achieved rate over time, p50/p95/p99 over
-//! time, the latency percentile distribution from the stored histogram, and CPU and
-//! memory over time for each watch the summary carries; for a search, the
-//! [`super::capacity`] chart of its steps first.
+//! script, no fetch of any kind) with the figures of the Markdown report, leading with
+//! its answer, and charts drawn by [`super::charts`]: for a search the
+//! [`super::capacity_chart`] of its steps and each step's own small chart
+//! ([`super::step_charts`]); then offered vs achieved rate over time, p50/p95/p99
+//! over time, the latency percentile distribution from the stored histogram, and CPU
+//! and memory over time for each watch the summary carries, beside its cap. Light and
+//! dark schemes follow the reader's system; print gets its own rules.
 //!
 //! Every text that came from the target or the user goes through [`escape`].
 
@@ -14,14 +16,24 @@ use serde_json::Value;
 use super::capacity::Capacity;
 use super::charts::{percentile_points, LineChart, Series, XAxis};
 use super::markdown;
+use super::step_charts;
+use super::view::{whole_seconds, SearchView};
 use crate::store::StoredRun;
 
-/// The reports' stylesheet (the rounds page shares it).
-pub(super) const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#222}\
-table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}\
-td:first-child,th:first-child{text-align:left}.chart{width:100%;height:auto;margin:.5em 0 1.5em}\
-.grid{stroke:#eee}.axis{stroke:#555}.tick,.legend{font-size:11px;fill:#444}.label{font-size:12px;fill:#333}\
-.title{font-size:14px;font-weight:600;fill:#222}";
+/// The reports' stylesheet (the rounds page shares it). Light by default, dark when the reader's system prefers it, black on white in
+/// print. Chart colours are classes, so both schemes style the same SVG.
+pub(super) const STYLE: &str = ":root{--fg:#1d1d1f;--muted:#555;--bg:#fff;--line:#ccc;--grid:#e8e8e8;--p95:#1f77b4;--p99:#c62828;--ach:#2e7d32;--ideal:#888;--ceil:#2e7d32;--knee:#e65100;--bound:#888}\
+@media (prefers-color-scheme:dark){:root{--fg:#e8e8e8;--muted:#aaa;--bg:#15171a;--line:#444;--grid:#2c2f33;--p95:#64b5f6;--p99:#ef5350;--ach:#81c784;--ideal:#999;--ceil:#81c784;--knee:#ffb74d;--bound:#aaa}}\
+body{font:14px/1.45 system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:var(--fg);background:var(--bg)}\
+table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid var(--line);padding:.25em .6em;text-align:right}\
+td:first-child,th:first-child{text-align:left}ul.answer{font-size:15px;padding-left:1.2em}\
+.chart{width:100%;height:auto;margin:.5em 0 1.5em}.steps{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:.5em}.steps .chart{margin:0}\
+.grid{stroke:var(--grid)}.axis{stroke:var(--muted)}.tick,.legend,.label{fill:var(--muted);font-size:11px}.label{font-size:12px}.title{font-size:14px;font-weight:600;fill:var(--fg)}\
+.line{fill:none;stroke-width:1.8}.s-p95{stroke:var(--p95)}.s-p99{stroke:var(--p99)}.s-achieved{stroke:var(--ach)}.ideal{stroke:var(--ideal);stroke-dasharray:4 4;fill:none}\
+.dot{stroke-width:1.5}.dot.s-p95{fill:var(--p95)}.dot.s-p99{fill:var(--p99)}.dot.s-achieved{fill:var(--ach)}.dot.failed{fill:var(--bg)}.bound{fill:var(--bound)}\
+.mark{stroke-dasharray:5 4;stroke-width:1.5}.mark.ceiling{stroke:var(--ceil)}.mark.knee{stroke:var(--knee)}.mark-label.ceiling{fill:var(--ceil)}.mark-label.knee{fill:var(--knee)}\
+.t-p95{fill:var(--p95)}.t-achieved{fill:var(--ach)}\
+@media print{:root{--fg:#000;--muted:#333;--bg:#fff;--line:#999;--grid:#ddd}body{max-width:none;margin:0}.chart,table,.steps{break-inside:avoid}h2,h3,h4{break-after:avoid}}";
 
 /// Text made safe for HTML and XML content and attribute values; control characters
 /// that XML forbids are dropped.
@@ -44,19 +56,37 @@ pub fn escape(text: &str) -> String {
 
 /// The whole report as one HTML document.
 pub fn render(run: &StoredRun) -> String {
+    render_sized(run, &[])
+}
+
+/// [`render`], sizing a search for `size_for` (the ceiling and twice it when empty).
+/// The answer comes first (from the Markdown report's lead), then for a search the
+/// capacity chart, each step as its own small chart and the step table, then the
+/// figures and the charts over time.
+pub fn render_sized(run: &StoredRun, size_for: &[f64]) -> String {
+    let sections = markdown::sections(run, size_for);
     let mut out = String::new();
-    let title = format!("headroom run {}: {}", run.row.id, run.row.scenario_name);
+    let title = format!("{} (headroom run {})", markdown::title(run), run.row.id);
     let _ = write!(
         out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"color-scheme\" content=\"light dark\"><title>{}</title><style>{STYLE}</style></head><body>\n",
         escape(&title)
     );
-    out.push_str(&tables(run));
-    out.push_str("<h3>Charts</h3>\n");
+    out.push_str(&tables(&sections.lead));
     if let Some(capacity) = Capacity::of(run) {
         out.push_str(&capacity.to_svg());
         out.push('\n');
     }
+    if let Some(view) = SearchView::stored(run) {
+        out.push_str("<h3>Each step</h3>\n<div class=\"steps\">");
+        for step in &view.steps {
+            out.push_str(&step_charts::svg(step, view.unit));
+        }
+        out.push_str("</div>\n");
+    }
+    out.push_str(&tables(&sections.steps));
+    out.push_str(&tables(&sections.detail));
+    out.push_str("<h3>Over time</h3>\n");
     for chart in charts(run) {
         out.push_str(&chart.to_svg());
         out.push('\n');
@@ -65,12 +95,25 @@ pub fn render(run: &StoredRun) -> String {
     out
 }
 
-/// The figures as HTML tables, converted from the Markdown report (whose cells are
-/// already escaped) so both say the same.
-fn tables(run: &StoredRun) -> String {
+/// Markdown from [`markdown`] (whose text is already escaped) as HTML: tables,
+/// headings, list items and paragraphs, so both reports say the same.
+fn tables(md: &str) -> String {
     let mut out = String::new();
     let mut in_table = false;
-    for line in markdown::render(run).lines() {
+    let mut in_list = false;
+    for line in md.lines() {
+        if let Some(item) = line.strip_prefix("- ") {
+            if !in_list {
+                out.push_str("<ul class=\"answer\">");
+                in_list = true;
+            }
+            let _ = writeln!(out, "<li>{}</li>", inline(item));
+            continue;
+        }
+        if in_list {
+            out.push_str("</ul>\n");
+            in_list = false;
+        }
         if let Some(cells) = line.strip_prefix('|') {
             let cells: Vec<&str> = split_cells(cells);
             if cells
@@ -95,7 +138,9 @@ fn tables(run: &StoredRun) -> String {
             out.push_str("</table>\n");
             in_table = false;
         }
-        if let Some(h) = line.strip_prefix("### ") {
+        if let Some(h) = line.strip_prefix("#### ") {
+            let _ = writeln!(out, "<h4>{}</h4>", inline(h));
+        } else if let Some(h) = line.strip_prefix("### ") {
             let _ = writeln!(out, "<h3>{}</h3>", inline(h));
         } else if let Some(h) = line.strip_prefix("## ") {
             let _ = writeln!(out, "<h2>{}</h2>", inline(h));
@@ -105,6 +150,9 @@ fn tables(run: &StoredRun) -> String {
     }
     if in_table {
         out.push_str("</table>\n");
+    }
+    if in_list {
+        out.push_str("</ul>\n");
     }
     out
 }
@@ -146,7 +194,9 @@ fn series(name: &str, points: Vec<(f64, f64)>) -> Series {
 }
 
 fn charts(run: &StoredRun) -> Vec<LineChart> {
-    let t = &run.timeline;
+    // Only the seconds the measured window covers whole: see `whole_seconds`.
+    let duration = run.row.summary.as_ref().map(|s| s.duration_s);
+    let t = whole_seconds(&run.timeline, duration);
     let at = |f: fn(&crate::metrics::summary::Second) -> f64| -> Vec<(f64, f64)> {
         t.iter().map(|s| (s.t as f64, f(s))).collect()
     };
@@ -228,13 +278,26 @@ fn watch_charts(watches: &Value) -> Vec<LineChart> {
                 })
                 .collect()
         };
+        // A cap is drawn as a flat line over the samples' span, beside the use.
+        let cap = |key: &str, points: &[(f64, f64)]| {
+            let cap = watch.get(key).and_then(Value::as_f64)?;
+            let (first, last) = (points.first()?.0, points.last()?.0);
+            Some(series(
+                &format!("{name} cap"),
+                vec![(first, cap), (last, cap)],
+            ))
+        };
         let c = field(&["cpu_cores"], 1.0);
         if !c.is_empty() {
+            let capped = cap("cpu_cap_cores", &c);
             cpu.push(series(&name, c));
+            cpu.extend(capped);
         }
         let m = field(&["rss_mb", "memory_mb"], 1.0);
         if !m.is_empty() {
+            let capped = cap("memory_cap_mb", &m);
             memory.push(series(&name, m));
+            memory.extend(capped);
         }
     }
     let mut charts = Vec::new();
@@ -276,6 +339,11 @@ mod tests {
             {"spec": "postgres:x", "kind": "postgres", "samples": [{"t": 1.0, "tps": 3.0}]}]);
         let charts = watch_charts(&list);
         assert_eq!(charts.len(), 2);
+        let capped = serde_json::json!([{"spec": "cgroup:/db", "kind": "cgroup", "cpu_cap_cores": 2.0,
+            "samples": [{"t": 1.0, "cpu_cores": 0.5}, {"t": 3.0, "cpu_cores": 1.9}]}]);
+        let cpu = &watch_charts(&capped)[0];
+        assert_eq!(cpu.series[1].name, "cgroup:/db cap");
+        assert_eq!(cpu.series[1].points, vec![(1.0, 2.0), (3.0, 2.0)]);
         assert_eq!(charts[0].series[0].name, "pid:7");
         assert_eq!(charts[0].series[0].points, vec![(1.0, 0.5), (2.0, 1.5)]);
         assert_eq!(charts[1].series[0].points, vec![(1.0, 10.0), (2.0, 12.0)]);

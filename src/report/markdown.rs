@@ -1,12 +1,16 @@
-//! The Markdown report of one stored run, pasteable into a pull request: header,
-//! load, latency, per-name table, thresholds, errors by kind, the generator's verdict
-//! and, for a search, its step table. [`render`] is pure; [`escape`] keeps target- or
+//! The Markdown report of one stored run, pasteable into a pull request, leading with
+//! the answer ([`Sections`]): for a search its ceiling, what limited it, the knee, the
+//! generator's verdict, what each watch saw at the ceiling and the failing step
+//! ([`super::limits`]) and the [`super::sizing`] table, then the step table and the
+//! ceiling step's figures; for a run its verdict and thresholds, then load, latency,
+//! per-name table and errors by kind. [`render`] is pure; [`escape`] keeps target- or
 //! user-supplied text from breaking the tables or injecting HTML.
 
 use std::fmt::Write;
 
 use crate::metrics::summary::{Latency, Summary};
 use crate::report::units::{latency, per_second, percent, seconds, share};
+use crate::search::result::value;
 use crate::store::StoredRun as Run;
 
 /// Text made safe for a Markdown table cell: HTML special characters as entities,
@@ -30,27 +34,127 @@ pub fn escape(text: &str) -> String {
 /// The run's report in Markdown, ending in a newline. A run without a summary (killed
 /// or failed) gets its header and what its recorded seconds show.
 pub fn render(run: &Run) -> String {
-    let mut out = String::new();
-    header(&mut out, run);
-    match &run.row.summary {
-        Some(s) => body(&mut out, s),
-        None => partial(&mut out, run),
+    render_sized(run, &[])
+}
+
+/// [`render`], sizing a search for `size_for` (the ceiling and twice it when empty).
+pub fn render_sized(run: &Run, size_for: &[f64]) -> String {
+    let s = sections(run, size_for);
+    [s.lead, s.steps, s.detail].concat()
+}
+
+/// The report in the order it is read: the answer first, then the steps, then the
+/// figures behind them. The HTML report puts its charts between these.
+#[derive(Debug, Clone, Default)]
+pub struct Sections {
+    /// Title (the answer), then for a search what limited it and the sizing; for a
+    /// run its verdict, thresholds and the generator's verdict.
+    pub lead: String,
+    /// A search's step table (empty for a run).
+    pub steps: String,
+    /// Everything else: load, latency, timing, names, errors.
+    pub detail: String,
+}
+
+/// The report's [`Sections`], sizing a search for `size_for`.
+pub fn sections(run: &Run, size_for: &[f64]) -> Sections {
+    let mut lead = String::new();
+    let mut detail = String::new();
+    let view = super::view::SearchView::stored(run);
+    let _ = writeln!(lead, "## {}\n", escape(&title(run)));
+    header(&mut lead, run);
+    match (&view, &run.row.summary) {
+        (Some(view), summary) => {
+            answer(&mut lead, run, view);
+            lead.push_str(&super::blocks::markdown(&super::limits::blocks(view)));
+            if let Some(sizing) = super::sizing::Sizing::of(view, size_for) {
+                lead.push_str(&super::blocks::markdown(&sizing.blocks()));
+            }
+            match summary {
+                Some(s) => {
+                    detail.push_str(
+                        "### The ceiling step in detail\n\nThe figures below are the best passing step's.\n\n",
+                    );
+                    verdict(&mut detail, s);
+                    figures(&mut detail, s);
+                }
+                None => partial(&mut detail, run),
+            }
+        }
+        (None, Some(s)) => {
+            verdict(&mut lead, s);
+            figures(&mut detail, s);
+        }
+        (None, None) => partial(&mut lead, run),
     }
-    if let Some(capacity) = super::capacity::Capacity::of(run) {
-        out.push_str(&capacity.markdown());
+    let steps = super::capacity::Capacity::of(run).map_or_else(String::new, |c| c.markdown());
+    Sections {
+        lead,
+        steps,
+        detail,
     }
-    out
+}
+
+/// The report's title, which is its answer: `Ceiling: 800 req/s — quick` for a
+/// search, `PASS — quick` for a run.
+pub fn title(run: &Run) -> String {
+    let name = &run.row.scenario_name;
+    if let Some(view) = super::view::SearchView::stored(run) {
+        let u = view.unit;
+        return match (view.ceiling(), view.lower_bound()) {
+            (Some(c), false) => format!("Ceiling: {} {u} — {name}", value(c)),
+            (Some(c), true) => format!("Ceiling: at least {} {u} — {name}", value(c)),
+            (None, _) => format!("Ceiling: none found — {name}"),
+        };
+    }
+    let verdict = match &run.row.summary {
+        Some(s) if s.generator.bound => "GENERATOR-BOUND",
+        Some(s) if s.thresholds.iter().all(|t| t.ok) => "PASS",
+        Some(_) => "FAIL",
+        None => "NO SUMMARY",
+    };
+    format!("{verdict} — {name}")
+}
+
+/// The answer of a search in four lines: ceiling, what limited it, knee, generator.
+fn answer(out: &mut String, run: &Run, view: &super::view::SearchView<'_>) {
+    let u = view.unit;
+    let ceiling = match (view.ceiling(), view.lower_bound()) {
+        (Some(c), false) => {
+            let runs = view
+                .steps
+                .iter()
+                .filter(|s| s.passed && !s.bound() && s.value == c)
+                .count();
+            let twice = if runs >= 2 { " (passed twice)" } else { "" };
+            format!("**{} {u}**{twice}", value(c))
+        }
+        (Some(c), true) => format!("**at least {} {u}** (a lower bound)", value(c)),
+        (None, _) => "**none found**: no step passed".into(),
+    };
+    let knee = super::capacity::Capacity::of(run)
+        .and_then(|c| c.knee)
+        .map_or(
+            "none that matters (p95 never outgrew the load)".into(),
+            |k| {
+                format!(
+                    "{} {u} (p95 grows faster than the load beyond it)",
+                    value(k)
+                )
+            },
+        );
+    let _ = writeln!(
+        out,
+        "- Ceiling: {ceiling}\n- Limited by: {}\n- Knee: {knee}\n- Generator: {}\n",
+        escape(&view.limited_by()),
+        escape(&view.generator())
+    );
 }
 
 fn header(out: &mut String, run: &Run) {
     let row = &run.row;
-    let _ = writeln!(
-        out,
-        "## headroom run {}: {}\n",
-        row.id,
-        escape(&row.scenario_name)
-    );
     let mut facts = vec![
+        format!("headroom run {}", row.id),
         format!("**{}**", row.status.as_str()),
         format!("started {}", escape(&row.started_at)),
     ];
@@ -78,7 +182,40 @@ fn header(out: &mut String, run: &Run) {
     let _ = writeln!(out, "{}\n", facts.join(" · "));
 }
 
-fn body(out: &mut String, s: &Summary) {
+/// A run's verdict: thresholds, then the generator's verdict.
+fn verdict(out: &mut String, s: &Summary) {
+    if !s.thresholds.is_empty() {
+        out.push_str("### Thresholds\n\n| rule | measured | verdict |\n|---|---:|---|\n");
+        for t in &s.thresholds {
+            let verdict = if t.ok { "pass" } else { "**FAIL**" };
+            let _ = writeln!(out, "| {} | {:.2} | {verdict} |", escape(&t.expr), t.value);
+        }
+        out.push('\n');
+    }
+    let g = &s.generator;
+    out.push_str("### Generator\n\n");
+    let _ = writeln!(
+        out,
+        "{} thread(s), {:.0}% CPU, schedule lag p99 {} / max {}.",
+        g.threads,
+        g.cpu_percent,
+        latency(g.p99_lag_ms),
+        latency(g.max_lag_ms)
+    );
+    if g.bound {
+        let _ = writeln!(
+            out,
+            "\n**The generator, not the target, limited this result**: {}. Do not read these figures as the target's capacity.",
+            escape(&g.reason)
+        );
+    } else {
+        out.push_str("\nThe generator kept up: these figures are the target's.\n");
+    }
+    out.push('\n');
+}
+
+/// The figures: delivery, load, latency, timing, names, streams, errors.
+fn figures(out: &mut String, s: &Summary) {
     if let Some(d) = &s.delivery {
         out.push_str("### Delivery\n\nRequest sent → delivery received, through the sink.\n\n");
         out.push_str(&d.table());
@@ -133,14 +270,6 @@ fn body(out: &mut String, s: &Summary) {
         out.push('\n');
     }
     crate::report::streams::markdown(out, s);
-    if !s.thresholds.is_empty() {
-        out.push_str("### Thresholds\n\n| rule | measured | verdict |\n|---|---:|---|\n");
-        for t in &s.thresholds {
-            let verdict = if t.ok { "pass" } else { "**FAIL**" };
-            let _ = writeln!(out, "| {} | {:.2} | {verdict} |", escape(&t.expr), t.value);
-        }
-        out.push('\n');
-    }
     let kinds: Vec<_> = s.errors.by_kind.iter().filter(|(_, &n)| n > 0).collect();
     if !kinds.is_empty() {
         out.push_str("### Errors by kind\n\n| kind | count | first message |\n|---|---:|---|\n");
@@ -151,25 +280,13 @@ fn body(out: &mut String, s: &Summary) {
         }
         out.push('\n');
     }
-    let g = &s.generator;
-    out.push_str("### Generator\n\n");
-    let _ = writeln!(
-        out,
-        "{} thread(s), {:.0}% CPU, schedule lag p99 {} / max {}.",
-        g.threads,
-        g.cpu_percent,
-        latency(g.p99_lag_ms),
-        latency(g.max_lag_ms)
-    );
-    if g.bound {
-        let _ = writeln!(
-            out,
-            "\n**The generator, not the target, limited this result**: {}. Do not read these figures as the target's capacity.",
-            escape(&g.reason)
-        );
-    } else {
-        out.push_str("\nThe generator kept up: these figures are the target's.\n");
-    }
+}
+
+/// Verdict then figures, as a run's report shows them.
+#[cfg(test)]
+fn body(out: &mut String, s: &Summary) {
+    verdict(out, s);
+    figures(out, s);
 }
 
 fn latency_row(out: &mut String, label: &str, l: &Latency) {

@@ -7,21 +7,29 @@
 //!
 //! Reports of stored runs: [`markdown`], [`html`] (with [`charts`] as inline SVG),
 //! [`junit`] and [`json`], each rendering a [`crate::store::StoredRun`]; a search's
-//! steps are drawn by [`capacity`]. [`rounds`] is the round-over-round page of
-//! several stored runs; [`csv`] writes a run's summary and timeline as CSV.
+//! steps are drawn by [`capacity`] and [`step_charts`], read through [`view`], with
+//! [`limits`] (what limited the ceiling) and [`sizing`] written as [`blocks`] that the
+//! terminal and the reports share. [`rounds`] is the round-over-round page of several
+//! stored runs; [`csv`] writes a run's summary and timeline as CSV.
 
+pub mod blocks;
 pub mod capacity;
+pub mod capacity_chart;
 pub mod charts;
 pub mod csv;
 pub mod html;
 pub mod json;
 pub mod junit;
+pub mod limits;
 pub mod markdown;
 pub mod profile;
 pub mod progress;
 pub mod rounds;
+pub mod sizing;
+pub mod step_charts;
 pub mod streams;
 pub mod table;
 pub mod text;
 pub mod timing;
 pub mod units;
+pub mod view;

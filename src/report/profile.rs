@@ -70,11 +70,13 @@ pub fn render(s: &Summary) -> String {
     out
 }
 
-fn cores(c: f64) -> String {
+/// Cores with two decimals (`1.45`).
+pub(crate) fn cores(c: f64) -> String {
     format!("{c:.2}")
 }
 
-fn mib(m: f64) -> String {
+/// Memory in MiB, or GiB from 1 GiB on.
+pub(crate) fn mib(m: f64) -> String {
     if m >= 1024.0 {
         format!("{:.2} GiB", m / 1024.0)
     } else {
@@ -137,7 +139,7 @@ fn prometheus(out: &mut String, spec: &str, p: &PrometheusSummary) {
 }
 
 /// `text` on one line, whitespace collapsed, cut to `width` characters.
-fn one_line(text: &str, width: usize) -> String {
+pub(crate) fn one_line(text: &str, width: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= width {
         flat

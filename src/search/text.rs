@@ -165,9 +165,17 @@ fn measured(t: &ThresholdResult) -> String {
 
 /// The table, then `Ceiling:`, `Knee:`, `Limited by:` and the conclusion.
 pub fn render(result: &SearchResult) -> String {
-    let unit = result.unit.as_str();
     let mut out = table(result);
     out.push('\n');
+    out.push_str(&answer(result));
+    out
+}
+
+/// `Ceiling:`, `Knee:`, `Limited by:`, `Steps:` and the conclusion, without the step
+/// table (for output that already showed each step as it ended).
+pub fn answer(result: &SearchResult) -> String {
+    let unit = result.unit.as_str();
+    let mut out = String::new();
     let ceiling = match (result.ceiling, result.ceiling_is_lower_bound) {
         (Some(c), false) => format!("{} {unit}", value(c)),
         (Some(c), true) => format!("at least {} {unit} (a lower bound)", value(c)),
