@@ -335,7 +335,14 @@ fn demo_runs_end_to_end_and_writes_its_report() {
     assert!(md.contains("capacity 800 req/s"), "{md}");
     assert!(md.contains("| Rate | Achieved |"), "{md}");
     assert!(md.contains("Limited by: `thresholds`"), "{md}");
-    assert!(md.contains("Generator: kept up"), "{md}");
+    // The verdict covers every step, re-runs included: on a shared 2-core machine a
+    // scheduler hiccup can make one step bound (then re-run and not judged), which the
+    // report must say rather than hide. The ceiling above is the guard on the answer.
+    assert!(
+        md.contains("- Generator: kept up in every step")
+            || (md.contains("- Generator: bound in") && md.contains("each was re-run")),
+        "{md}"
+    );
     // The HTML report, rendered from the demo's own store, draws the capacity chart.
     let html_path = dir.path().join("headroom-demo-report.html");
     let html = std::fs::read_to_string(&html_path).unwrap_or_else(|e| panic!("{e}\n{text}"));
