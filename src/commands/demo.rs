@@ -332,38 +332,24 @@ pub fn markdown(
     md
 }
 
-/// Whether any step was generator-bound, with the busiest figures seen.
+/// Whether any step was generator-bound: the report's verdict, worded for the demo
+/// when a step was bound (the demo says what it did about it).
 fn generator_verdict(result: &SearchResult) -> String {
-    let bound: Vec<_> = result
-        .steps
-        .iter()
-        .filter(|s| s.summary.generator.bound)
-        .collect();
-    let cpu = result
-        .steps
-        .iter()
-        .map(|s| s.summary.generator.cpu_percent)
-        .fold(0.0, f64::max);
-    let lag = result
-        .steps
-        .iter()
-        .map(|s| s.summary.generator.p99_lag_ms)
-        .fold(0.0, f64::max);
-    match bound.first() {
-        None => format!(
-            "kept up in every step (highest CPU {cpu:.0}% of one core, highest p99 schedule lag {})",
-            latency(lag)
-        ),
+    let view = crate::report::view::SearchView::result(result);
+    let bound = view.bound_steps().count();
+    let first = view.bound_steps().next();
+    let verdict = match first {
+        None => view.generator(),
         Some(step) if result.limited_by == crate::search::LimitedBy::Generator => format!(
             "bound at {} req/s ({}); figures from that step are not the target's",
-            value(step.rate),
+            value(step.value),
             step.summary.generator.reason
         ),
         Some(step) => format!(
-            "bound in {} step(s), first at {} req/s ({}); each was re-run, and bound steps are not judged",
-            bound.len(),
-            value(step.rate),
+            "bound in {bound} step(s), first at {} req/s ({}); each was re-run, and bound steps are not judged",
+            value(step.value),
             step.summary.generator.reason
         ),
-    }
+    };
+    verdict
 }

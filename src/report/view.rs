@@ -206,9 +206,14 @@ impl<'a> SearchView<'a> {
         self.label() != LimitedBy::Thresholds
     }
 
+    /// The generator-bound steps, in the order run.
+    pub fn bound_steps(&self) -> impl Iterator<Item = &StepView<'a>> {
+        self.steps.iter().filter(|s| s.bound())
+    }
+
     /// The generator's verdict over the whole search, in one sentence.
     pub fn generator(&self) -> String {
-        let bound: Vec<_> = self.steps.iter().filter(|s| s.bound()).collect();
+        let bound: Vec<_> = self.bound_steps().collect();
         let cpu = self
             .steps
             .iter()
