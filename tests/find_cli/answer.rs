@@ -119,24 +119,6 @@ fn screenshot_coloured_pixels(file: &Path) -> usize {
         .count()
 }
 
-/// Creates `pg_stat_statements` in the cluster's database.
-fn create_extension(url: &str) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .expect("connect to the test cluster");
-        tokio::spawn(conn);
-        client
-            .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
-            .await
-            .expect("create pg_stat_statements");
-    });
-}
-
 /// A search of the PostgreSQL-backed target (2 workers × 10 ms on `/work`: 200/s),
 /// watching PostgreSQL and the target's process: find's terminal and the report show
 /// the ceiling step's and the failing step's top statements, connections against
@@ -152,7 +134,7 @@ fn a_postgres_search_shows_what_limited_it_and_sizes_it() {
             return;
         }
     };
-    create_extension(&cluster.url());
+    crate::support::create_pg_stat_statements(&cluster.url());
     let t = target::spawn(TargetOptions {
         workers: 2,
         service_time: Duration::from_millis(10),

@@ -43,3 +43,21 @@ pub(crate) use pg_cluster::Cluster;
 pub(crate) use ports::free_port;
 pub(crate) use route_guide::{route_guide_proto, RouteGuide};
 pub(crate) use summary::{assert_adds_up, assert_clean, read_summary, run_with_summary};
+
+/// Creates `pg_stat_statements` in a test cluster's database (the cluster must preload it).
+pub(crate) fn create_pg_stat_statements(url: &str) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .expect("connect to the test cluster");
+        tokio::spawn(conn);
+        client
+            .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            .await
+            .expect("create pg_stat_statements");
+    });
+}

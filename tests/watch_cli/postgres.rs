@@ -7,24 +7,6 @@ use headroom::watch::Detail;
 use super::{run, run_watching, watch, LIMIT};
 use crate::support::{assert_exit, run_headroom, stdout, Cluster, Nginx};
 
-/// Creates the extension in the cluster's database.
-fn create_extension(url: &str) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .expect("connect to the test cluster");
-        tokio::spawn(conn);
-        client
-            .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
-            .await
-            .expect("create pg_stat_statements");
-    });
-}
-
 #[test]
 fn postgres_watch_shows_the_targets_insert_and_dead_tuples_after_deletes() {
     let cluster = match Cluster::start_with(&[
@@ -38,7 +20,7 @@ fn postgres_watch_shows_the_targets_insert_and_dead_tuples_after_deletes() {
             return;
         }
     };
-    create_extension(&cluster.url());
+    crate::support::create_pg_stat_statements(&cluster.url());
     let t = target::spawn(TargetOptions {
         postgres: Some(cluster.url()),
         ..TargetOptions::loopback()
