@@ -20,7 +20,7 @@ use crate::engine::pacer::Pacer;
 use crate::engine::start::StartLine;
 use crate::engine::timer::PreciseTimer;
 use crate::metrics::recorder::{Recorder, SecondBucket};
-use crate::plan::{Load, Schedule, Think};
+use crate::plan::{Load, Schedule, Slice, Think};
 
 /// Arrivals due within this much of a wake-up start with it (see `drive_open`).
 const EARLY_WINDOW: Duration = Duration::from_millis(2);
@@ -60,12 +60,26 @@ pub(crate) enum Report {
     Done(Box<Recorder>, SecondBucket, ThreadTimes, Option<Instant>),
 }
 
-/// This thread's identity within the run.
+/// This thread's identity within the run: which shard of the run, which thread of the
+/// shard.
 pub(crate) struct Slot {
-    /// Thread index, `0..threads`.
-    pub(crate) index: usize,
-    /// Number of engine threads.
-    pub(crate) threads: usize,
+    /// The shard's part of the whole run ([`Slice::WHOLE`] in a single process).
+    pub(crate) shard: Slice,
+    /// This thread's part of the shard.
+    pub(crate) thread: Slice,
+}
+
+impl Slot {
+    /// This thread's share of a total spread over all shards and their threads (the
+    /// first ones take the remainder): users, the in-flight cap, a capped pool.
+    fn share(&self, total: u64) -> u64 {
+        self.thread.users(self.shard.users(total))
+    }
+
+    /// This thread's arrivals of the run's schedule: every n-th of its shard's.
+    fn arrivals(&self) -> Slice {
+        self.shard.within(self.thread)
+    }
 }
 
 /// Live gauges of one thread, read when a second is handed over.
@@ -123,7 +137,7 @@ pub(crate) fn run_thread(
     };
     // A capped shared pool is split over the threads like the load.
     let pool = match seed.plan.client.connection {
-        ConnectionModel::Shared(Some(n)) => Some(share(n as u64, &slot).max(1) as usize),
+        ConnectionModel::Shared(Some(n)) => Some(slot.share(n as u64).max(1) as usize),
         _ => None,
     };
     let state = seed.grow(start, pool);
@@ -144,8 +158,8 @@ pub(crate) fn run_thread(
                 schedule,
                 max_in_flight,
             } => {
-                let cap = share(max_in_flight as u64, &slot).max(1);
-                let pacer = Pacer::new(schedule, slot.index, slot.threads);
+                let cap = slot.share(max_in_flight as u64).max(1);
+                let pacer = Pacer::new(schedule, slot.arrivals());
                 drive_open(&state, &gauges, pacer, cap).await
             }
             Load::Users { schedule, think } => {
@@ -164,12 +178,6 @@ pub(crate) fn run_thread(
     let whole = Box::new(recorder.clone());
     let _ = tx.send(Report::Done(whole, last, times, state.last_done.get()));
     result
-}
-
-/// This thread's share of a total spread over all threads (the first ones take the remainder).
-fn share(total: u64, slot: &Slot) -> u64 {
-    let n = slot.threads as u64;
-    total / n + u64::from((slot.index as u64) < total % n)
 }
 
 /// Hands each finished second to the coordinator, on the second boundaries of the
@@ -283,7 +291,7 @@ async fn drive_closed(
     let alive: Rc<RefCell<Vec<bool>>> = Rc::default();
     while !state.stopping() && Instant::now() < end {
         let elapsed = state.start.elapsed();
-        let want = share(schedule.value_at(elapsed).round() as u64, slot);
+        let want = slot.thread.users(slot.shard.users_at(schedule, elapsed));
         active.set(want);
         for id in 0..want as usize {
             let mut alive_now = alive.borrow_mut();

@@ -10,9 +10,11 @@
 use std::io::{BufRead, BufReader, Read};
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 /// What the calling thread has used and waited for so far, and the host's CPU ticks
 /// at the same moment.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct ThreadTimes {
     /// Time running on a CPU.
     pub(crate) cpu: Duration,
@@ -35,7 +37,7 @@ impl std::ops::Sub for ThreadTimes {
 
 /// The host's CPU time from `/proc/stat`'s `cpu` line, in clock ticks summed over all
 /// cores, and how many cores it has.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct HostTicks {
     /// Ticks not idle and not waiting for I/O: user, nice, system, irq, softirq, steal.
     pub(crate) busy: u64,

@@ -1,13 +1,14 @@
 //! The open model's pacer: given the elapsed time and the arrivals this thread has
 //! already started, how long to wait before the next one, or whether to stop.
 //!
-//! Each of `n` engine threads takes every n-th arrival of the run's [`Schedule`]
-//! (thread `k` takes arrivals `k, k+n, k+2n, ...`), so together they follow the
-//! schedule exactly and their arrivals interleave evenly instead of bunching.
+//! Each engine thread paces its [`Slice`] of the run's [`Schedule`]: every n-th arrival
+//! (thread `k` of `n` takes arrivals `k, k+n, k+2n, ...`; inside shard `i` of `N`,
+//! every `N·n`-th), so together they follow the schedule exactly and their arrivals
+//! interleave evenly instead of bunching.
 
 use std::time::Duration;
 
-use crate::plan::Schedule;
+use crate::plan::{Schedule, Slice};
 
 /// What the pacer says to do next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,25 +23,18 @@ pub enum Pace {
 #[derive(Debug, Clone)]
 pub struct Pacer {
     schedule: Schedule,
-    offset: u64,
-    stride: u64,
+    slice: Slice,
 }
 
 impl Pacer {
-    /// The share of thread `thread` out of `threads`.
-    pub fn new(schedule: Schedule, thread: usize, threads: usize) -> Pacer {
-        assert!(thread < threads, "thread index out of range");
-        Pacer {
-            schedule,
-            offset: thread as u64,
-            stride: threads as u64,
-        }
+    /// The pacer of `slice` of `schedule` (an engine thread's, within its shard's).
+    pub fn new(schedule: Schedule, slice: Slice) -> Pacer {
+        Pacer { schedule, slice }
     }
 
     /// When this thread's arrival number `sent` is due, from the start of the run.
     pub fn due(&self, sent: u64) -> Option<Duration> {
-        self.schedule
-            .time_of_arrival(self.offset + sent * self.stride)
+        self.slice.time_of_arrival(&self.schedule, sent)
     }
 
     /// Given the elapsed time and the arrivals already started, how long to wait
@@ -65,7 +59,10 @@ mod tests {
     #[test]
     fn constant_rate_table() {
         // 100/s for 1 s over 2 threads: thread 1 owns arrivals 1, 3, 5... at 10, 30, 50 ms.
-        let p = Pacer::new(Schedule::constant(100.0, ms(1000)), 1, 2);
+        let p = Pacer::new(
+            Schedule::constant(100.0, ms(1000)),
+            Slice::new(1, 2).unwrap(),
+        );
         let cases = [
             (ms(0), 0, Pace::Wait(ms(10))),
             (ms(10), 0, Pace::Wait(ms(0))),
@@ -100,7 +97,7 @@ mod tests {
         let total = s.arrivals_by(s.duration()).ceil() as usize;
         let mut times = Vec::new();
         for k in 0..3 {
-            let p = Pacer::new(s.clone(), k, 3);
+            let p = Pacer::new(s.clone(), Slice::new(k, 3).unwrap());
             let mut sent = 0;
             while let Some(t) = p.due(sent) {
                 times.push(t);

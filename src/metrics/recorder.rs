@@ -10,9 +10,11 @@
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
 use crate::metrics::ErrorKind;
 
+pub mod hdr_serde;
 pub mod streams;
 mod timing;
 
@@ -60,13 +62,16 @@ pub struct Hit {
 }
 
 /// Counters and histograms for one request name (or the whole run).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Tally {
     /// Corrected latency, microseconds.
+    #[serde(with = "hdr_serde")]
     pub latency: Histogram<u64>,
     /// Uncorrected latency, microseconds.
+    #[serde(with = "hdr_serde")]
     pub uncorrected: Histogram<u64>,
     /// Corrected latency of successful requests only, microseconds.
+    #[serde(with = "hdr_serde")]
     pub success: Histogram<u64>,
     /// Errors by kind, indexed as [`ErrorKind::ALL`].
     pub errors: [u64; ErrorKind::COUNT],
@@ -126,11 +131,12 @@ impl Tally {
 }
 
 /// What one thread saw during one second of the run.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SecondBucket {
     /// Second index since the start of the run.
     pub t: u64,
     /// Corrected latency of requests completed in this second, microseconds.
+    #[serde(with = "hdr_serde")]
     pub latency: Histogram<u64>,
     /// Of those, errors.
     pub errors: u64,
@@ -153,7 +159,7 @@ pub struct SecondBucket {
 
 /// Requests one name completed, and its errors by kind: a second's counts, which the
 /// live dashboard adds up into its `/metrics` counters.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct NameCounts {
     /// Requests completed, successful or not.
     pub requests: u64,
@@ -224,7 +230,7 @@ impl SecondBucket {
 }
 
 /// One thread's record of a run.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Recorder {
     /// All requests.
     pub overall: Tally,
@@ -241,6 +247,7 @@ pub struct Recorder {
     /// Connections opened and reused.
     pub connections: Connections,
     /// Delay between scheduled and actual start of each iteration, microseconds.
+    #[serde(with = "hdr_serde")]
     pub lag: Histogram<u64>,
     /// The second being filled.
     pub second: SecondBucket,

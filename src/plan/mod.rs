@@ -6,9 +6,11 @@
 //! hot path only renders (or, for a request with no template, copies prebuilt bytes).
 
 mod schedule;
+mod slice;
 mod stream;
 
 pub use schedule::{Schedule, Stage};
+pub use slice::{BadSlice, Slice};
 pub use stream::{GrpcCall, MessageExpect, Protocol, StreamStep};
 
 use std::sync::Arc;

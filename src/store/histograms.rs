@@ -4,11 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
+use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use rusqlite::{params, Connection};
 
 use super::StoreError;
+use crate::metrics::recorder::hdr_serde::encode;
 use crate::metrics::recorder::Recorder;
 
 /// The exact latency histograms of one stored run, in microseconds.
@@ -20,14 +21,6 @@ pub struct StoredHistograms {
     pub overall_uncorrected: Option<Histogram<u64>>,
     /// Corrected latency per request name.
     pub by_name: BTreeMap<String, Histogram<u64>>,
-}
-
-fn encode(h: &Histogram<u64>) -> Vec<u8> {
-    let mut buf = Vec::new();
-    V2Serializer::new()
-        .serialize(h, &mut buf)
-        .expect("serializing into memory cannot fail");
-    buf
 }
 
 /// Saves the recorder's overall (corrected and uncorrected) and per-name histograms;

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
 use super::{new_histogram, put, SIGFIG};
 use crate::metrics::ErrorKind;
@@ -18,19 +19,24 @@ use crate::metrics::ErrorKind;
 pub const MAX_KEYS: usize = 64;
 
 /// What one stream's sessions saw on one thread (or merged).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StreamTally {
     /// Sessions opened.
     pub sessions: u64,
     /// Connect + TLS + protocol handshake, microseconds.
+    #[serde(with = "super::hdr_serde")]
     pub connect: Histogram<u64>,
     /// From the start of opening to the first message received, microseconds.
+    #[serde(with = "super::hdr_serde")]
     pub first_message: Histogram<u64>,
     /// From a send to the matching message (send+expect steps), microseconds.
+    #[serde(with = "super::hdr_serde")]
     pub round_trip: Histogram<u64>,
     /// Between consecutive messages received, microseconds.
+    #[serde(with = "super::hdr_serde")]
     pub gap: Histogram<u64>,
     /// From opened to closed, microseconds.
+    #[serde(with = "super::hdr_serde")]
     pub session: Histogram<u64>,
     /// Messages sent.
     pub sent: u64,
@@ -170,7 +176,7 @@ impl StreamTally {
 }
 
 /// Every stream's tally on one thread, indexed by the plan's stream id (grown on use).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct StreamRecorders {
     /// Tallies by stream id.
     pub tallies: Vec<StreamTally>,

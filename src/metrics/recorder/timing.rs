@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
 use super::{new_histogram, put};
 
@@ -33,17 +34,22 @@ pub struct Timing {
 }
 
 /// Histograms of the phases of a request, microseconds ([`Timing`]).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Breakdown {
     /// Name resolutions (the engine resolves the target once per run, not per request).
+    #[serde(with = "super::hdr_serde")]
     pub dns: Histogram<u64>,
     /// TCP connects, one per connection opened.
+    #[serde(with = "super::hdr_serde")]
     pub connect: Histogram<u64>,
     /// TLS handshakes, one per TLS connection opened.
+    #[serde(with = "super::hdr_serde")]
     pub tls: Histogram<u64>,
     /// Time to first byte, one per response read to its end.
+    #[serde(with = "super::hdr_serde")]
     pub ttfb: Histogram<u64>,
     /// Receive time, one per response read to its end.
+    #[serde(with = "super::hdr_serde")]
     pub receive: Histogram<u64>,
 }
 
@@ -90,7 +96,7 @@ impl Breakdown {
 }
 
 /// Connections a run opened and requests that went on an already open one.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Connections {
     /// New connections (successful connects).
     pub opened: u64,

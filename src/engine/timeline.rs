@@ -1,0 +1,95 @@
+//! The live timeline: per-second buckets from several parts of a run (the engine
+//! threads of one process; the shards of a run, for a coordinator) merged second by
+//! second, each second emitted to the [`Observer`] as [`Live`] figures once every part
+//! has reported it.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::{summarize, Live, Observer};
+use crate::metrics::recorder::SecondBucket;
+use crate::plan::{Load, Plan};
+
+/// Collects the parts' seconds and emits each second once every part reported it.
+/// Seconds are aligned by their index (`SecondBucket::t`), counted from the start of
+/// the measured window every part shares.
+pub struct Timeline<'a> {
+    plan: &'a Plan,
+    parts: usize,
+    pending: BTreeMap<u64, (SecondBucket, usize)>,
+    done: Vec<SecondBucket>,
+    live: Live,
+}
+
+impl<'a> Timeline<'a> {
+    /// A timeline of `plan`'s run made of `parts` parts.
+    pub fn new(plan: &'a Plan, parts: usize) -> Timeline<'a> {
+        let live = Live {
+            total: plan.measured(),
+            ..Live::default()
+        };
+        Timeline {
+            plan,
+            parts,
+            pending: BTreeMap::new(),
+            done: Vec::new(),
+            live,
+        }
+    }
+
+    /// Adds one part's bucket of a second; `last` marks a part's final, partial
+    /// second. Emits to `observer` every second now complete, in order.
+    pub fn add(&mut self, bucket: SecondBucket, last: bool, observer: &mut dyn Observer) {
+        if last && bucket.latency.is_empty() && bucket.dropped == 0 && bucket.errors == 0 {
+            // An empty tail is no second of the run; count the report and move on.
+            self.count_only(bucket.t);
+        } else {
+            let t = bucket.t;
+            let entry = self
+                .pending
+                .entry(t)
+                .or_insert_with(|| (SecondBucket::new(t), 0));
+            entry.0.merge(&bucket);
+            entry.1 += 1;
+        }
+        while let Some(entry) = self.pending.first_entry() {
+            if entry.get().1 < self.parts {
+                break;
+            }
+            let (bucket, _) = entry.remove();
+            self.emit(bucket, observer);
+        }
+    }
+
+    /// Counts a part's report of second `t` that brought nothing to it.
+    pub fn count_only(&mut self, t: u64) {
+        if let Some(entry) = self.pending.get_mut(&t) {
+            entry.1 += 1;
+        }
+    }
+
+    fn emit(&mut self, bucket: SecondBucket, observer: &mut dyn Observer) {
+        let second = summarize::second(&bucket, self.plan);
+        self.live.elapsed = Duration::from_secs(bucket.t + 1);
+        self.live.requests += second.requests;
+        self.live.errors += second.errors;
+        self.live.dropped += second.dropped;
+        self.live.in_flight = bucket.in_flight;
+        self.live.users = matches!(self.plan.load, Load::Users { .. }).then_some(bucket.users);
+        self.live.last = second;
+        self.live.last_bucket = bucket.clone();
+        observer.second(&self.live);
+        self.done.push(bucket);
+    }
+
+    /// Every second with something in it, emitted or not (a part that ended early
+    /// leaves later seconds incomplete), merged and in order.
+    pub fn finish(mut self) -> Vec<SecondBucket> {
+        let rest = std::mem::take(&mut self.pending)
+            .into_values()
+            .map(|(b, _)| b);
+        self.done.extend(rest);
+        self.done.sort_by_key(|s| s.t);
+        self.done
+    }
+}
