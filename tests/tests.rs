@@ -25,6 +25,7 @@ mod run_faults;
 mod run_shapes;
 mod run_tls;
 mod schema;
+mod shares;
 mod sse;
 mod store_cli;
 mod support;
