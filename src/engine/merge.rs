@@ -117,6 +117,109 @@ fn measured_span(scheduled: Duration, last_done: Option<Duration>, fastest: Dura
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::cpu::ThreadTimes;
+    use crate::engine::share::Failures;
+    use crate::metrics::recorder::{Hit, Timing};
+    use crate::plan::Slice;
+    use crate::scenario::{self, Overrides};
+
+    fn plan() -> Plan {
+        let overrides = Overrides {
+            url: Some("http://127.0.0.1:9/".into()),
+            rate: Some(10.0),
+            duration: Some(Duration::from_secs(3)),
+            ..Overrides::default()
+        };
+        scenario::load(None, &overrides).unwrap()
+    }
+
+    /// A share of shard `index` of `count` whose requests took `ms` each, completed in
+    /// the given seconds, one per entry, with one of them failed.
+    fn share(index: u64, count: u64, seconds: &[u64], ms: u64) -> Share {
+        let mut recorder = Recorder::new(1);
+        let mut buckets: Vec<SecondBucket> = Vec::new();
+        for (i, &t) in seconds.iter().enumerate() {
+            recorder.second = SecondBucket::new(t);
+            let d = Duration::from_millis(ms + i as u64);
+            recorder.scheduled += 1;
+            recorder.record(&Hit {
+                name_id: 0,
+                corrected: d,
+                uncorrected: d,
+                error: (i == 0).then_some(crate::metrics::ErrorKind::Timeout),
+                timing: Timing::default(),
+            });
+            recorder.record_lag(Duration::from_micros(100 * (index + 1)));
+            buckets.push(recorder.take_second(t + 1));
+        }
+        Share {
+            shard: Slice::new(index, count).unwrap(),
+            recorder,
+            seconds: buckets,
+            scheduled: Duration::from_secs(3),
+            last_done: Some(Duration::from_millis(3_000 + ms)),
+            interrupted: false,
+            failures: Failures::default(),
+            threads: vec![ThreadTimes::default()],
+        }
+    }
+
+    #[test]
+    fn one_share_is_summarised_as_it_is_and_its_verdict_is_the_runs() {
+        let plan = plan();
+        let one = share(0, 1, &[0, 1, 2], 5);
+        let out = merge(&plan, std::slice::from_ref(&one));
+        assert_eq!(out.shards, vec![one.generator(&plan)]);
+        assert_eq!(out.summary.generator, one.generator(&plan));
+        assert_eq!(out.summary.requests, 3);
+        assert_eq!(out.summary.scheduled, 3);
+        assert_eq!(out.summary.errors.count, 1);
+        assert_eq!(out.recorder.overall.latency, one.recorder.overall.latency);
+    }
+
+    #[test]
+    fn seconds_align_by_index_and_histograms_add_exactly() {
+        let plan = plan();
+        let shares = [share(0, 2, &[0, 1], 5), share(1, 2, &[1, 2, 2], 40)];
+        let out = merge(&plan, &shares);
+        let s = &out.summary;
+        let per_second: Vec<(u64, u64, u64)> = s
+            .timeline
+            .iter()
+            .map(|t| (t.t, t.requests, t.errors))
+            .collect();
+        assert_eq!(per_second, [(0, 1, 1), (1, 2, 1), (2, 2, 0)]);
+        assert_eq!((s.requests, s.scheduled, s.errors.count), (5, 5, 2));
+        let mut all = shares[0].recorder.overall.latency.clone();
+        all.add(&shares[1].recorder.overall.latency).unwrap();
+        assert_eq!(s.latency_ms.p50, all.value_at_quantile(0.5) as f64 / 1000.0);
+        assert_eq!(s.latency_ms.max, all.max() as f64 / 1000.0);
+        // The lag figures come from the merged lag histogram, not the shares' figures.
+        assert_eq!(
+            s.generator.max_lag_ms,
+            out.recorder.lag.max() as f64 / 1000.0
+        );
+        assert_eq!(s.generator.threads, 2);
+    }
+
+    #[test]
+    fn a_bound_shard_binds_the_run_and_is_named() {
+        let free = Generator::default();
+        let bound = Generator {
+            bound: true,
+            reason: "engine threads busy 97% of the time".into(),
+            cpu_percent: 95.0,
+            ..Generator::default()
+        };
+        let merged = Recorder::new(1);
+        let g = combine(&[free.clone(), bound.clone(), free.clone()], &merged);
+        assert!(g.bound);
+        assert_eq!(g.reason, "shard 1: engine threads busy 97% of the time");
+        assert_eq!(g.cpu_percent, 95.0);
+        let alone = combine(std::slice::from_ref(&bound), &merged);
+        assert_eq!(alone.reason, bound.reason, "one share: no shard named");
+        assert!(!combine(&[free.clone(), free], &merged).bound);
+    }
 
     #[test]
     fn the_span_grows_by_the_drain_beyond_one_request() {

@@ -80,7 +80,8 @@ impl Share {
     }
 
     /// Checks that a share (received from a shard) has the shape of `plan`'s: a tally
-    /// per request name, no more streams than the plan has, seconds in order within
+    /// per request name, no more streams than the plan has (each with its bounded
+    /// close codes and event types), seconds in order within
     /// the run's length plus an hour of drain. A share that fails would merge
     /// wrongly (names shifted) or blow up what the coordinator keeps.
     pub fn check(&self, plan: &Plan) -> Result<(), ShareMismatch> {
