@@ -13,6 +13,11 @@ use crate::plan::{Load, Plan};
 /// Collects the parts' seconds and emits each second once every part reported it.
 /// Seconds are aligned by their index (`SecondBucket::t`), counted from the start of
 /// the measured window every part shares.
+///
+/// Within a process the parts are the engine threads. A coordinator of N shards can
+/// use one over N parts, fed each shard's completed seconds (a shard's
+/// [`Live::last_bucket`]) as they arrive; the seconds a shard could not complete
+/// before it ended come with its [`super::Share`].
 pub struct Timeline<'a> {
     plan: &'a Plan,
     parts: usize,
@@ -91,5 +96,57 @@ impl<'a> Timeline<'a> {
         self.done.extend(rest);
         self.done.sort_by_key(|s| s.t);
         self.done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{self, Overrides};
+
+    fn bucket(t: u64, requests: u64, users: u64) -> SecondBucket {
+        let mut b = SecondBucket::new(t);
+        for i in 0..requests {
+            b.latency.record(1_000 + i).unwrap();
+        }
+        b.users = users;
+        b
+    }
+
+    #[test]
+    fn a_second_is_emitted_once_every_part_reported_it_merged() {
+        let overrides = Overrides {
+            url: Some("http://127.0.0.1:9/".into()),
+            users: Some(3),
+            ..Overrides::default()
+        };
+        let plan = scenario::load(None, &overrides).unwrap();
+        let seen = std::cell::RefCell::new(Vec::new());
+        let mut observer = |live: &Live| {
+            seen.borrow_mut()
+                .push((live.elapsed, live.requests, live.users))
+        };
+        let mut timeline = Timeline::new(&plan, 2);
+        timeline.add(bucket(0, 4, 2), false, &mut observer);
+        timeline.add(bucket(1, 1, 2), false, &mut observer);
+        assert!(
+            seen.borrow().is_empty(),
+            "second 0 waits for the other part"
+        );
+        timeline.add(bucket(0, 3, 1), false, &mut observer);
+        assert_eq!(*seen.borrow(), [(Duration::from_secs(1), 7, Some(3))]);
+        // The other part ends with an empty tail in second 1: it counts, adds nothing.
+        timeline.add(SecondBucket::new(1), true, &mut observer);
+        assert_eq!(seen.borrow().len(), 2);
+        assert_eq!(seen.borrow()[1], (Duration::from_secs(2), 8, Some(2)));
+        // A part's last second that no other part reports stays for the finish.
+        timeline.add(bucket(2, 2, 0), true, &mut observer);
+        assert_eq!(seen.borrow().len(), 2);
+        let done: Vec<(u64, u64)> = timeline
+            .finish()
+            .iter()
+            .map(|b| (b.t, b.latency.len()))
+            .collect();
+        assert_eq!(done, [(0, 7), (1, 1), (2, 2)]);
     }
 }
