@@ -21,10 +21,26 @@ use serde::{Deserialize, Serialize};
 use super::Schedule;
 
 /// Part `index` of `count` equal parts of a run's load. `Slice::WHOLE` is the whole.
+/// Always `index < count`, also when read from elsewhere (serde checks it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "Parts")]
 pub struct Slice {
     index: u64,
     count: u64,
+}
+
+/// A slice as it arrives, before its index is checked.
+#[derive(Deserialize)]
+struct Parts {
+    index: u64,
+    count: u64,
+}
+
+impl TryFrom<Parts> for Slice {
+    type Error = BadSlice;
+    fn try_from(p: Parts) -> Result<Slice, BadSlice> {
+        Slice::new(p.index, p.count)
+    }
 }
 
 /// A slice index out of range (`index >= count`, or `count` zero).
@@ -82,7 +98,8 @@ impl Slice {
 
     /// The schedule's number of this part's arrival `n` (both 0-based).
     pub fn arrival(&self, n: u64) -> u64 {
-        self.index + n * self.count
+        // Saturating: past u64::MAX no schedule has arrivals left anyway.
+        n.saturating_mul(self.count).saturating_add(self.index)
     }
 
     /// When this part's arrival `n` is due in `schedule` (a rate per second), from the
@@ -250,5 +267,15 @@ mod tests {
         assert_eq!(Slice::new(0, 1), Ok(Slice::WHOLE));
         let inner = Slice::new(2, 4).unwrap().within(Slice::new(1, 3).unwrap());
         assert_eq!((inner.index(), inner.count()), (6, 12));
+        // Read from a peer, a slice is checked the same way.
+        let read = |text: &str| serde_json::from_str::<Slice>(text);
+        assert!(read(r#"{"index":0,"count":0}"#).is_err());
+        assert!(read(r#"{"index":5,"count":5}"#).is_err());
+        assert_eq!(
+            read(r#"{"index":1,"count":5}"#).unwrap(),
+            Slice::new(1, 5).unwrap()
+        );
+        let text = serde_json::to_string(&inner).unwrap();
+        assert_eq!(read(&text).unwrap(), inner);
     }
 }
