@@ -16,6 +16,7 @@ mod grpc_steps;
 mod hostile;
 mod http2;
 mod http2_client;
+mod otlp;
 mod quick_flags;
 mod report_cli;
 mod rounds_cli;
