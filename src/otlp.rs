@@ -31,6 +31,7 @@ use std::time::Duration;
 
 use opentelemetry::metrics::{Counter, Gauge, Histogram, MeterProvider as _};
 use opentelemetry::KeyValue;
+use opentelemetry_http::{HttpClient, HttpError};
 use opentelemetry_otlp::{Protocol, RetryPolicy, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::metrics::data::ResourceMetrics;
@@ -123,6 +124,60 @@ struct Pushes {
     ok: AtomicU64,
     failed: AtomicU64,
     last_error: Mutex<Option<String>>,
+    /// Why the last request could not be sent at all (refused, timed out...), which
+    /// the exporter's own error reduces to "network error".
+    transport: Mutex<Option<String>>,
+}
+
+/// The HTTP client the exporter sends with: reqwest's, keeping the cause of a request
+/// that could not be sent.
+#[derive(Debug)]
+struct Client {
+    inner: reqwest::blocking::Client,
+    pushes: Arc<Pushes>,
+}
+
+#[async_trait::async_trait]
+impl HttpClient for Client {
+    async fn send_bytes(
+        &self,
+        request: http::Request<bytes::Bytes>,
+    ) -> Result<http::Response<bytes::Bytes>, HttpError> {
+        let result = self.inner.send_bytes(request).await;
+        if let Err(e) = &result {
+            let mut reason = e.to_string();
+            let mut source = e.source();
+            while let Some(cause) = source {
+                reason = format!("{reason}: {cause}");
+                source = cause.source();
+            }
+            *lock(&self.pushes.transport) = Some(reason);
+        }
+        result
+    }
+}
+
+/// Locks `m`, whatever a panicking holder left in it (a reason string is always whole).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Why a push failed, in words: the transport's cause when there is one, and what to
+/// check for a receiver that has no such path.
+fn push_failure(e: &dyn std::fmt::Display, pushes: &Pushes) -> String {
+    let said = e.to_string();
+    if said.contains("network error") {
+        if let Some(cause) = lock(&pushes.transport).take() {
+            return cause;
+        }
+    }
+    if said.contains("status code: 404") {
+        return format!(
+            "{said} (no OTLP receiver at that path: a collector takes its base URL, \
+             Prometheus /api/v1/otlp with --web.enable-otlp-receiver)"
+        );
+    }
+    said
 }
 
 /// The exporter, counting its pushes and saying once, as soon as it happens, that the
@@ -142,17 +197,14 @@ impl<E: PushMetricExporter> PushMetricExporter for Counted<E> {
                 self.pushes.ok.fetch_add(1, Ordering::Relaxed);
             }
             Err(e) => {
+                let reason = push_failure(e, &self.pushes);
                 if self.pushes.failed.fetch_add(1, Ordering::Relaxed) == 0 {
                     eprintln!(
-                        "warning: --otlp {}: a push failed: {e}; the run goes on (failures are counted at the end)",
+                        "warning: --otlp {}: a push failed: {reason}; the run goes on (failures are counted at the end)",
                         self.endpoint
                     );
                 }
-                *self
-                    .pushes
-                    .last_error
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+                *lock(&self.pushes.last_error) = Some(reason);
             }
         }
         result
@@ -200,11 +252,15 @@ impl Otlp {
             endpoint: endpoint.to_string(),
             source,
         })?;
-        let client = reqwest::blocking::Client::builder()
-            .tls_backend_preconfigured((*tls).clone())
-            .timeout(PUSH_TIMEOUT)
-            .build()
-            .map_err(|e| build(e.to_string()))?;
+        let pushes = Arc::new(Pushes::default());
+        let client = Client {
+            inner: reqwest::blocking::Client::builder()
+                .tls_backend_preconfigured((*tls).clone())
+                .timeout(PUSH_TIMEOUT)
+                .build()
+                .map_err(|e| build(e.to_string()))?,
+            pushes: pushes.clone(),
+        };
         let exporter = opentelemetry_otlp::MetricExporter::builder()
             .with_http()
             .with_http_client(client)
@@ -215,7 +271,6 @@ impl Otlp {
             .with_temporality(Temporality::Cumulative)
             .build()
             .map_err(|e| build(e.to_string()))?;
-        let pushes = Arc::new(Pushes::default());
         let exporter = Counted {
             inner: exporter,
             endpoint: endpoint.to_string(),
@@ -343,11 +398,7 @@ impl Otlp {
         if failed == 0 && last.is_ok() {
             return None;
         }
-        let reason = self
-            .pushes
-            .last_error
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        let reason = lock(&self.pushes.last_error)
             .clone()
             .or_else(|| last.as_ref().err().map(ToString::to_string))
             .unwrap_or_default();

@@ -263,6 +263,31 @@ fn a_receiver_that_is_not_there_costs_a_warning_not_the_run() {
         err.contains(&format!("{endpoint}: ")) && err.contains("pushes failed"),
         "the end names the receiver and counts the failures: {err}"
     );
+    assert!(err.contains("Connection refused"), "and says why: {err}");
+
+    // A server that is there but has no receiver at that path (the built-in target).
+    let elsewhere = format!("{}/no-receiver", target.url());
+    let command = headroom(
+        dir.path(),
+        &[
+            "--url",
+            &url,
+            "--rate",
+            "50",
+            "--duration",
+            "1s",
+            "--otlp",
+            &elsewhere,
+        ],
+    );
+    let out = run_command(command, LIMIT);
+    assert_exit(&out, 0);
+    read_summary(&dir.path().join("s.json"));
+    let err = stderr(&out);
+    assert!(
+        err.contains("status code: 404 (no OTLP receiver at that path"),
+        "{err}"
+    );
 }
 
 #[test]

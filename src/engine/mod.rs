@@ -251,7 +251,7 @@ pub fn run(
     let mut summary = summarize::summarize(
         &plan,
         &merged,
-        timeline.finish(),
+        timeline.finish(observer),
         summarize::Span {
             scheduled,
             measured,
@@ -442,14 +442,17 @@ impl<'a> Timeline<'a> {
         self.done.push(second);
     }
 
-    fn finish(mut self) -> Vec<Second> {
+    /// The seconds not every thread reported (a thread whose work ended earlier sends
+    /// no later second) are complete now that all threads are done: the observer hears
+    /// them too, so that what it added up (the dashboard's and OTLP's counters) ends
+    /// equal to the summary's totals.
+    fn finish(mut self, observer: &mut dyn Observer) -> Vec<Second> {
         let rest: Vec<SecondBucket> = std::mem::take(&mut self.pending)
             .into_values()
             .map(|(b, _)| b)
             .collect();
         for bucket in rest {
-            let second = summarize::second(&bucket, self.plan);
-            self.done.push(second);
+            self.emit(&bucket, observer);
         }
         self.done.sort_by_key(|s| s.t);
         self.done
