@@ -9,6 +9,7 @@
 mod browser;
 mod find_stop;
 mod metrics;
+mod postgres_live;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
