@@ -105,6 +105,24 @@ peer_websocat() {
     "$bin" --version | grep -q "$WEBSOCAT_VERSION"
 }
 
+# Prometheus 3 (Apache-2.0), for its OTLP receiver (`--web.enable-otlp-receiver`):
+# `--otlp` pushes land in a real time-series database the tests then query. Debian's
+# package (2.42) predates the receiver, so it is built from the Go module proxy (its
+# v3 releases are the module's v0.3xx versions). `remove_all_sd` leaves out the cloud
+# service discoveries (Azure, AWS, GCE, Kubernetes...), most of the build; the web UI's
+# assets are not embedded (the HTTP API, which the tests use, needs none).
+PROMETHEUS_VERSION=v0.316.0
+peer_prometheus() {
+    local dir="$PEERS/prometheus-$PROMETHEUS_VERSION"
+    if [ ! -x "$dir/prometheus" ]; then
+        command -v go >/dev/null || die "go is needed to build Prometheus"
+        mkdir -p "$dir"
+        GOBIN="$dir" go install -tags remove_all_sd \
+            "github.com/prometheus/prometheus/cmd/prometheus@$PROMETHEUS_VERSION" || return 1
+    fi
+    ln -sfn "$dir/prometheus" "$PEERS/prometheus"
+}
+
 main() {
     local fn
     for fn in $(declare -F | awk '{print $3}' | grep '^peer_' | sort); do

@@ -297,6 +297,12 @@ pub struct CommonArgs {
           default_missing_value = crate::dashboard::DEFAULT_ADDR,
           value_parser = crate::dashboard::parse_addr)]
     pub dashboard: Option<std::net::SocketAddr>,
+    /// Push the run's metrics over OTLP/HTTP while it runs, to URL: a collector's base
+    /// URL (`http://127.0.0.1:4318`) or Prometheus' OTLP receiver
+    /// (`http://127.0.0.1:9090/api/v1/otlp`); `/v1/metrics` is added. Every
+    /// `OTEL_METRIC_EXPORT_INTERVAL` ms (5000 by default) and once at the end.
+    #[arg(long, value_name = "URL", value_parser = crate::otlp::parse_endpoint)]
+    pub otlp: Option<String>,
 }
 
 /// Parses the process arguments, runs the command, and returns the exit code.

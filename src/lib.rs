@@ -16,6 +16,7 @@ pub mod convert;
 pub mod dashboard;
 pub mod engine;
 pub mod metrics;
+pub mod otlp;
 pub mod plan;
 pub mod report;
 pub mod scenario;

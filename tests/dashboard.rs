@@ -1,13 +1,15 @@
 //! The live dashboard (`--dashboard`, issue 12) end to end: the built binary against
 //! the built-in target on loopback, its page driven in headless Chromium through the
-//! DevTools protocol (`browser`), and its `/metrics` scraped during a run (`metrics`).
+//! DevTools protocol (`browser`; `find_stop` for a search stopped from the page), and
+//! its `/metrics` scraped during a run (`metrics`).
 //!
 //! The runs measure timing and share two cores with the browser, so they go one at a
 //! time (`SERIAL`), each a few seconds of load.
 
 mod browser;
-mod cdp;
+mod find_stop;
 mod metrics;
+mod postgres_live;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -306,10 +306,19 @@
     });
     const pg = $("postgres");
     pg.textContent = "";
-    if (state.postgres) {
-      const p = state.postgres;
+    // While the load runs, the watch's own recount (every few seconds) of the statements
+    // so far; otherwise, or before it has any, those of the last finished run or step.
+    const live = state.finished ? null :
+      state.watches.find((w) => w.kind === "postgres" && (w.top_queries || []).length > 0);
+    const unit = state.meta.command === "find" ? "step" : "run";
+    const p = live ? { spec: live.spec, top_queries: live.top_queries } : state.postgres;
+    if (p) {
       const h = document.createElement("h2");
-      h.textContent = `PostgreSQL (${p.spec}): top statements of the last ${state.meta.command === "find" ? "step" : "run"}`;
+      h.id = "postgres-heading";
+      h.dataset.live = live ? "true" : "false";
+      h.textContent = live ?
+        `PostgreSQL (${p.spec}): top statements so far in this ${unit}` :
+        `PostgreSQL (${p.spec}): top statements of the last ${unit}`;
       pg.appendChild(h);
       const table = document.createElement("table");
       table.className = "table";

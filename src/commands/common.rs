@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::cli::CommonArgs;
 use crate::dashboard::{Dashboard, DashboardError};
 use crate::engine::Control;
+use crate::otlp::{Otlp, OtlpError};
 use crate::plan::Plan;
 use crate::scenario::Overrides;
 use crate::store::{RunKind, RunMeta, RunWriter, Store};
@@ -71,6 +72,29 @@ pub fn start_dashboard(
         .dashboard
         .map(|addr| Dashboard::start(addr, command, plan, control))
         .transpose()
+}
+
+/// Sets up the OTLP push when `--otlp` was given. A receiver that cannot be set up
+/// (its CA file unreadable...) is bad input; one that cannot be reached is only a
+/// warning, when a push fails.
+pub fn start_otlp(
+    common: &CommonArgs,
+    command: &'static str,
+    plan: &Plan,
+) -> Result<Option<Otlp>, OtlpError> {
+    common
+        .otlp
+        .as_deref()
+        .map(|endpoint| Otlp::start(endpoint, command, plan))
+        .transpose()
+}
+
+/// Pushes the OTLP totals one last time (when `--otlp` was given), warning when
+/// pushes failed.
+pub fn finish_otlp(otlp: Option<Otlp>) {
+    if let Some(warning) = otlp.and_then(Otlp::finish) {
+        eprintln!("warning: {warning}");
+    }
 }
 
 /// What the user calls a record of `kind` in messages: a run or a search.

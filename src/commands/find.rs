@@ -10,6 +10,7 @@ use crate::cli::{FindArgs, EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_
 use crate::dashboard::Dashboard;
 use crate::engine::Control;
 use crate::metrics::threshold::{Metric, Threshold};
+use crate::otlp::Otlp;
 use crate::plan::Plan;
 use crate::report::units::seconds;
 use crate::scenario;
@@ -59,6 +60,13 @@ pub fn run(args: &FindArgs) -> i32 {
     };
     let control = Control::default();
     common::stop_on_ctrl_c(&control, "; an interrupted search will leave no report");
+    let otlp = match common::start_otlp(&args.common, "find", &plan) {
+        Ok(otlp) => otlp,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
     let dashboard = match common::start_dashboard(&args.common, "find", &plan, &control) {
         Ok(dashboard) => dashboard,
         Err(e) => {
@@ -81,7 +89,9 @@ pub fn run(args: &FindArgs) -> i32 {
         args.common.quiet,
         &mut keeper,
         dashboard.as_ref(),
+        otlp.as_ref(),
     );
+    common::finish_otlp(otlp);
     if let Some(id) = keeper.finish(&result, &plan.names) {
         if !args.common.quiet {
             eprintln!("saved as run {id}");
@@ -167,7 +177,7 @@ pub fn prepare(args: &FindArgs) -> Result<(Plan, SearchOptions), String> {
 
 /// Runs the search, printing a line per step (and any isolation wait) to stderr
 /// unless `quiet`; `keeper` watches each measured window and records each step; a
-/// `dashboard` is told of every step and every second.
+/// `dashboard` is told of every step and every second, an `otlp` push of every second.
 pub fn execute(
     plan: &Plan,
     opts: &SearchOptions,
@@ -175,6 +185,7 @@ pub fn execute(
     quiet: bool,
     keeper: &mut StepKeeper<'_>,
     dashboard: Option<&Dashboard>,
+    otlp: Option<&Otlp>,
 ) -> SearchResult {
     let unit = Unit::of(plan);
     if !quiet {
@@ -219,6 +230,9 @@ pub fn execute(
         Event::Second(live) => {
             if let Some(d) = dashboard {
                 d.second(live);
+            }
+            if let Some(o) = otlp {
+                o.second(live);
             }
         }
         Event::Finished(index, step) => {

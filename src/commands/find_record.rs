@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::metrics::recorder::Recorder;
 use crate::metrics::summary::Summary;
-use crate::search::{SearchResult, StepRecord};
+use crate::search::{LimitedBy, SearchResult, StepRecord};
 use crate::store::{RunWriter, StoreError};
 use crate::watch::{LiveWatches, WatchError, Watches};
 
@@ -115,16 +115,22 @@ impl<'s> StepKeeper<'s> {
 
     /// Ends the record: the best passing step's summary and histograms
     /// (`names[i]` names `recorder.by_name[i]`), or `failed` with the result's
-    /// conclusion when no step passed. Returns the run id when it was recorded.
+    /// conclusion when no step passed; `interrupted` either way when the search was
+    /// stopped. Returns the run id when it was recorded.
     pub fn finish(mut self, result: &SearchResult, names: &[String]) -> Option<i64> {
         if let Some(watches) = self.running.take() {
             watches.finish(None);
         }
         let writer = self.writer?;
         let id = writer.id();
-        let ended = match self.best {
-            Some(best) => writer.finish(&best.summary, &best.recorder, names),
-            None => writer.fail(&result.conclusion),
+        // A stopped search is recorded as `interrupted` (its best step so far kept),
+        // not `done` or `failed`: it did not answer its question.
+        let interrupted = result.limited_by == LimitedBy::Interrupted;
+        let ended = match (self.best, interrupted) {
+            (Some(best), false) => writer.finish(&best.summary, &best.recorder, names),
+            (Some(best), true) => writer.finish_interrupted(&best.summary, &best.recorder, names),
+            (None, false) => writer.fail(&result.conclusion),
+            (None, true) => writer.interrupt(&result.conclusion),
         };
         match ended {
             Ok(()) => Some(id),

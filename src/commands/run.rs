@@ -57,6 +57,14 @@ pub fn run(args: &RunArgs) -> i32 {
     };
     let control = Control::default();
     common::stop_on_ctrl_c(&control, "; an interrupted run will leave no summary");
+    let otlp = match common::start_otlp(&args.common, "run", &plan) {
+        Ok(otlp) => otlp,
+        Err(e) => {
+            watches.finish(None);
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
     let dashboard = match common::start_dashboard(&args.common, "run", &plan, &control) {
         Ok(dashboard) => dashboard,
         Err(e) => {
@@ -84,6 +92,9 @@ pub fn run(args: &RunArgs) -> i32 {
         if let Some(d) = &dashboard {
             d.second(live);
         }
+        if let Some(o) = &otlp {
+            o.second(live);
+        }
         if let Some(Err(e)) = writer.as_mut().map(|w| w.second(&live.last)) {
             if !std::mem::replace(&mut store_warned, true) {
                 eprintln!("warning: {e}");
@@ -94,6 +105,7 @@ pub fn run(args: &RunArgs) -> i32 {
     if let Some(p) = progress.as_mut() {
         p.finish();
     }
+    common::finish_otlp(otlp);
     let mut outcome = match result {
         Ok(outcome) => outcome,
         Err(e) => {

@@ -181,6 +181,7 @@ pub fn parse(command: &str) -> Result<Exchange, ConvertError> {
         url,
         headers,
         body,
+        recorded_error: None,
     })
 }
 

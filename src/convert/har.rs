@@ -1,6 +1,7 @@
 //! A HAR file (HTTP Archive 1.2, as browsers' developer tools and Chromium's
 //! `--log-net-log` tooling export it) to [`Exchange`]s, in the order recorded. Only
-//! `log.entries[].request` is read: method, URL, headers and `postData.text`.
+//! `log.entries[].request` is read (method, URL, headers and `postData.text`), and
+//! of the response its status when it was an error, which the replay then expects.
 //! Entries that are not http(s) (`data:`, extensions) are skipped; a binary body
 //! (`postData` without text) is an error naming the entry.
 
@@ -21,6 +22,13 @@ struct Log {
 #[derive(Deserialize)]
 struct Entry {
     request: Request,
+    response: Option<Response>,
+}
+
+#[derive(Deserialize)]
+struct Response {
+    /// 0 (or absent) when the browser got no answer.
+    status: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -55,6 +63,8 @@ pub fn parse(text: &str) -> Result<Vec<Exchange>, ConvertError> {
     let mut out = Vec::new();
     for (i, entry) in har.log.entries.into_iter().enumerate() {
         let r = entry.request;
+        let status = entry.response.and_then(|r| r.status);
+        let recorded_error = status.filter(|s| (400..=599).contains(s)).map(|s| s as u16);
         if !(r.url.starts_with("http://") || r.url.starts_with("https://")) {
             continue;
         }
@@ -86,6 +96,7 @@ pub fn parse(text: &str) -> Result<Vec<Exchange>, ConvertError> {
             url: r.url,
             headers,
             body: body.filter(|b| !b.is_empty()),
+            recorded_error,
         });
     }
     if out.is_empty() {
@@ -108,10 +119,19 @@ mod tests {
                           {"name": "Content-Type", "value": "application/json"}],
               "postData": {"mimeType": "application/json", "text": "{\"a\":1}"}},
              "response": {"status": 201}},
-            {"request": {"method": "GET", "url": "http://127.0.0.1:1/tasks/1", "headers": []}}
+            {"request": {"method": "GET", "url": "http://127.0.0.1:1/tasks/1", "headers": []}},
+            {"request": {"method": "GET", "url": "http://127.0.0.1:1/favicon.ico"},
+             "response": {"status": 404}}
           ]}}"#;
         let got = parse(har).unwrap();
-        assert_eq!(got.len(), 2);
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0].recorded_error, None, "a success expects no status");
+        assert_eq!(got[2].recorded_error, Some(404));
+        let yaml = super::super::scenario("r", &got, true).unwrap();
+        assert!(
+            yaml.contains("name: \"GET /favicon.ico\"\n          method: GET\n          path: \"/favicon.ico\"\n          expect: {status: 404}\n"),
+            "{yaml}"
+        );
         assert_eq!(got[0].method, "POST");
         assert_eq!(
             got[0].headers,

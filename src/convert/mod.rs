@@ -64,6 +64,10 @@ pub struct Exchange {
     pub headers: Vec<(String, String)>,
     /// The body, when there is one.
     pub body: Option<String>,
+    /// The status a recording says the server answered, when it was an error (400 or
+    /// more): the replay then expects it (a browser's `favicon.ico` that was a 404
+    /// stays a 404, not a failure). `None` for curl and for successes.
+    pub recorded_error: Option<u16>,
 }
 
 /// Reads `input` to its end, refusing more than [`MAX_INPUT`] bytes.
@@ -144,6 +148,9 @@ fn request_yaml(out: &mut String, e: &Exchange, path: &str, indent: &str) {
             let _ = writeln!(out, "{indent}  {}: {}", q(n), q(v));
         }
     }
+    if let Some(status) = e.recorded_error {
+        let _ = writeln!(out, "{indent}expect: {{status: {status}}}");
+    }
     if let Some(body) = &e.body {
         let is_json = e.headers.iter().any(|(n, v)| {
             n.eq_ignore_ascii_case("content-type") && v.to_ascii_lowercase().contains("json")
@@ -222,6 +229,7 @@ mod tests {
             url: url.into(),
             headers: vec![("content-type".into(), "application/json".into())],
             body: Some(r#"{"a": "x: \"y\""}"#.into()),
+            recorded_error: None,
         }
     }
 

@@ -231,7 +231,7 @@ pub fn run_share(
     Ok(Share {
         shard,
         recorder: merged,
-        seconds: timeline.finish(),
+        seconds: timeline.finish(observer),
         scheduled,
         last_done: last_done.map(|t| t.saturating_duration_since(start)),
         interrupted,

@@ -87,13 +87,18 @@ impl<'a> Timeline<'a> {
         self.done.push(bucket);
     }
 
-    /// Every second with something in it, emitted or not (a part that ended early
-    /// leaves later seconds incomplete), merged and in order.
-    pub fn finish(mut self) -> Vec<SecondBucket> {
-        let rest = std::mem::take(&mut self.pending)
+    /// Every second with something in it, merged and in order. The seconds not every
+    /// part reported (a part whose work ended earlier sends no later second) are
+    /// complete now that all parts are done: `observer` hears them too, so that what it
+    /// added up (the dashboard's and OTLP's counters) ends equal to the totals.
+    pub fn finish(mut self, observer: &mut dyn Observer) -> Vec<SecondBucket> {
+        let rest: Vec<SecondBucket> = std::mem::take(&mut self.pending)
             .into_values()
-            .map(|(b, _)| b);
-        self.done.extend(rest);
+            .map(|(b, _)| b)
+            .collect();
+        for bucket in rest {
+            self.emit(bucket, observer);
+        }
         self.done.sort_by_key(|s| s.t);
         self.done
     }
@@ -139,14 +144,17 @@ mod tests {
         timeline.add(SecondBucket::new(1), true, &mut observer);
         assert_eq!(seen.borrow().len(), 2);
         assert_eq!(seen.borrow()[1], (Duration::from_secs(2), 8, Some(2)));
-        // A part's last second that no other part reports stays for the finish.
+        // A part's last second that no other part reports waits for the finish, which
+        // tells the observer of it too: the observer's sum ends equal to the totals.
         timeline.add(bucket(2, 2, 0), true, &mut observer);
         assert_eq!(seen.borrow().len(), 2);
         let done: Vec<(u64, u64)> = timeline
-            .finish()
+            .finish(&mut observer)
             .iter()
             .map(|b| (b.t, b.latency.len()))
             .collect();
         assert_eq!(done, [(0, 7), (1, 1), (2, 2)]);
+        assert_eq!(seen.borrow().len(), 3);
+        assert_eq!(seen.borrow()[2], (Duration::from_secs(3), 10, Some(0)));
     }
 }

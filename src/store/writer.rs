@@ -164,6 +164,39 @@ impl RunWriter<'_> {
         recorder: &Recorder,
         names: &[String],
     ) -> Result<(), StoreError> {
+        let interrupted = summary.interrupted;
+        self.end(summary, recorder, names, interrupted)
+    }
+
+    /// As [`RunWriter::finish`], but ends the run as `interrupted` whatever `summary`
+    /// says: a search stopped after its best step keeps that step's (complete)
+    /// summary, and its record must still say the search did not end on its own.
+    pub fn finish_interrupted(
+        self,
+        summary: &Summary,
+        recorder: &Recorder,
+        names: &[String],
+    ) -> Result<(), StoreError> {
+        self.end(summary, recorder, names, true)
+    }
+
+    /// Ends a run stopped before it had a summary to keep as `interrupted`, with
+    /// `message` (which must hold no secret) saying what it got to.
+    pub fn interrupt(self, message: &str) -> Result<(), StoreError> {
+        self.store.conn().execute(
+            "UPDATE runs SET status = 'interrupted', ended_at = ?, message = ? WHERE id = ?",
+            params![now_rfc3339(), message, self.id],
+        )?;
+        Ok(())
+    }
+
+    fn end(
+        self,
+        summary: &Summary,
+        recorder: &Recorder,
+        names: &[String],
+        interrupted: bool,
+    ) -> Result<(), StoreError> {
         let conn = self.store.conn();
         let tx = conn.unchecked_transaction()?;
         for second in &summary.timeline {
@@ -174,11 +207,7 @@ impl RunWriter<'_> {
             )?;
         }
         histograms::save(&tx, self.id, recorder, names)?;
-        let status = if summary.interrupted {
-            "interrupted"
-        } else {
-            "done"
-        };
+        let status = if interrupted { "interrupted" } else { "done" };
         tx.execute(
             "UPDATE runs SET status = ?, ended_at = ?, summary_json = ?, verdict = ? WHERE id = ?",
             params![

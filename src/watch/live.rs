@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 
 use super::cgroup::CgroupSample;
+use super::pg_statements::TopQuery;
 use super::postgres::PostgresSample;
 use super::process::ProcessSample;
 use super::prometheus::PrometheusSample;
@@ -47,13 +48,17 @@ pub enum LiveSample {
         /// Memory cap in MiB (`None`: no cap).
         memory_cap_mb: Option<f64>,
     },
-    /// `postgres:URL`: connections by state beside `max_connections`.
+    /// `postgres:URL`: connections by state beside `max_connections`, and the top
+    /// statements so far (recounted every few seconds; empty without
+    /// `pg_stat_statements`).
     Postgres {
         /// The sample.
         #[serde(flatten)]
         sample: PostgresSample,
         /// `max_connections`.
         max_connections: u64,
+        /// The statements with the most execution time since the watch started.
+        top_queries: Vec<TopQuery>,
     },
     /// `prometheus:URL`: the kept series' values.
     Prometheus(PrometheusSample),

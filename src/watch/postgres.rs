@@ -114,7 +114,15 @@ pub(crate) struct PostgresSampler {
     prev: Option<(f64, Counters)>,
     samples: Vec<PostgresSample>,
     notices: Vec<String>,
+    /// The top statements since the baseline, as of `live_top_at` (for the dashboard).
+    live_top: Vec<TopQuery>,
+    live_top_at: Option<f64>,
 }
+
+/// How often the top statements are recounted while the load runs (the dashboard's
+/// view; the summary's are counted once, at the end). Why not every sample: reading
+/// `pg_stat_statements` costs the server a scan of every statement it keeps.
+const LIVE_TOP_EVERY_S: f64 = 2.0;
 
 async fn connect(url: &str) -> Result<Client, String> {
     let (client, connection) = tokio::time::timeout(TIMEOUT, tokio_postgres::connect(url, NoTls))
@@ -156,6 +164,8 @@ impl PostgresSampler {
             prev: None,
             samples: Vec::new(),
             notices: Vec::new(),
+            live_top: Vec::new(),
+            live_top_at: None,
         };
         match s.statements_now() {
             Ok(snap) => s.statements = Some(snap),
@@ -165,6 +175,22 @@ impl PostgresSampler {
             )),
         }
         Ok(s)
+    }
+
+    /// Recounts the top statements since the baseline, at most every
+    /// [`LIVE_TOP_EVERY_S`]. A failed read keeps the previous list: the dashboard's view
+    /// may lag, the summary's count does not depend on it.
+    fn recount_live_top(&mut self, t: f64) {
+        let Some(start) = self.statements.take() else {
+            return;
+        };
+        if self.live_top_at.is_none_or(|at| t - at >= LIVE_TOP_EVERY_S) {
+            if let Ok(now) = self.statements_now() {
+                self.live_top = pg_statements::top(&start, &now);
+                self.live_top_at = Some(t);
+            }
+        }
+        self.statements = Some(start);
     }
 
     fn statements_now(&mut self) -> Result<Snapshot, String> {
@@ -252,6 +278,7 @@ impl Sampler for PostgresSampler {
             tps,
             waiting_locks: count(4),
         });
+        self.recount_live_top(t);
         Ok(())
     }
 
@@ -259,6 +286,7 @@ impl Sampler for PostgresSampler {
         Some(LiveSample::Postgres {
             sample: self.samples.last()?.clone(),
             max_connections: self.limit,
+            top_queries: self.live_top.clone(),
         })
     }
 

@@ -9,20 +9,11 @@ use headroom::search::SearchResult;
 use headroom::target::{self, TargetOptions};
 use serde_json::Value;
 
-use super::cdp::Chromium;
 use super::{http_get, serial, Running};
-use crate::support::read_summary;
+use crate::support::{chromium_runtime as runtime, read_summary, Chromium};
 
 /// The "achieved req/s" series' stroke (PALETTE[2] in dashboard.js).
 const ACHIEVED: [u8; 3] = [0x1a, 0x9e, 0x5a];
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// The page's figure `id` (its `data-value`), as a number.
 async fn figure(page: &Chromium, id: &str) -> f64 {

@@ -10,6 +10,8 @@
 //! - [`http_get`]: one plain GET, to read back what a target holds.
 //! - [`RouteGuide`]: grpc-go's route_guide example server (a peer) on a free port.
 //! - [`Cluster`]: a throwaway PostgreSQL cluster on a free loopback port.
+//! - [`Chromium`]: headless Chromium driven through the DevTools protocol, with what
+//!   its page logged and requested, and [`Shot`]: a screenshot's pixels.
 //!
 //! Every address used here is on 127.0.0.1; no helper opens a fixed port.
 
@@ -17,6 +19,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod certs;
+mod chromium;
 mod headroom;
 pub(crate) mod hostile;
 mod http;
@@ -32,6 +35,9 @@ pub(crate) mod route_guide;
 mod self_test;
 mod summary;
 
+pub(crate) use chromium::{
+    contrast, luminance, runtime as chromium_runtime, saturated, Chromium, Shot,
+};
 pub(crate) use headroom::{
     assert_exit, headroom_bin, run_command, run_headroom, stderr, stdout, test_store,
 };

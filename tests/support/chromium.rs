@@ -1,16 +1,22 @@
 //! Headless Chromium (`/usr/bin/chromium`) driven through the DevTools protocol with
 //! chromiumoxide: one fresh profile per browser, and every console message, uncaught
 //! exception, log entry and network request of the page kept for the test to check.
+//! [`Chromium::screenshot`] captures a part of the page (`Page.captureScreenshot`) as a
+//! [`Shot`] whose pixels a test counts; [`Chromium::emulate_dark`] asks the page for
+//! its dark styles (`Emulation.setEmulatedMedia`).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use chromiumoxide::cdp::browser_protocol::emulation::MediaFeature;
 use chromiumoxide::cdp::browser_protocol::log::{EventEntryAdded, LogEntryLevel};
 use chromiumoxide::cdp::browser_protocol::network::EventRequestWillBeSent;
+use chromiumoxide::cdp::browser_protocol::page::Viewport;
 use chromiumoxide::cdp::js_protocol::runtime::{
     ConsoleApiCalledType, EventConsoleApiCalled, EventExceptionThrown,
 };
+use chromiumoxide::page::ScreenshotParams;
 use chromiumoxide::{Browser, BrowserConfig, Page};
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
@@ -18,15 +24,84 @@ use tokio::task::JoinHandle;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
+/// A runtime for one browser test: chromiumoxide's handler and the page's event
+/// collectors run on it beside the test's own steps.
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A screenshot, decoded: `width × height` pixels, RGB.
+pub(crate) struct Shot {
+    pub(crate) width: usize,
+    pub(crate) height: usize,
+    pub(crate) rgb: Vec<[u8; 3]>,
+}
+
+impl Shot {
+    /// Decodes a PNG as Chromium captures it (RGB or RGBA, 8 bits).
+    fn decode(png_bytes: &[u8]) -> Shot {
+        let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
+        let mut reader = decoder.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        assert_eq!(info.bit_depth, png::BitDepth::Eight, "{info:?}");
+        let channels = info.color_type.samples();
+        assert!(channels >= 3, "{:?}", info.color_type);
+        let rgb = buf[..info.buffer_size()]
+            .chunks(channels)
+            .map(|px| [px[0], px[1], px[2]])
+            .collect();
+        Shot {
+            width: info.width as usize,
+            height: info.height as usize,
+            rgb,
+        }
+    }
+
+    /// How many pixels satisfy `keep`.
+    pub(crate) fn count(&self, keep: impl Fn([u8; 3]) -> bool) -> usize {
+        self.rgb.iter().filter(|px| keep(**px)).count()
+    }
+}
+
+/// Relative luminance of an sRGB colour (WCAG 2).
+pub(crate) fn luminance([r, g, b]: [u8; 3]) -> f64 {
+    let lin = |c: u8| {
+        let c = f64::from(c) / 255.0;
+        if c <= 0.04045 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
+}
+
+/// WCAG contrast ratio of two colours, 1 (none) to 21 (black on white).
+pub(crate) fn contrast(a: [u8; 3], b: [u8; 3]) -> f64 {
+    let (la, lb) = (luminance(a), luminance(b));
+    (la.max(lb) + 0.05) / (la.min(lb) + 0.05)
+}
+
+/// Whether a colour is saturated: a chart's line or mark, not grey text or a border.
+pub(crate) fn saturated([r, g, b]: [u8; 3]) -> bool {
+    let (hi, lo) = (r.max(g).max(b), r.min(g).min(b));
+    hi - lo > 60
+}
+
 /// A browser with one page open, and what the page did.
-pub(super) struct Chromium {
+pub(crate) struct Chromium {
     browser: Browser,
     handler: JoinHandle<()>,
-    pub(super) page: Page,
+    pub(crate) page: Page,
     /// Console errors and warnings, uncaught exceptions, error log entries.
-    pub(super) problems: Arc<Mutex<Vec<String>>>,
+    pub(crate) problems: Arc<Mutex<Vec<String>>>,
     /// Every URL the page requested.
-    pub(super) requests: Arc<Mutex<Vec<String>>>,
+    pub(crate) requests: Arc<Mutex<Vec<String>>>,
     _profile: tempfile::TempDir,
 }
 
@@ -48,7 +123,7 @@ fn collect<E: Send + 'static>(
 impl Chromium {
     /// Launches Chromium headless with a fresh profile and opens a blank page whose
     /// console, errors and requests are recorded from then on.
-    pub(super) async fn launch() -> Chromium {
+    pub(crate) async fn launch() -> Chromium {
         assert!(
             Path::new(CHROMIUM).exists(),
             "{CHROMIUM} is missing; `bash scripts/test.sh` installs it (apt-get install chromium)"
@@ -119,7 +194,7 @@ impl Chromium {
     }
 
     /// Evaluates `js` in the page and reads its value.
-    pub(super) async fn eval<T: DeserializeOwned>(&self, js: &str) -> T {
+    pub(crate) async fn eval<T: DeserializeOwned>(&self, js: &str) -> T {
         self.page
             .evaluate(js)
             .await
@@ -129,7 +204,7 @@ impl Chromium {
     }
 
     /// Polls `js` every 100 ms until it is true, at most `limit`.
-    pub(super) async fn wait_for(&self, js: &str, limit: Duration) {
+    pub(crate) async fn wait_for(&self, js: &str, limit: Duration) {
         let deadline = Instant::now() + limit;
         while !self.eval::<bool>(js).await {
             assert!(
@@ -142,7 +217,7 @@ impl Chromium {
 
     /// Pixels of each chart's canvas close to the colour `rgb` (a series' stroke),
     /// keyed by the chart's container id.
-    pub(super) async fn pixels_of(&self, rgb: [u8; 3]) -> serde_json::Value {
+    pub(crate) async fn pixels_of(&self, rgb: [u8; 3]) -> serde_json::Value {
         let js = format!(
             "Object.fromEntries([...document.querySelectorAll('.chart')].map(el => {{
                 const c = el.querySelector('canvas');
@@ -159,9 +234,45 @@ impl Chromium {
         self.eval(&js).await
     }
 
+    /// The bounding box of the first element matching `selector`, in CSS pixels of the
+    /// page (not of the viewport): `[x, y, width, height]`.
+    pub(crate) async fn rect_of(&self, selector: &str) -> [f64; 4] {
+        let js = format!(
+            "(() => {{ const r = document.querySelector({selector:?}).getBoundingClientRect();
+                return [r.x + scrollX, r.y + scrollY, r.width, r.height]; }})()"
+        );
+        self.eval(&js).await
+    }
+
+    /// Captures `rect` of the page (`[x, y, width, height]`, CSS pixels, as
+    /// [`Chromium::rect_of`] gives it) with `Page.captureScreenshot`, at scale 1.
+    pub(crate) async fn screenshot(&self, [x, y, width, height]: [f64; 4]) -> Shot {
+        let clip = Viewport {
+            x,
+            y,
+            width,
+            height,
+            scale: 1.0,
+        };
+        let png = self
+            .page
+            .screenshot(ScreenshotParams::builder().clip(clip).build())
+            .await
+            .expect("Page.captureScreenshot");
+        Shot::decode(&png)
+    }
+
+    /// Emulates a system that prefers dark colours (`prefers-color-scheme: dark`).
+    pub(crate) async fn emulate_dark(&self) {
+        self.page
+            .emulate_media_features(vec![MediaFeature::new("prefers-color-scheme", "dark")])
+            .await
+            .expect("Emulation.setEmulatedMedia");
+    }
+
     /// Fails unless the page logged no error or warning and requested nothing but
     /// `origin` (its own server).
-    pub(super) fn assert_clean(&self, origin: &str) {
+    pub(crate) fn assert_clean(&self, origin: &str) {
         let problems = self.problems.lock().unwrap();
         assert!(
             problems.is_empty(),
@@ -177,7 +288,7 @@ impl Chromium {
     }
 
     /// Closes the browser and waits for it to exit.
-    pub(super) async fn close(mut self) {
+    pub(crate) async fn close(mut self) {
         let _ = self.browser.close().await;
         let _ = self.browser.wait().await;
         self.handler.abort();
