@@ -41,7 +41,6 @@ use opentelemetry_sdk::Resource;
 
 use crate::client::tls::{client_config, TlsOptions};
 use crate::engine::Live;
-use crate::metrics::ErrorKind;
 use crate::plan::Plan;
 
 /// The push interval when `OTEL_METRIC_EXPORT_INTERVAL` does not set one: often enough
@@ -359,13 +358,7 @@ impl Otlp {
             let Some(name) = self.names.get(index) else {
                 continue;
             };
-            let failed: u64 = counts.errors.iter().sum();
-            let outcomes = std::iter::once(("ok", counts.requests - failed)).chain(
-                ErrorKind::ALL
-                    .iter()
-                    .map(|k| (k.as_str(), counts.errors[*k as usize])),
-            );
-            for (outcome, n) in outcomes.filter(|&(_, n)| n > 0) {
+            for (outcome, n) in counts.outcomes().filter(|&(_, n)| n > 0) {
                 i.requests
                     .add(n, &[name.clone(), KeyValue::new("outcome", outcome)]);
             }

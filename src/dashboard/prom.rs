@@ -22,7 +22,6 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
 use super::board::Totals;
-use crate::metrics::ErrorKind;
 
 /// The exposition's content type (OpenMetrics text, which Prometheus scrapes).
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -63,14 +62,7 @@ impl Collector for Snapshot {
         )?;
         for (i, counts) in t.by_name.iter().enumerate() {
             let name = self.names.get(i).map_or("", String::as_str);
-            let failed: u64 = counts.errors.iter().sum();
-            let outcomes = std::iter::once(("ok", counts.requests - failed)).chain(
-                ErrorKind::ALL
-                    .iter()
-                    .map(|k| (k.as_str(), counts.errors[*k as usize]))
-                    .filter(|&(_, n)| n > 0),
-            );
-            for (outcome, n) in outcomes {
+            for (outcome, n) in counts.outcomes() {
                 let labels = [("name", name), ("outcome", outcome)];
                 ConstCounter::new(n).encode(family.encode_family(&labels)?)?;
             }
@@ -155,6 +147,7 @@ fn histogram(
 mod tests {
     use super::*;
     use crate::metrics::recorder::{new_histogram, NameCounts};
+    use crate::metrics::ErrorKind;
 
     #[test]
     fn the_exposition_parses_and_counts_by_name_and_outcome() {

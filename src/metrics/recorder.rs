@@ -168,6 +168,18 @@ pub struct NameCounts {
 }
 
 impl NameCounts {
+    /// The counts by outcome, as `/metrics` and OTLP label them: `ok` (always, zero
+    /// included), then each error kind that occurred.
+    pub fn outcomes(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        let failed: u64 = self.errors.iter().sum();
+        std::iter::once(("ok", self.requests - failed)).chain(
+            ErrorKind::ALL
+                .iter()
+                .map(|k| (k.as_str(), self.errors[*k as usize]))
+                .filter(|&(_, n)| n > 0),
+        )
+    }
+
     /// Adds `other` into these counts.
     pub fn add(&mut self, other: &NameCounts) {
         self.requests += other.requests;
