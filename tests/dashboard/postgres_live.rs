@@ -6,22 +6,15 @@
 use std::time::Duration;
 
 use super::{serial, Running};
-use crate::support::{
-    chromium_runtime, create_pg_stat_statements, read_summary, Chromium, Cluster,
-};
+use crate::support::{chromium_runtime, read_summary, statements_cluster, Chromium};
 use headroom::target::{self, TargetOptions};
 
 #[test]
 fn the_top_statements_are_shown_while_the_run_goes() {
     let _one = serial();
-    let cluster = match Cluster::start_with(&["shared_preload_libraries=pg_stat_statements"]) {
-        Ok(c) => c,
-        Err(reason) => {
-            println!("skipping the live PostgreSQL dashboard test: {reason}");
-            return;
-        }
+    let Some(cluster) = statements_cluster(&[]) else {
+        return;
     };
-    create_pg_stat_statements(&cluster.url());
     let t = target::spawn(TargetOptions {
         postgres: Some(cluster.url()),
         ..TargetOptions::loopback()

@@ -11,7 +11,7 @@ use std::time::Duration;
 use headroom::target::{self, TargetOptions};
 
 use super::{all_output, find, serial, QUICK};
-use crate::support::{run_headroom, Cluster};
+use crate::support::run_headroom;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -127,14 +127,9 @@ fn screenshot_coloured_pixels(file: &Path) -> usize {
 #[test]
 fn a_postgres_search_shows_what_limited_it_and_sizes_it() {
     let _one = serial();
-    let cluster = match Cluster::start_with(&["shared_preload_libraries=pg_stat_statements"]) {
-        Ok(c) => c,
-        Err(reason) => {
-            println!("skipping: {reason}");
-            return;
-        }
+    let Some(cluster) = crate::support::statements_cluster(&[]) else {
+        return;
     };
-    crate::support::create_pg_stat_statements(&cluster.url());
     let t = target::spawn(TargetOptions {
         workers: 2,
         service_time: Duration::from_millis(10),

@@ -50,6 +50,24 @@ pub(crate) use ports::free_port;
 pub(crate) use route_guide::{route_guide_proto, RouteGuide};
 pub(crate) use summary::{assert_adds_up, assert_clean, read_summary, run_with_summary};
 
+/// A throwaway cluster that preloads `pg_stat_statements` (with `settings` besides),
+/// the extension created in its database; `None`, saying why, where PostgreSQL cannot
+/// run here (the caller skips).
+pub(crate) fn statements_cluster(settings: &[&str]) -> Option<Cluster> {
+    let mut all = vec!["shared_preload_libraries=pg_stat_statements"];
+    all.extend_from_slice(settings);
+    match Cluster::start_with(&all) {
+        Ok(cluster) => {
+            create_pg_stat_statements(&cluster.url());
+            Some(cluster)
+        }
+        Err(reason) => {
+            println!("skipping a PostgreSQL test: {reason}");
+            None
+        }
+    }
+}
+
 /// Creates `pg_stat_statements` in a test cluster's database (the cluster must preload it).
 pub(crate) fn create_pg_stat_statements(url: &str) {
     let rt = tokio::runtime::Builder::new_current_thread()

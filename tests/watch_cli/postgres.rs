@@ -9,18 +9,10 @@ use crate::support::{assert_exit, run_headroom, stdout, Cluster, Nginx};
 
 #[test]
 fn postgres_watch_shows_the_targets_insert_and_dead_tuples_after_deletes() {
-    let cluster = match Cluster::start_with(&[
-        "shared_preload_libraries=pg_stat_statements",
-        // Dead tuples must still be there when the run ends.
-        "autovacuum=off",
-    ]) {
-        Ok(c) => c,
-        Err(reason) => {
-            println!("skipping the PostgreSQL watch test: {reason}");
-            return;
-        }
+    // Dead tuples must still be there when the run ends.
+    let Some(cluster) = crate::support::statements_cluster(&["autovacuum=off"]) else {
+        return;
     };
-    crate::support::create_pg_stat_statements(&cluster.url());
     let t = target::spawn(TargetOptions {
         postgres: Some(cluster.url()),
         ..TargetOptions::loopback()
