@@ -401,7 +401,15 @@ fn the_warm_up_keeps_its_connections_and_leaves_nothing_in_the_measured_window()
         measuring: 0,
         measuring_before_a_second: false,
     };
-    let (step, _) = run_step(&plan, 40.0, timing, &Control::default(), &mut seen).unwrap();
+    let (step, _) = run_step(
+        &mut headroom::engine::Local,
+        &plan,
+        40.0,
+        timing,
+        &Control::default(),
+        &mut seen,
+    )
+    .unwrap();
     let s = &step.summary;
     // Only the measured window's 80 arrivals, none of the warm-up's 40.
     assert_eq!(s.scheduled, 80, "{s:?}");

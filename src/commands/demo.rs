@@ -208,7 +208,16 @@ fn search(
     });
     let (cpu_before, answered_before) = (target.cpu_time(), target.requests_answered());
     let mut keeper = find::StepKeeper::new(Default::default(), writer);
-    let result = find::execute(&plan, &options, control, false, &mut keeper, None, None);
+    let result = find::execute(
+        &mut crate::engine::Local,
+        &plan,
+        &options,
+        control,
+        false,
+        &mut keeper,
+        None,
+        None,
+    );
     let run_id = keeper.finish(&result, &plan.names);
     let answered = target.requests_answered() - answered_before;
     let target_cpu_us = match (cpu_before, target.cpu_time()) {

@@ -8,12 +8,11 @@ use std::time::Duration;
 
 use crate::cli::{FindArgs, EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK};
 use crate::dashboard::Dashboard;
-use crate::engine::Control;
+use crate::engine::{Control, Runner};
 use crate::metrics::threshold::{Metric, Threshold};
 use crate::otlp::Otlp;
 use crate::plan::Plan;
 use crate::report::units::seconds;
-use crate::scenario;
 use crate::search::{self, text, Event, IsolationOptions, Range, SearchOptions, SearchResult};
 use crate::search::{StepTiming, Unit};
 use crate::store::{self, RunKind};
@@ -83,6 +82,7 @@ pub fn run(args: &FindArgs) -> i32 {
     );
     let mut keeper = StepKeeper::new(watch, writer);
     let result = execute(
+        &mut crate::engine::Local,
         &plan,
         &opts,
         &control,
@@ -115,6 +115,15 @@ pub fn run(args: &FindArgs) -> i32 {
 /// Builds the plan and the search options from the flags (first stage: nothing runs).
 /// Errors are messages about bad input.
 pub fn prepare(args: &FindArgs) -> Result<(Plan, SearchOptions), String> {
+    prepare_from(args, None)
+}
+
+/// [`prepare`] with the scenario's text given (a shard's, from its coordinator)
+/// instead of read from `args.scenario`.
+pub fn prepare_from(
+    args: &FindArgs,
+    text: Option<&(String, String)>,
+) -> Result<(Plan, SearchOptions), String> {
     let mut overrides = common::overrides(args.url.as_deref(), &args.common)?;
     // The model is decided once: `--users` asks for users; otherwise the scenario's
     // `load` section decides, and only a scenario without one (or no scenario) is
@@ -125,8 +134,8 @@ pub fn prepare(args: &FindArgs) -> Result<(Plan, SearchOptions), String> {
     } else {
         overrides.fallback_rate = Some(1.0);
     }
-    let mut plan =
-        scenario::load(args.scenario.as_deref(), &overrides).map_err(|e| e.to_string())?;
+    let mut plan = common::load_plan(args.scenario.as_deref(), text, &overrides)
+        .map_err(|e| e.to_string())?;
     if plan.thresholds.is_empty() {
         plan.thresholds = DEFAULT_THRESHOLDS
             .iter()
@@ -178,7 +187,9 @@ pub fn prepare(args: &FindArgs) -> Result<(Plan, SearchOptions), String> {
 /// Runs the search, printing a line per step (and any isolation wait) to stderr
 /// unless `quiet`; `keeper` watches each measured window and records each step; a
 /// `dashboard` is told of every step and every second, an `otlp` push of every second.
+#[allow(clippy::too_many_arguments)]
 pub fn execute(
+    runner: &mut dyn Runner,
     plan: &Plan,
     opts: &SearchOptions,
     control: &Control,
@@ -248,7 +259,7 @@ pub fn execute(
         }
         Event::Isolated(_) => {}
     };
-    search::search(plan, opts, control, &mut on_event)
+    search::search(runner, plan, opts, control, &mut on_event)
 }
 
 /// 105 when the search was interrupted, 0 when it answered its question

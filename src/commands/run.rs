@@ -10,7 +10,8 @@ use crate::cli::{
 use crate::engine::{self, Control, Live};
 use crate::metrics::summary::Summary;
 use crate::report::progress::Progress;
-use crate::scenario::{self, Overrides};
+use crate::plan::Plan;
+use crate::scenario::Overrides;
 use crate::store::{self, RunKind};
 use crate::watch::Watches;
 
@@ -18,9 +19,7 @@ use super::common;
 
 /// Runs `headroom run` and returns the exit code.
 pub fn run(args: &RunArgs) -> i32 {
-    let plan = overrides(args).and_then(|overrides| {
-        scenario::load(args.scenario.as_deref(), &overrides).map_err(|e| e.to_string())
-    });
+    let plan = load(args, None);
     let mut plan = match plan {
         Ok(plan) => plan,
         Err(e) => {
@@ -177,6 +176,13 @@ fn tls_warning(failure: &str) -> String {
         ""
     };
     format!("TLS handshake with {addr} failed: {reason}{hint}")
+}
+
+/// The plan `args` describe, from the scenario's `text` when given (a shard's, from
+/// its coordinator) instead of its file.
+pub fn load(args: &RunArgs, text: Option<&(String, String)>) -> Result<Plan, String> {
+    let overrides = overrides(args)?;
+    common::load_plan(args.scenario.as_deref(), text, &overrides).map_err(|e| e.to_string())
 }
 
 fn overrides(args: &RunArgs) -> Result<Overrides, String> {

@@ -35,7 +35,7 @@ pub use selfcheck::{
     generator_bound, starved, Evidence, BUSY_BOUND, HOST_SATURATED, LAG_BOUND, LATE_SHARE,
     MIN_LATE, OTHERS_SHARE, STARVED_WAIT,
 };
-pub use share::{run_share, Failures, Share, ShareMismatch};
+pub use share::{run_share, run_share_at, Failures, Share, ShareMismatch, Starter};
 pub use timeline::Timeline;
 
 use crate::metrics::recorder::{Recorder, SecondBucket};
@@ -126,6 +126,13 @@ pub enum EngineError {
     /// An engine thread could not start or failed.
     #[error("engine thread failed: {0}")]
     Thread(String),
+    /// The start was given up before any request was sent (a shard whose coordinator
+    /// went away or refused it).
+    #[error("the run was given up before it started")]
+    NotStarted,
+    /// A shard of a sharded run failed or was lost; the message names it.
+    #[error("{0}")]
+    Shard(String),
 }
 
 /// The result of a run.
@@ -156,6 +163,51 @@ pub fn run(
 ) -> Result<Outcome, EngineError> {
     let share = run_share(plan.clone(), Slice::WHOLE, control, observer)?;
     Ok(merge(&plan, &[share]))
+}
+
+/// A ceiling search's step: the base plan at one constant `value` (a rate, or a user
+/// count), warmed up, then measured. A shard given a step builds the same step plan
+/// from its own base plan as the coordinator does.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Step {
+    /// The step's rate (req/s) or user count.
+    pub value: f64,
+    /// The warm-up before the measured window.
+    pub warmup: Duration,
+    /// The measured window.
+    pub measured: Duration,
+}
+
+/// What runs a plan's load and hands back its merged outcome: this process
+/// ([`Local`]), or shards under a coordinator. Commands and the search drive load
+/// through it and never know which.
+pub trait Runner {
+    /// Runs `plan` to completion (or until `control` stops it), telling `observer` of
+    /// each second. `step` says how `plan` was made from the set-up base plan (a
+    /// search step), `None` when it is that plan itself.
+    fn run(
+        &mut self,
+        plan: Arc<Plan>,
+        step: Option<Step>,
+        control: &Control,
+        observer: &mut dyn Observer,
+    ) -> Result<Outcome, EngineError>;
+}
+
+/// Runs the load in this process: [`run`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Local;
+
+impl Runner for Local {
+    fn run(
+        &mut self,
+        plan: Arc<Plan>,
+        _step: Option<Step>,
+        control: &Control,
+        observer: &mut dyn Observer,
+    ) -> Result<Outcome, EngineError> {
+        run(plan, control, observer)
+    }
 }
 
 /// Raises this process's soft limit on open files to its hard limit; returns the

@@ -127,6 +127,25 @@ pub fn run_share(
     control: &Control,
     observer: &mut dyn Observer,
 ) -> Result<Share, EngineError> {
+    run_share_at(plan, shard, None, control, observer)
+}
+
+/// Gives a shard's start instant once its engine threads are ready: a shard tells its
+/// coordinator it is ready and returns the absolute start it is given, or `None` to
+/// give the run up before anything is sent.
+pub type Starter<'a> = &'a mut dyn FnMut() -> Option<Instant>;
+
+/// [`run_share`], with the measured schedule's start given by `starter` once every
+/// engine thread is ready (a shard of a sharded run), or fixed just after they are
+/// (`None`, a single process). Errors with [`EngineError::NotStarted`] when the starter
+/// gives the run up.
+pub fn run_share_at(
+    plan: Arc<Plan>,
+    shard: Slice,
+    starter: Option<Starter<'_>>,
+    control: &Control,
+    observer: &mut dyn Observer,
+) -> Result<Share, EngineError> {
     // Resolved once: every connection of the run goes to this address.
     let resolving = Instant::now();
     let addr = resolve(&plan)?;
@@ -147,7 +166,10 @@ pub fn run_share(
     let threads = plan.threads.max(1);
     let (tx, rx) = mpsc::channel();
     // Every thread counts its schedule from the same instant, fixed once all are ready.
-    let start_line = Arc::new(StartLine::new(threads));
+    let start_line = Arc::new(match starter {
+        Some(_) => StartLine::external(threads),
+        None => StartLine::new(threads),
+    });
     let placeholder = Instant::now();
     let mut handles = Vec::with_capacity(threads);
     for index in 0..threads {
@@ -177,6 +199,22 @@ pub fn run_share(
         handles.push(handle);
     }
     drop(tx);
+    if let Some(starter) = starter {
+        let at = match start_line.wait_ready() {
+            true => starter(),
+            false => None,
+        };
+        match at {
+            Some(at) => start_line.open(at),
+            None => {
+                start_line.close();
+                for handle in handles {
+                    let _ = handle.join();
+                }
+                return Err(EngineError::NotStarted);
+            }
+        }
+    }
 
     let mut timeline = Timeline::new(&plan, threads);
     let mut merged = Recorder::new(plan.names.len());

@@ -5,6 +5,11 @@
 //! on a busy machine a thread that needs longer than the margin to come up finds its
 //! first arrivals already due, starts them late, and that lag both inflates latency
 //! (timed from the schedule) and marks the run generator-bound.
+//!
+//! A shard of a sharded run does not fix its own instant: once its threads are ready
+//! it tells the coordinator, which gives every shard the same absolute start
+//! ([`StartLine::external`], [`StartLine::wait_ready`], [`StartLine::open`]). The skew
+//! between shards is then bounded by their clocks, not by how long each took to start.
 
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -18,12 +23,16 @@ const MARGIN: Duration = Duration::from_millis(5);
 pub(crate) struct StartLine {
     gate: Mutex<Gate>,
     opened: Condvar,
+    /// Whether the instant comes from outside rather than "ready + margin".
+    external: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
 enum Gate {
     /// Threads still to arrive.
     Waiting(usize),
+    /// Everyone arrived; the start instant comes from outside ([`StartLine::open`]).
+    Ready,
     /// Everyone arrived; the schedule starts at this instant.
     Open(Instant),
     /// The run was given up before it started (a thread could not be spawned).
@@ -36,6 +45,35 @@ impl StartLine {
         StartLine {
             gate: Mutex::new(Gate::Waiting(threads)),
             opened: Condvar::new(),
+            external: false,
+        }
+    }
+
+    /// A start line for `threads` engine threads whose instant is given by
+    /// [`StartLine::open`] once they are all ready (a shard's, from its coordinator).
+    pub(crate) fn external(threads: usize) -> StartLine {
+        StartLine {
+            external: true,
+            ..StartLine::new(threads)
+        }
+    }
+
+    /// Waits until every thread is ready (true) or the line was closed (false).
+    pub(crate) fn wait_ready(&self) -> bool {
+        let gate = self
+            .opened
+            .wait_while(self.lock(), |g| matches!(g, Gate::Waiting(_)))
+            .unwrap_or_else(|p| p.into_inner());
+        !matches!(*gate, Gate::Closed)
+    }
+
+    /// Starts the schedule at `at` (an externally started line whose threads are all
+    /// ready). No effect on a line that is open or closed already.
+    pub(crate) fn open(&self, at: Instant) {
+        let mut gate = self.lock();
+        if let Gate::Ready = *gate {
+            *gate = Gate::Open(at);
+            self.opened.notify_all();
         }
     }
 
@@ -46,6 +84,7 @@ impl StartLine {
         let mut gate = self.lock();
         if let Gate::Waiting(left) = *gate {
             *gate = match left {
+                0 | 1 if self.external => Gate::Ready,
                 0 | 1 => Gate::Open(Instant::now() + MARGIN),
                 _ => Gate::Waiting(left - 1),
             };
@@ -53,11 +92,11 @@ impl StartLine {
         }
         let gate = self
             .opened
-            .wait_while(gate, |g| matches!(g, Gate::Waiting(_)))
+            .wait_while(gate, |g| matches!(g, Gate::Waiting(_) | Gate::Ready))
             .unwrap_or_else(|p| p.into_inner());
         match *gate {
             Gate::Open(at) => Some(at),
-            Gate::Waiting(_) | Gate::Closed => None,
+            Gate::Waiting(_) | Gate::Ready | Gate::Closed => None,
         }
     }
 
@@ -65,7 +104,7 @@ impl StartLine {
     /// `None` and return without sending anything. No effect once the line is open.
     pub(crate) fn close(&self) {
         let mut gate = self.lock();
-        if let Gate::Waiting(_) = *gate {
+        if let Gate::Waiting(_) | Gate::Ready = *gate {
             *gate = Gate::Closed;
             self.opened.notify_all();
         }
@@ -75,7 +114,7 @@ impl StartLine {
     pub(crate) fn fixed(&self) -> Option<Instant> {
         match *self.lock() {
             Gate::Open(at) => Some(at),
-            Gate::Waiting(_) | Gate::Closed => None,
+            Gate::Waiting(_) | Gate::Ready | Gate::Closed => None,
         }
     }
 
@@ -115,6 +154,26 @@ mod tests {
             "the start waited for the slow thread"
         );
         assert_eq!(line.fixed(), Some(starts[0]));
+    }
+
+    #[test]
+    fn an_external_line_opens_at_the_instant_given_once_all_are_ready() {
+        let line = Arc::new(StartLine::external(2));
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let line = line.clone();
+                std::thread::spawn(move || line.wait())
+            })
+            .collect();
+        assert!(line.wait_ready());
+        assert_eq!(line.fixed(), None, "ready is not open");
+        let at = Instant::now() + Duration::from_millis(40);
+        line.open(at);
+        for h in handles {
+            assert_eq!(h.join().unwrap(), Some(at));
+        }
+        line.close();
+        assert_eq!(line.fixed(), Some(at), "closing an open line changes nothing");
     }
 
     #[test]

@@ -17,7 +17,7 @@ use super::result::{value, LimitedBy, SearchResult};
 use super::step::{run_step, StepRecord, StepTiming, Unit};
 use super::strategy::{Conclusion, Next, Range, Strategy};
 use super::text::failures;
-use crate::engine::{Control, Live, Observer};
+use crate::engine::{Control, Live, Observer, Runner};
 use crate::metrics::recorder::Recorder;
 use crate::plan::Plan;
 
@@ -104,6 +104,7 @@ enum End {
 /// and are reported in the result, with `limited_by: error`. Safe to stop from another
 /// thread through `control`.
 pub fn search(
+    runner: &mut dyn Runner,
     base: &Plan,
     opts: &SearchOptions,
     control: &Control,
@@ -166,7 +167,7 @@ pub fn search(
             if !observer.warm {
                 observer.measuring();
             }
-            run_step(base, value, opts.timing, control, &mut observer)
+            run_step(runner, base, value, opts.timing, control, &mut observer)
         };
         let (mut step, recorder) = match measured {
             Ok(measured) => measured,

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::isolation::IsolationReport;
 use super::keepup::{self, KeepUp};
-use crate::engine::{self, Control, EngineError, Observer};
+use crate::engine::{Control, EngineError, Observer, Runner, Step};
 use crate::metrics::recorder::Recorder;
 use crate::metrics::summary::Summary;
 use crate::plan::{Load, Plan, Schedule};
@@ -98,21 +98,33 @@ pub fn plan_at(base: &Plan, value: f64, duration: Duration) -> Plan {
     }
 }
 
+/// The plan of search step `step` over `base`: its constant value for the warm-up and
+/// the measured window, the warm-up discarded.
+pub fn step_plan(base: &Plan, step: Step) -> Plan {
+    let mut plan = plan_at(base, step.value, step.warmup + step.measured);
+    plan.warmup = step.warmup;
+    plan
+}
+
 /// Runs the step at `value`: the warm-up, then the measured window, in one engine run
 /// that tells `observer` when the window begins and of each of its seconds. Returns
 /// the window's record (its `isolation` left `None` for the caller to fill) with its
 /// exact histograms. Errors only when the run cannot be carried out at all; failed
 /// requests are part of the record.
 pub fn run_step(
+    runner: &mut dyn Runner,
     base: &Plan,
     value: f64,
     timing: StepTiming,
     control: &Control,
     observer: &mut dyn Observer,
 ) -> Result<(StepRecord, Recorder), EngineError> {
-    let mut plan = plan_at(base, value, timing.warmup + timing.measured);
-    plan.warmup = timing.warmup;
-    let outcome = engine::run(Arc::new(plan), control, observer)?;
+    let step = Step {
+        value,
+        warmup: timing.warmup,
+        measured: timing.measured,
+    };
+    let outcome = runner.run(Arc::new(step_plan(base, step)), Some(step), control, observer)?;
     let summary = outcome.summary;
     let record = StepRecord {
         rate: value,
