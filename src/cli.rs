@@ -55,6 +55,10 @@ pub enum Command {
     Schema(commands::schema::SchemaArgs),
     /// Turn a curl command line or a HAR file (a browser's recording) into a scenario.
     Convert(commands::convert::ConvertArgs),
+    /// Run one shard of a sharded run for its coordinator (started by `--shards`, or
+    /// by a Kubernetes Job); reads HEADROOM_SHARD_SECRET, HEADROOM_SHARD_INDEX (or
+    /// JOB_COMPLETION_INDEX) and HEADROOM_SHARD_COUNT.
+    Shard(commands::shard::ShardArgs),
 }
 
 /// Flags of `headroom find`.
@@ -303,6 +307,20 @@ pub struct CommonArgs {
     /// `OTEL_METRIC_EXPORT_INTERVAL` ms (5000 by default) and once at the end.
     #[arg(long, value_name = "URL", value_parser = crate::otlp::parse_endpoint)]
     pub otlp: Option<String>,
+    /// Split the load over N shard processes started together and merged exactly
+    /// (every N-th arrival, or users split evenly, each): on this machine, or as pods
+    /// with --cluster.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub shards: Option<u64>,
+    /// Where the coordinator of --shards listens for its shards (default: loopback,
+    /// or the --shard-netns bridge's address, on a free port).
+    #[arg(long, value_name = "ADDR", requires = "shards")]
+    pub coordinator: Option<std::net::SocketAddr>,
+    /// Test mode of --shards: each local shard in a network namespace of its own, with
+    /// its own address on this Linux bridge (made beforehand, with an IPv4 address).
+    /// Needs root.
+    #[arg(long, value_name = "BRIDGE", requires = "shards")]
+    pub shard_netns: Option<String>,
 }
 
 /// Parses the process arguments, runs the command, and returns the exit code.
@@ -333,6 +351,7 @@ pub fn main() -> i32 {
         Command::Demo(args) => commands::demo::run(&args),
         Command::Target(args) => commands::target::run(&args),
         Command::Sink(args) => commands::sink::run(&args),
+        Command::Shard(args) => commands::shard::run(&args),
         Command::Runs(args) => commands::runs::run(&args),
         Command::Compare(args) => commands::compare::run(&args),
         Command::Report(args) => commands::report::run(&args),

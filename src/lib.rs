@@ -21,6 +21,7 @@ pub mod plan;
 pub mod report;
 pub mod scenario;
 pub mod search;
+pub mod shard;
 pub mod sink;
 pub mod store;
 pub(crate) mod stream;

@@ -18,6 +18,7 @@ use crate::search::{StepTiming, Unit};
 use crate::store::{self, RunKind};
 
 use super::common;
+use super::sharded::{Engine, SetupError};
 pub use super::find_record::StepKeeper;
 use super::find_record::WatchPlan;
 
@@ -57,6 +58,16 @@ pub fn run(args: &FindArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
+    let mut engine = match Engine::start(&args.common, args.scenario.as_deref(), &plan) {
+        Ok(engine) => engine,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return match e {
+                SetupError::BadInput(_) => EXIT_BAD_INPUT,
+                SetupError::Failed(_) => EXIT_FAILURE,
+            };
+        }
+    };
     let control = Control::default();
     common::stop_on_ctrl_c(&control, "; an interrupted search will leave no report");
     let otlp = match common::start_otlp(&args.common, "find", &plan) {
@@ -82,7 +93,7 @@ pub fn run(args: &FindArgs) -> i32 {
     );
     let mut keeper = StepKeeper::new(watch, writer);
     let result = execute(
-        &mut crate::engine::Local,
+        &mut engine,
         &plan,
         &opts,
         &control,
@@ -91,6 +102,7 @@ pub fn run(args: &FindArgs) -> i32 {
         dashboard.as_ref(),
         otlp.as_ref(),
     );
+    engine.finish();
     common::finish_otlp(otlp);
     if let Some(id) = keeper.finish(&result, &plan.names) {
         if !args.common.quiet {

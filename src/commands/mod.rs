@@ -14,5 +14,7 @@ pub mod rounds;
 pub mod run;
 pub mod runs;
 pub mod schema;
+pub mod shard;
+pub mod sharded;
 pub mod sink;
 pub mod target;

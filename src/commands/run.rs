@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::cli::{
     RunArgs, EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_THRESHOLD,
 };
-use crate::engine::{self, Control, Live};
+use crate::engine::{self, Control, Live, Runner};
 use crate::metrics::summary::Summary;
 use crate::report::progress::Progress;
 use crate::plan::Plan;
@@ -16,6 +16,7 @@ use crate::store::{self, RunKind};
 use crate::watch::Watches;
 
 use super::common;
+use super::sharded::{Engine, SetupError};
 
 /// Runs `headroom run` and returns the exit code.
 pub fn run(args: &RunArgs) -> i32 {
@@ -42,6 +43,16 @@ pub fn run(args: &RunArgs) -> i32 {
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_BAD_INPUT;
+        }
+    };
+    let mut engine = match Engine::start(&args.common, args.scenario.as_deref(), &plan) {
+        Ok(engine) => engine,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return match e {
+                SetupError::BadInput(_) => EXIT_BAD_INPUT,
+                SetupError::Failed(_) => EXIT_FAILURE,
+            };
         }
     };
     let specs = common::watch_specs(&plan, &args.common);
@@ -100,7 +111,8 @@ pub fn run(args: &RunArgs) -> i32 {
             }
         }
     };
-    let result = engine::run(plan.clone(), &control, &mut on_second);
+    let result = engine.run(plan.clone(), None, &control, &mut on_second);
+    engine.finish();
     if let Some(p) = progress.as_mut() {
         p.finish();
     }
@@ -151,10 +163,13 @@ pub fn run(args: &RunArgs) -> i32 {
             written = false;
         }
     }
-    let code = if written {
-        verdict(summary, outcome.connect_failure.is_some())
-    } else {
+    if let Some(lost) = &outcome.lost {
+        eprintln!("error: {lost}; the figures above are the other shards' alone");
+    }
+    let code = if !written || outcome.lost.is_some() {
         EXIT_FAILURE
+    } else {
+        verdict(summary, outcome.connect_failure.is_some())
     };
     // The page hears the end last, once the summary is printed and written: then the
     // server stops, so an open tab never holds the process.

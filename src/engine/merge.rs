@@ -49,6 +49,7 @@ pub fn merge(plan: &Plan, shares: &[Share]) -> Outcome {
         tls_failure: first(|s| &s.failures.tls),
         recorder,
         shards,
+        lost: None,
     }
 }
 

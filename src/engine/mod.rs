@@ -149,6 +149,9 @@ pub struct Outcome {
     /// Each share's generator self-check, in shard order (one for a single process):
     /// the generator-bound verdict is per shard.
     pub shards: Vec<Generator>,
+    /// A sharded run that lost a shard (died, went silent, failed): the shards named,
+    /// with why. The figures are then the other shards' (a valid partial result).
+    pub lost: Option<String>,
 }
 
 /// Runs `plan` to completion (or until `control` stops it), telling `observer` of each

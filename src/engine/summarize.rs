@@ -187,6 +187,7 @@ pub(crate) fn summarize(
         delivery: None,
         streams,
         stream_totals,
+        shards: Vec::new(),
     };
     summary.thresholds = evaluate_all(&plan.thresholds, &summary);
     summary

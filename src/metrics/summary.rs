@@ -84,6 +84,47 @@ pub struct Summary {
     /// thresholds such as `ws.message_p95`; absent without streams.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub stream_totals: BTreeMap<String, crate::metrics::streams::StreamSummary>,
+    /// Each shard of a sharded run (`--shards`), in index order: what it sent, where it
+    /// ran, and its own generator verdict; absent for a single process.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardSummary>,
+}
+
+/// One shard of a sharded run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct ShardSummary {
+    /// Shard index, `0..N`.
+    pub index: u64,
+    /// `done`, `interrupted` (stopped early, its figures kept) or `lost` (died, went
+    /// silent or failed: nothing of it is in the run's figures).
+    pub status: String,
+    /// Where it was placed: `pid 1234`, or `pod NAME`.
+    pub placed: String,
+    /// The address the coordinator saw it connect from.
+    pub address: String,
+    /// Its host name.
+    pub host: String,
+    /// Requests its share set out to send (same identity as the run's).
+    pub scheduled: u64,
+    /// Requests completed.
+    pub requests: u64,
+    /// Of those, errors.
+    pub errors: u64,
+    /// Iterations dropped.
+    pub dropped: u64,
+    /// Requests begun and never finished.
+    pub abandoned: u64,
+    /// Its own latency percentiles, ms (the run's are from the merged histograms).
+    pub p50_ms: f64,
+    /// 99th percentile, ms.
+    pub p99_ms: f64,
+    /// How long before the start instant it heard it, ms (negative: it started late).
+    pub heard_start_ahead_ms: f64,
+    /// Its own generator self-check: the generator-bound verdict is per shard.
+    pub generator: Generator,
+    /// Why it was lost (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 #[cfg(test)]
@@ -118,6 +159,7 @@ impl Summary {
             delivery: None,
             streams: BTreeMap::new(),
             stream_totals: BTreeMap::new(),
+            shards: Vec::new(),
         }
     }
 }

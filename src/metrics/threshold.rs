@@ -399,6 +399,7 @@ mod tests {
             delivery: None,
             streams: Default::default(),
             stream_totals: Default::default(),
+            shards: Vec::new(),
         }
     }
 

@@ -25,6 +25,7 @@ pub mod markdown;
 pub mod profile;
 pub mod progress;
 pub mod rounds;
+pub mod shards;
 pub mod sizing;
 pub mod step_charts;
 pub mod streams;

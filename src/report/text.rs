@@ -38,6 +38,7 @@ pub fn render(summary: &Summary) -> String {
     }
     out.push_str(&crate::report::profile::render(summary));
     generator(&mut out, summary);
+    out.push_str(&crate::report::shards::text(summary));
     out
 }
 

@@ -125,6 +125,10 @@ pub fn run_step(
         measured: timing.measured,
     };
     let outcome = runner.run(Arc::new(step_plan(base, step)), Some(step), control, observer)?;
+    if let Some(lost) = outcome.lost {
+        // A step missing a shard's share measured less load than it claims.
+        return Err(EngineError::Shard(lost));
+    }
     let summary = outcome.summary;
     let record = StepRecord {
         rate: value,

@@ -108,6 +108,11 @@ pub enum ToShard {
     Stop,
     /// No more jobs: close and exit 0.
     Bye,
+    /// The shard may not join, and why (sent instead of a challenge or the setup).
+    Refused {
+        /// Why.
+        reason: String,
+    },
 }
 
 /// The run a shard sets up: the coordinator's own command line and scenario text, so

@@ -80,6 +80,7 @@ fn open_run() -> Summary {
         delivery: None,
         streams: Default::default(),
         stream_totals: Default::default(),
+        shards: Vec::new(),
     };
     let rules: Vec<Threshold> = ["p95 < 500ms", "get_task.p99 < 10ms", "nope.p95 < 1s"]
         .iter()

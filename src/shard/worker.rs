@@ -1,0 +1,351 @@
+//! `headroom shard`: one shard of a sharded run. It dials its coordinator, proves it
+//! knows the run's secret (and makes the coordinator prove it too, so nothing else can
+//! hand it load to send), builds the plan from the coordinator's command line and
+//! scenario text, then runs each job it is given: gets its engine threads ready, says
+//! so, starts at the absolute instant the coordinator names, streams each completed
+//! second, and sends its raw share at the end.
+
+use std::net::TcpStream;
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use super::auth;
+use super::wire::{self, FromShard, Setup, ToShard, WireError, HEARTBEAT, MAX_FRAME, MAX_HANDSHAKE};
+use crate::engine::{self, Control, EngineError, Live, Observer, Step};
+use crate::plan::{Plan, Slice};
+
+/// How long a shard keeps trying to reach its coordinator (a pod may start before the
+/// coordinator listens).
+const CONNECT_FOR: Duration = Duration::from_secs(60);
+/// How long a handshake message may take.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Who this shard is: what the environment told it.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    /// Its part of the run's load.
+    pub slice: Slice,
+    /// The run's secret.
+    pub secret: String,
+}
+
+/// Why a shard ended without delivering its share.
+#[derive(Debug, thiserror::Error)]
+pub enum ShardError {
+    /// The coordinator could not be reached.
+    #[error("cannot reach the coordinator at {addr}: {reason}")]
+    Unreachable {
+        /// Where it was dialled.
+        addr: String,
+        /// The last failure.
+        reason: String,
+    },
+    /// The coordinator did not prove it knows the run's secret.
+    #[error("the coordinator at {0} did not prove it knows the run's secret; nothing was sent")]
+    Impostor(String),
+    /// The coordinator refused this shard.
+    #[error("the coordinator refused this shard: {0}")]
+    Refused(String),
+    /// The channel failed.
+    #[error("lost the coordinator: {0}")]
+    Lost(#[from] WireError),
+    /// The coordinator broke the protocol.
+    #[error("the coordinator sent {0} out of turn")]
+    Protocol(String),
+    /// The plan could not be built from the coordinator's setup.
+    #[error("cannot set up the run: {0}")]
+    Setup(String),
+    /// The engine could not run a job.
+    #[error("{0}")]
+    Engine(#[from] EngineError),
+}
+
+/// The base plan a setup describes: the command line parsed as a single process would
+/// parse it, with the scenario's text instead of its file.
+pub fn base_plan(setup: &Setup) -> Result<Plan, String> {
+    use clap::Parser;
+    let argv = std::iter::once("headroom".to_string()).chain(setup.args.iter().cloned());
+    let cli = crate::cli::Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
+    let mut plan = match cli.command {
+        crate::cli::Command::Run(args) => {
+            crate::commands::run::load(&args, setup.scenario.as_ref())?
+        }
+        crate::cli::Command::Find(args) => {
+            crate::commands::find::prepare_from(&args, setup.scenario.as_ref())?.0
+        }
+        _ => return Err("only `run` and `find` run on shards".into()),
+    };
+    let threads_given = setup.args.iter().any(|a| a.starts_with("--threads"));
+    if let (Some(threads), false) = (setup.threads, threads_given) {
+        plan.threads = threads.max(1);
+    }
+    Ok(plan)
+}
+
+/// Runs the shard until the coordinator says goodbye.
+pub fn serve(coordinator: &str, me: &Identity) -> Result<(), ShardError> {
+    auth::check_secret(&me.secret).map_err(|e| ShardError::Setup(e.to_string()))?;
+    let mut stream = dial(coordinator)?;
+    handshake(&mut stream, coordinator, me)?;
+    stream.set_read_timeout(None).map_err(WireError::from)?;
+    let setup = match wire::recv(&mut stream, MAX_FRAME)? {
+        ToShard::Setup(setup) => setup,
+        ToShard::Refused { reason } => return Err(ShardError::Refused(reason)),
+        other => return Err(ShardError::Protocol(format!("{other:?}"))),
+    };
+    let writer = Arc::new(Mutex::new(stream.try_clone().map_err(WireError::from)?));
+    let base = match base_plan(&setup) {
+        Ok(plan) => plan,
+        Err(e) => {
+            let _ = send(&writer, &FromShard::Failed { error: e.clone() });
+            return Err(ShardError::Setup(e));
+        }
+    };
+    let control = Arc::new(Mutex::new(Control::default()));
+    let inbox = read_on(stream, control.clone());
+    let _heartbeat = Heartbeat::start(writer.clone());
+    loop {
+        match inbox.recv() {
+            Ok(Ok(ToShard::Job { step })) => {
+                let job = Control::default();
+                *control.lock().unwrap_or_else(|p| p.into_inner()) = job.clone();
+                run_job(&base, step, me.slice, &job, &writer, &inbox)?;
+            }
+            Ok(Ok(ToShard::Bye)) => return Ok(()),
+            // A stop between jobs has nothing to stop.
+            Ok(Ok(ToShard::Stop)) => {}
+            Ok(Ok(other)) => return Err(ShardError::Protocol(format!("{other:?}"))),
+            Ok(Err(e)) => return Err(e.into()),
+            Err(_) => return Err(ShardError::Protocol("nothing".into())),
+        }
+    }
+}
+
+type Inbox = Receiver<Result<ToShard, WireError>>;
+
+/// Runs one job: its plan, started when the coordinator says, its seconds streamed
+/// and its share sent back.
+fn run_job(
+    base: &Plan,
+    step: Option<Step>,
+    slice: Slice,
+    control: &Control,
+    writer: &Arc<Mutex<TcpStream>>,
+    inbox: &Inbox,
+) -> Result<(), ShardError> {
+    let plan = match step {
+        Some(step) => crate::search::step::step_plan(base, step),
+        None => base.clone(),
+    };
+    let plan = Arc::new(plan);
+    let ready = FromShard::Ready {
+        names: plan.names.clone(),
+        length_ms: plan.duration().as_millis() as u64,
+        threads: plan.threads.max(1),
+        host: host_name(),
+    };
+    let mut heard_ahead_us = 0i64;
+    let mut lost = None;
+    let mut starter = || -> Option<Instant> {
+        if let Err(e) = send(writer, &ready) {
+            lost = Some(e);
+            return None;
+        }
+        match inbox.recv() {
+            Ok(Ok(ToShard::Start { at_unix_ns })) => {
+                let (at, ahead) = instant_of(at_unix_ns);
+                heard_ahead_us = ahead;
+                Some(at)
+            }
+            Ok(Err(e)) => {
+                lost = Some(e);
+                None
+            }
+            _ => None,
+        }
+    };
+    let mut observer = Streamer {
+        writer,
+        control,
+        failed: None,
+    };
+    let result = engine::run_share_at(plan, slice, Some(&mut starter), control, &mut observer);
+    if let Some(e) = lost.or(observer.failed) {
+        return Err(e.into());
+    }
+    let reply = match result {
+        Ok(share) => FromShard::Done {
+            share: Box::new(share),
+            heard_ahead_us,
+        },
+        // Stopped before the start: the coordinator gave this job up.
+        Err(EngineError::NotStarted) => return Ok(()),
+        Err(e) => FromShard::Failed {
+            error: e.to_string(),
+        },
+    };
+    send(writer, &reply)?;
+    Ok(())
+}
+
+/// The instant `at_unix_ns` (the coordinator's absolute start) is on this host's
+/// monotonic clock, and how far ahead of it this shard is now, in microseconds.
+///
+/// Why via `SystemTime`: the shards' monotonic clocks share no origin; their wall
+/// clocks do (NTP), so the skew between shards is what their wall clocks disagree
+/// by, whatever the number of shards or how long each took to hear the start.
+fn instant_of(at_unix_ns: u64) -> (Instant, i64) {
+    let (now, wall) = (Instant::now(), SystemTime::now());
+    let wall_ns = wall
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let ahead_ns = at_unix_ns as i128 - wall_ns as i128;
+    let at = match ahead_ns {
+        n if n >= 0 => now + Duration::from_nanos(n as u64),
+        // Heard late: start now; the lag shows in this shard's generator figures.
+        _ => now,
+    };
+    (at, (ahead_ns / 1000) as i64)
+}
+
+/// Sends each completed second (and the end of the warm-up) to the coordinator; a
+/// send that fails means the coordinator is gone, so the job stops.
+struct Streamer<'a> {
+    writer: &'a Arc<Mutex<TcpStream>>,
+    control: &'a Control,
+    failed: Option<WireError>,
+}
+
+impl Observer for Streamer<'_> {
+    fn second(&mut self, live: &Live) {
+        let msg = FromShard::Second {
+            bucket: live.last_bucket.clone(),
+        };
+        self.send(&msg);
+    }
+
+    fn measuring(&mut self) {
+        self.send(&FromShard::Measuring);
+    }
+}
+
+impl Streamer<'_> {
+    fn send(&mut self, msg: &FromShard) {
+        if self.failed.is_some() {
+            return;
+        }
+        if let Err(e) = send(self.writer, msg) {
+            self.failed = Some(e);
+            self.control.stop();
+        }
+    }
+}
+
+fn send(writer: &Mutex<TcpStream>, msg: &FromShard) -> Result<(), WireError> {
+    let mut w = writer.lock().unwrap_or_else(|p| p.into_inner());
+    wire::send(&mut *w, msg)
+}
+
+/// Reads the coordinator's messages on a thread of their own, so that a `Stop` stops
+/// the job at once, and a lost coordinator too.
+fn read_on(mut stream: TcpStream, control: Arc<Mutex<Control>>) -> Inbox {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || loop {
+        let msg = wire::recv::<ToShard>(&mut stream, MAX_FRAME);
+        let stop = matches!(msg, Ok(ToShard::Stop) | Err(_));
+        if stop {
+            control.lock().unwrap_or_else(|p| p.into_inner()).stop();
+        }
+        let end = msg.is_err();
+        if tx.send(msg).is_err() || end {
+            return;
+        }
+    });
+    rx
+}
+
+/// Says "alive" every [`HEARTBEAT`] until dropped, so the coordinator can tell a
+/// shard that went silent (its host gone, the network cut) from one still draining.
+struct Heartbeat {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Heartbeat {
+    fn start(writer: Arc<Mutex<TcpStream>>) -> Heartbeat {
+        use std::sync::atomic::Ordering;
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let done = stop.clone();
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(HEARTBEAT);
+                if done.load(Ordering::Relaxed) || send(&writer, &FromShard::Alive).is_err() {
+                    return;
+                }
+            }
+        });
+        Heartbeat { stop }
+    }
+}
+
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Connects to the coordinator, retrying for [`CONNECT_FOR`].
+fn dial(addr: &str) -> Result<TcpStream, ShardError> {
+    let deadline = Instant::now() + CONNECT_FOR;
+    loop {
+        match TcpStream::connect(addr) {
+            Ok(stream) => {
+                let _ = stream.set_nodelay(true);
+                return Ok(stream);
+            }
+            Err(e) if Instant::now() >= deadline => {
+                return Err(ShardError::Unreachable {
+                    addr: addr.into(),
+                    reason: e.to_string(),
+                })
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(200)),
+        }
+    }
+}
+
+/// Hello → the coordinator's proof → ours.
+fn handshake(stream: &mut TcpStream, addr: &str, me: &Identity) -> Result<(), ShardError> {
+    stream
+        .set_read_timeout(Some(HANDSHAKE_TIMEOUT))
+        .map_err(WireError::from)?;
+    let (index, count) = (me.slice.index(), me.slice.count());
+    let nonce = auth::nonce();
+    let hello = FromShard::Hello {
+        version: wire::VERSION.into(),
+        index,
+        count,
+        nonce: nonce.clone(),
+    };
+    wire::send(stream, &hello)?;
+    let (mac, theirs) = match wire::recv(stream, MAX_HANDSHAKE)? {
+        ToShard::Challenge { mac, nonce } => (mac, nonce),
+        ToShard::Refused { reason } => return Err(ShardError::Refused(reason)),
+        other => return Err(ShardError::Protocol(format!("{other:?}"))),
+    };
+    let parts = auth::coordinator_parts(&nonce, index, count);
+    let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+    if !auth::verify(&me.secret, &parts, &mac) {
+        return Err(ShardError::Impostor(addr.into()));
+    }
+    let mac = auth::shard_mac(&me.secret, (&theirs, &nonce), index, count);
+    wire::send(stream, &FromShard::Proof { mac })?;
+    Ok(())
+}
+
+/// This host's name, for the output ("" when unknown).
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
