@@ -28,6 +28,7 @@ mod run_faults;
 mod run_shapes;
 mod run_tls;
 mod schema;
+mod shards_cli;
 mod shares;
 mod sse;
 mod store_cli;

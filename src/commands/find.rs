@@ -18,9 +18,9 @@ use crate::search::{StepTiming, Unit};
 use crate::store::{self, RunKind};
 
 use super::common;
-use super::sharded::{Engine, SetupError};
 pub use super::find_record::StepKeeper;
 use super::find_record::WatchPlan;
+use super::sharded::{Engine, SetupError};
 
 /// Thresholds a step must pass when neither the scenario nor `--threshold` gives any.
 pub const DEFAULT_THRESHOLDS: [&str; 2] = ["p95 < 500ms", DEFAULT_ERROR_RULE];
@@ -146,8 +146,8 @@ pub fn prepare_from(
     } else {
         overrides.fallback_rate = Some(1.0);
     }
-    let mut plan = common::load_plan(args.scenario.as_deref(), text, &overrides)
-        .map_err(|e| e.to_string())?;
+    let mut plan =
+        common::load_plan(args.scenario.as_deref(), text, &overrides).map_err(|e| e.to_string())?;
     if plan.thresholds.is_empty() {
         plan.thresholds = DEFAULT_THRESHOLDS
             .iter()

@@ -9,8 +9,8 @@ use crate::cli::{
 };
 use crate::engine::{self, Control, Live, Runner};
 use crate::metrics::summary::Summary;
-use crate::report::progress::Progress;
 use crate::plan::Plan;
+use crate::report::progress::Progress;
 use crate::scenario::Overrides;
 use crate::store::{self, RunKind};
 use crate::watch::Watches;

@@ -62,9 +62,10 @@ impl Engine {
             None => None,
         };
         let bridge = match &common.shard_netns {
-            Some(name) => Some(Bridge::open(name).map_err(|e| {
-                SetupError::BadInput(format!("--shard-netns: {e}"))
-            })?),
+            Some(name) => Some(
+                Bridge::open(name)
+                    .map_err(|e| SetupError::BadInput(format!("--shard-netns: {e}")))?,
+            ),
             None => None,
         };
         let listen = common.coordinator.unwrap_or_else(|| match &bridge {
@@ -92,10 +93,14 @@ impl Engine {
             let placed: Vec<String> = (0..count)
                 .map(|i| format!("shard {i}: {}", shards.name(i)))
                 .collect();
-            eprintln!("coordinating {count} shards on {addr} ({})", placed.join(", "));
+            eprintln!(
+                "coordinating {count} shards on {addr} ({})",
+                placed.join(", ")
+            );
         }
-        let coordinator = Coordinator::join(listener, &secret, &setup, Box::new(shards), LOCAL_JOIN)
-            .map_err(|e| SetupError::Failed(e.to_string()))?;
+        let coordinator =
+            Coordinator::join(listener, &secret, &setup, Box::new(shards), LOCAL_JOIN)
+                .map_err(|e| SetupError::Failed(e.to_string()))?;
         Ok(Engine::Sharded(Box::new(coordinator)))
     }
 

@@ -228,7 +228,9 @@ async fn drive_open(
     let mut timer = PreciseTimer::new()?;
     let window = early_window();
     let mut sent = 0u64;
-    let mut batch_end = state.start;
+    // No batch yet: the first arrival, due at the start itself, must wait for it too
+    // (the start may be well ahead: a shard's is named by its coordinator).
+    let mut batch_end: Option<Instant> = None;
     let measured_from = state.start + state.plan.warmup;
     while !state.stopping() {
         let Some(offset) = pacer.due(sent) else { break };
@@ -236,7 +238,7 @@ async fn drive_open(
         if scheduled >= measured_from {
             enter_measured(state, gauges);
         }
-        if scheduled > batch_end {
+        if batch_end.is_none_or(|end| scheduled > end) {
             // Wake once for this arrival and start, with it, every arrival due within
             // the window: never late, at most 2 ms early. Early costs no accuracy
             // (latency then runs from the actual send, see iteration.rs; only late
@@ -246,7 +248,7 @@ async fn drive_open(
             // thread, CPU per request was ~55 µs with no window, ~16 µs with 1 ms
             // and ~12.6 µs with 2 ms.
             timer.sleep_until(scheduled).await?;
-            batch_end = Instant::now() + window;
+            batch_end = Some(Instant::now() + window);
         }
         sent += 1;
         state
@@ -286,6 +288,9 @@ async fn drive_closed(
     think: Think,
     slot: &Slot,
 ) {
+    // The start may be well ahead (a shard's is named by its coordinator): users begin
+    // at it, not when this thread happens to be ready.
+    tokio::time::sleep_until(state.start.into()).await;
     let end = state.start + schedule.duration();
     let active = Rc::new(Cell::new(0u64));
     let alive: Rc<RefCell<Vec<bool>>> = Rc::default();

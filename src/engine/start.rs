@@ -173,7 +173,11 @@ mod tests {
             assert_eq!(h.join().unwrap(), Some(at));
         }
         line.close();
-        assert_eq!(line.fixed(), Some(at), "closing an open line changes nothing");
+        assert_eq!(
+            line.fixed(),
+            Some(at),
+            "closing an open line changes nothing"
+        );
     }
 
     #[test]

@@ -21,18 +21,50 @@ pub fn text(s: &Summary) -> String {
     let (low, high) = heard.fold((f64::MAX, f64::MIN), |(l, h), v| (l.min(v), h.max(v)));
     let _ = write!(out, "\n{} shards, started at one instant", s.shards.len());
     if low <= high {
-        let _ = write!(out, " (each heard it {} to {} ahead)", latency(low), latency(high));
+        let _ = write!(
+            out,
+            " (each heard it {} to {} ahead)",
+            latency(low),
+            latency(high)
+        );
     }
     out.push_str(":\n");
-    let mut t = Table::new(&[Align::Left, Align::Left, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right, Align::Left]);
-    t.row(["shard", "where", "scheduled", "requests", "errors", "p50", "p99", "generator"]);
+    let mut t = Table::new(&[
+        Align::Left,
+        Align::Left,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Left,
+    ]);
+    t.row([
+        "shard",
+        "where",
+        "scheduled",
+        "requests",
+        "errors",
+        "p50",
+        "p99",
+        "generator",
+    ]);
     for x in &s.shards {
         let place = match x.host.is_empty() {
             true => format!("{} from {}", x.placed, x.address),
             false => format!("{} on {} from {}", x.placed, x.host, x.address),
         };
         if x.status == "lost" {
-            t.row([x.index.to_string(), place, "-".into(), "-".into(), "-".into(), "-".into(), "-".into(), "LOST".into()]);
+            t.row([
+                x.index.to_string(),
+                place,
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "LOST".into(),
+            ]);
             continue;
         }
         let generator = match (x.generator.bound, x.status.as_str()) {
@@ -54,7 +86,11 @@ pub fn text(s: &Summary) -> String {
     out.push_str(&t.render(2));
     for x in s.shards.iter().filter(|x| x.status == "lost") {
         let why = x.error.as_deref().unwrap_or("no reason recorded");
-        let _ = writeln!(out, "  shard {} LOST: {why}; nothing of its share is in these figures", x.index);
+        let _ = writeln!(
+            out,
+            "  shard {} LOST: {why}; nothing of its share is in these figures",
+            x.index
+        );
     }
     out
 }

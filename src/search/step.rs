@@ -124,7 +124,12 @@ pub fn run_step(
         warmup: timing.warmup,
         measured: timing.measured,
     };
-    let outcome = runner.run(Arc::new(step_plan(base, step)), Some(step), control, observer)?;
+    let outcome = runner.run(
+        Arc::new(step_plan(base, step)),
+        Some(step),
+        control,
+        observer,
+    )?;
     if let Some(lost) = outcome.lost {
         // A step missing a shard's share measured less load than it claims.
         return Err(EngineError::Shard(lost));

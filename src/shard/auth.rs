@@ -42,13 +42,30 @@ pub fn check_secret(secret: &str) -> Result<(), WeakSecret> {
 
 /// What the coordinator signs: the shard's nonce and who the shard says it is.
 pub fn coordinator_mac(secret: &str, shard_nonce: &str, index: u64, count: u64) -> String {
-    mac(secret, &["coordinator", shard_nonce, &index.to_string(), &count.to_string()])
+    mac(
+        secret,
+        &[
+            "coordinator",
+            shard_nonce,
+            &index.to_string(),
+            &count.to_string(),
+        ],
+    )
 }
 
 /// What a shard signs: both nonces and who it is.
 pub fn shard_mac(secret: &str, nonces: (&str, &str), index: u64, count: u64) -> String {
     let (coordinator, shard) = nonces;
-    mac(secret, &["shard", coordinator, shard, &index.to_string(), &count.to_string()])
+    mac(
+        secret,
+        &[
+            "shard",
+            coordinator,
+            shard,
+            &index.to_string(),
+            &count.to_string(),
+        ],
+    )
 }
 
 /// Whether `given` (hex) is the MAC of `expected_parts`, compared in constant time.
@@ -61,13 +78,24 @@ pub fn verify(secret: &str, parts: &[&str], given: &str) -> bool {
 
 /// The parts [`coordinator_mac`] signs, for [`verify`].
 pub fn coordinator_parts(shard_nonce: &str, index: u64, count: u64) -> [String; 4] {
-    ["coordinator".into(), shard_nonce.into(), index.to_string(), count.to_string()]
+    [
+        "coordinator".into(),
+        shard_nonce.into(),
+        index.to_string(),
+        count.to_string(),
+    ]
 }
 
 /// The parts [`shard_mac`] signs, for [`verify`].
 pub fn shard_parts(nonces: (&str, &str), index: u64, count: u64) -> [String; 5] {
     let (coordinator, shard) = nonces;
-    ["shard".into(), coordinator.into(), shard.into(), index.to_string(), count.to_string()]
+    [
+        "shard".into(),
+        coordinator.into(),
+        shard.into(),
+        index.to_string(),
+        count.to_string(),
+    ]
 }
 
 fn mac(secret: &str, parts: &[&str]) -> String {

@@ -83,6 +83,8 @@ pub struct Coordinator {
     links: Vec<Link>,
     heard: Receiver<Heard>,
     placement: Box<dyn Placement>,
+    /// Why each shard's process or pod ended, once it did.
+    ended: Vec<Option<String>>,
     /// Tells the acceptor thread the run is over.
     closed: Arc<AtomicBool>,
     finished: bool,
@@ -106,7 +108,14 @@ impl Coordinator {
         let closed = Arc::new(AtomicBool::new(false));
         let full = Arc::new(AtomicBool::new(false));
         let (join_tx, join_rx) = mpsc::channel();
-        accept_on(listener, secret.to_string(), count, join_tx, closed.clone(), full.clone());
+        accept_on(
+            listener,
+            secret.to_string(),
+            count,
+            join_tx,
+            closed.clone(),
+            full.clone(),
+        );
         let mut slots: Vec<Option<Link>> = (0..count).map(|_| None).collect();
         let started = Instant::now();
         let fail = |e: CoordError, placement: &mut Box<dyn Placement>| {
@@ -117,7 +126,14 @@ impl Coordinator {
         while slots.iter().any(Option::is_none) {
             if let Some((index, reason)) = placement.lost() {
                 let name = placement.name(index);
-                return fail(CoordError::EndedEarly { index, name, reason }, &mut placement);
+                return fail(
+                    CoordError::EndedEarly {
+                        index,
+                        name,
+                        reason,
+                    },
+                    &mut placement,
+                );
             }
             if started.elapsed() > join_for {
                 let missing: Vec<String> = (0..count)
@@ -137,7 +153,12 @@ impl Coordinator {
                     let slot = &mut slots[index as usize];
                     if slot.is_some() {
                         let reason = format!("shard {index} has joined already");
-                        let _ = wire::send(&mut stream, &ToShard::Refused { reason: reason.clone() });
+                        let _ = wire::send(
+                            &mut stream,
+                            &ToShard::Refused {
+                                reason: reason.clone(),
+                            },
+                        );
                         eprintln!("warning: refused a shard connection from {peer}: {reason}");
                         continue;
                     }
@@ -157,11 +178,18 @@ impl Coordinator {
                 Ok(read) => read_from(i, read, tx.clone()),
                 Err(e) => {
                     let reason = e.to_string();
-                    return fail(CoordError::Setup { index: i as u64, reason }, &mut placement);
+                    return fail(
+                        CoordError::Setup {
+                            index: i as u64,
+                            reason,
+                        },
+                        &mut placement,
+                    );
                 }
             }
         }
         Ok(Coordinator {
+            ended: vec![None; links.len()],
             links,
             heard,
             placement,
@@ -251,14 +279,20 @@ impl Coordinator {
                     return self.give_up(why);
                 }
                 Err(e) => {
-                    let why = format!("{} was lost before the start: {}", self.name(i), lost_words(&e));
+                    let why = format!(
+                        "{} was lost before the start: {}",
+                        self.name(i),
+                        lost_words(&e)
+                    );
                     return self.give_up(why);
                 }
             }
         }
         let rtt = self.links.iter().map(|l| l.rtt).max().unwrap_or_default();
         let at = SystemTime::now() + START_LEAD + rtt * 2;
-        let at_unix_ns = at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        let at_unix_ns = at
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
         self.broadcast(&ToShard::Start { at_unix_ns });
         let hosts: Vec<String> = ready.into_iter().map(Option::unwrap_or_default).collect();
         self.collect(&plan, &hosts, control, observer)
@@ -289,7 +323,7 @@ impl Coordinator {
             if let Ok((i, msg)) = self.heard.recv_timeout(Duration::from_millis(50)) {
                 heard_at[i] = Instant::now();
                 match msg {
-                    Ok(FromShard::Second { bucket }) => timeline.add(bucket, false, observer),
+                    Ok(FromShard::Second { bucket }) => timeline.add(*bucket, false, observer),
                     Ok(FromShard::Measuring) => {
                         measuring += 1;
                         if measuring == n {
@@ -297,29 +331,47 @@ impl Coordinator {
                         }
                     }
                     Ok(FromShard::Alive) => {}
-                    Ok(FromShard::Done { share, heard_ahead_us }) => match share.check(plan) {
+                    Ok(FromShard::Done {
+                        share,
+                        heard_ahead_us,
+                    }) => match share.check(plan) {
                         Ok(()) if share.shard.index() == i as u64 => {
                             shares[i] = Some((*share, heard_ahead_us))
                         }
-                        Ok(()) => gone[i] = Some(format!("{} sent shard {}'s share", self.name(i), share.shard.index())),
+                        Ok(()) => {
+                            gone[i] = Some(format!(
+                                "{} sent shard {}'s share",
+                                self.name(i),
+                                share.shard.index()
+                            ))
+                        }
                         Err(e) => gone[i] = Some(format!("{}: {e}", self.name(i))),
                     },
                     Ok(FromShard::Failed { error }) => {
                         gone[i] = Some(format!("{} failed: {error}", self.name(i)))
                     }
-                    Ok(other) => gone[i] = Some(format!("{} sent {other:?} out of turn", self.name(i))),
+                    Ok(other) => {
+                        gone[i] = Some(format!("{} sent {other:?} out of turn", self.name(i)))
+                    }
                     Err(e) if shares[i].is_none() => {
-                        gone[i] = Some(format!("{} was lost mid-run: {}", self.name(i), lost_words(&e)))
+                        // Its process (or pod) ending says more than the closed socket.
+                        gone[i] = Some(match self.ended(i) {
+                            Some(ended) => ended,
+                            None => {
+                                format!("{} was lost mid-run: {}", self.name(i), lost_words(&e))
+                            }
+                        })
                     }
                     Err(_) => {}
                 }
             }
-            let done: Vec<usize> = (0..n).filter(|&i| shares[i].is_some()).collect();
-            if let Some(lost) = self.placement_lost(&done) {
-                let i = lost.0;
-                if gone[i].is_none() {
-                    gone[i] = Some(lost.1);
+            while let Some((index, reason)) = self.placement.lost() {
+                let i = index as usize;
+                let ended = format!("{} ended: {reason}", self.name(i));
+                if shares[i].is_none() && gone[i].is_none() {
+                    gone[i] = Some(ended.clone());
                 }
+                self.ended[i] = Some(ended);
             }
             for i in 0..n {
                 if shares[i].is_none() && gone[i].is_none() && heard_at[i].elapsed() > SILENCE {
@@ -345,6 +397,7 @@ impl Coordinator {
             }
         }
         let _ = timeline.finish(observer);
+        keep_shares(&shares);
         let got: Vec<Share> = shares.iter().flatten().map(|(s, _)| s.clone()).collect();
         let mut outcome = engine::merge(plan, &got);
         let lost: Vec<String> = gone.iter().flatten().cloned().collect();
@@ -360,9 +413,17 @@ impl Coordinator {
                 match &shares[i] {
                     Some((share, ahead)) => {
                         let generator = generators.next().cloned().unwrap_or_default();
-                        super::summary::of_share(plan, share, generator, *ahead, (&name, &peer, &hosts[i]))
+                        super::summary::of_share(
+                            plan,
+                            share,
+                            generator,
+                            *ahead,
+                            (&name, &peer, &hosts[i]),
+                        )
                     }
-                    None => ShardSummary::lost(i as u64, (&name, &peer, &hosts[i]), gone[i].clone()),
+                    None => {
+                        ShardSummary::lost(i as u64, (&name, &peer, &hosts[i]), gone[i].clone())
+                    }
                 }
             })
             .collect();
@@ -374,7 +435,25 @@ impl Coordinator {
     fn placement_lost(&mut self, done: &[usize]) -> Option<(usize, String)> {
         let (index, reason) = self.placement.lost()?;
         let i = index as usize;
-        (!done.contains(&i)).then(|| (i, format!("{} ended: {reason}", self.name(i))))
+        let ended = format!("{} ended: {reason}", self.name(i));
+        self.ended[i] = Some(ended.clone());
+        (!done.contains(&i)).then_some((i, ended))
+    }
+
+    /// Why shard `i` ended, when its process or pod is seen to end within a second
+    /// (a closed connection is usually heard a moment before the exit).
+    fn ended(&mut self, i: usize) -> Option<String> {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while self.ended[i].is_none() && Instant::now() < deadline {
+            match self.placement.lost() {
+                Some((index, reason)) => {
+                    let ended = format!("{} ended: {reason}", self.name(index as usize));
+                    self.ended[index as usize] = Some(ended);
+                }
+                None => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+        self.ended[i].clone()
     }
 
     /// Ends a job that could not start: every shard is told to give it up.
@@ -416,6 +495,34 @@ impl Drop for Coordinator {
         if !self.finished {
             self.closed.store(true, Ordering::SeqCst);
             self.placement.finish();
+        }
+    }
+}
+
+/// The environment variable naming a directory where the coordinator keeps each
+/// shard's raw share as it arrived (`share-<job>-<index>.json`), to audit a merge.
+pub const KEEP_SHARES_ENV: &str = "HEADROOM_KEEP_SHARES";
+
+/// Writes the shares to [`KEEP_SHARES_ENV`]'s directory, when it is set; a share that
+/// cannot be written costs a warning.
+fn keep_shares(shares: &[Option<(Share, i64)>]) {
+    let Some(dir) = std::env::var_os(KEEP_SHARES_ENV) else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    static JOB: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let job = JOB.fetch_add(1, Ordering::SeqCst);
+    for (i, (share, _)) in shares
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| Some((i, s.as_ref()?)))
+    {
+        let path = dir.join(format!("share-{job}-{i}.json"));
+        if let Err(e) = crate::commands::common::write_json(&path, share) {
+            eprintln!(
+                "warning: cannot keep shard {i}'s share in {}: {e}",
+                path.display()
+            );
         }
     }
 }
@@ -489,7 +596,12 @@ fn admit(
 ) -> Result<(u64, TcpStream, Duration), String> {
     let _ = stream.set_read_timeout(Some(HANDSHAKE_FOR));
     let refuse = |stream: &mut TcpStream, reason: String| {
-        let _ = wire::send(stream, &ToShard::Refused { reason: reason.clone() });
+        let _ = wire::send(
+            stream,
+            &ToShard::Refused {
+                reason: reason.clone(),
+            },
+        );
         Err(reason)
     };
     let (index, claimed, nonce) = match wire::recv(&mut stream, MAX_HANDSHAKE) {
@@ -500,25 +612,44 @@ fn admit(
             nonce,
         }) if version == wire::VERSION => (index, count, nonce),
         Ok(FromShard::Hello { version, .. }) => {
-            return refuse(&mut stream, format!("shard version {version:?}, the coordinator's is {:?}", wire::VERSION))
+            return refuse(
+                &mut stream,
+                format!(
+                    "shard version {version:?}, the coordinator's is {:?}",
+                    wire::VERSION
+                ),
+            )
         }
         Ok(other) => return refuse(&mut stream, format!("expected a hello, got {other:?}")),
         Err(e) => return Err(format!("no hello: {e}")),
     };
     if claimed != count || index >= count {
-        return refuse(&mut stream, format!("shard {index} of {claimed}; this run has {count} shards"));
+        return refuse(
+            &mut stream,
+            format!("shard {index} of {claimed}; this run has {count} shards"),
+        );
     }
     let ours = auth::nonce();
     let mac = auth::coordinator_mac(secret, &nonce, index, count);
     let sent = Instant::now();
-    if let Err(e) = wire::send(&mut stream, &ToShard::Challenge { mac, nonce: ours.clone() }) {
+    if let Err(e) = wire::send(
+        &mut stream,
+        &ToShard::Challenge {
+            mac,
+            nonce: ours.clone(),
+        },
+    ) {
         return Err(e.to_string());
     }
     let proof = match wire::recv(&mut stream, MAX_HANDSHAKE) {
         Ok(FromShard::Proof { mac }) => mac,
         // A shard that found our proof wrong hangs up: it has the wrong secret.
         Ok(other) => return refuse(&mut stream, format!("expected a proof, got {other:?}")),
-        Err(e) => return Err(format!("it hung up during the handshake ({e}): it does not know the run's secret")),
+        Err(e) => {
+            return Err(format!(
+                "it hung up during the handshake ({e}): it does not know the run's secret"
+            ))
+        }
     };
     let rtt = sent.elapsed();
     let parts = auth::shard_parts((&ours, &nonce), index, count);

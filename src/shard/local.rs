@@ -139,7 +139,11 @@ impl Placement for LocalShards {
             }
             if let Ok(Some(status)) = p.child.try_wait() {
                 p.reported = true;
-                let words = p.last_words.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                let words = p
+                    .last_words
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone();
                 let reason = match words.is_empty() {
                     true => format!("its process {status}"),
                     false => format!("its process {status}, saying: {words}"),

@@ -48,14 +48,18 @@ impl Bridge {
         let (addr, prefix) = cidr.split_once('/').unwrap_or((cidr, "32"));
         Ok(Bridge {
             name: name.into(),
-            gateway: addr.parse().map_err(|_| NetnsError::NoAddress(name.into()))?,
+            gateway: addr
+                .parse()
+                .map_err(|_| NetnsError::NoAddress(name.into()))?,
             prefix: prefix.parse().unwrap_or(32),
         })
     }
 
     /// Host number `n` of the bridge's subnet (`n` = 100 on 10.200.1.1/24 is 10.200.1.100).
     pub fn host(&self, n: u32) -> Ipv4Addr {
-        let mask = u32::MAX.checked_shl(32 - u32::from(self.prefix)).unwrap_or(0);
+        let mask = u32::MAX
+            .checked_shl(32 - u32::from(self.prefix))
+            .unwrap_or(0);
         Ipv4Addr::from((u32::from(self.gateway) & mask) | (n & !mask))
     }
 }
@@ -83,7 +87,9 @@ impl Netns {
         let (outer, inner) = (format!("{name}o"), format!("{name}i"));
         let cidr = format!("{addr}/{}", bridge.prefix);
         let gateway = bridge.gateway.to_string();
-        ip(&["link", "add", &outer, "type", "veth", "peer", "name", &inner])?;
+        ip(&[
+            "link", "add", &outer, "type", "veth", "peer", "name", &inner,
+        ])?;
         ip(&["link", "set", &inner, "netns", name])?;
         ip(&["link", "set", &outer, "master", &bridge.name, "up"])?;
         ip(&["-n", name, "addr", "add", &cidr, "dev", &inner])?;
@@ -120,7 +126,9 @@ fn ip(args: &[&str]) -> Result<String, NetnsError> {
         .output()
         .map_err(|e| fail(e.to_string()))?;
     if !out.status.success() {
-        return Err(fail(String::from_utf8_lossy(&out.stderr).trim().to_string()));
+        return Err(fail(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }

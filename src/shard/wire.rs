@@ -61,7 +61,7 @@ pub enum FromShard {
     /// One second of the measured window completed on every engine thread of the shard.
     Second {
         /// The second's merged counts and histograms.
-        bucket: SecondBucket,
+        bucket: Box<SecondBucket>,
     },
     /// The shard is alive (sent every [`HEARTBEAT`] whatever else happens).
     Alive,

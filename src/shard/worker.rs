@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::auth;
-use super::wire::{self, FromShard, Setup, ToShard, WireError, HEARTBEAT, MAX_FRAME, MAX_HANDSHAKE};
+use super::wire::{
+    self, FromShard, Setup, ToShard, WireError, HEARTBEAT, MAX_FRAME, MAX_HANDSHAKE,
+};
 use crate::engine::{self, Control, EngineError, Live, Observer, Step};
 use crate::plan::{Plan, Slice};
 
@@ -220,7 +222,7 @@ struct Streamer<'a> {
 impl Observer for Streamer<'_> {
     fn second(&mut self, live: &Live) {
         let msg = FromShard::Second {
-            bucket: live.last_bucket.clone(),
+            bucket: Box::new(live.last_bucket.clone()),
         };
         self.send(&msg);
     }

@@ -24,6 +24,7 @@ mod headroom;
 pub(crate) mod hostile;
 mod http;
 mod keep_alive;
+mod netns;
 mod nginx;
 pub(crate) mod peers;
 // The library's throwaway PostgreSQL cluster, shared rather than copied.
@@ -43,6 +44,7 @@ pub(crate) use headroom::{
 };
 pub(crate) use http::http_get;
 pub(crate) use keep_alive::{keep_alive_server, keep_alive_writer};
+pub(crate) use netns::TestBridge;
 pub(crate) use nginx::{Nginx, NginxH2, NginxTls, JSON_BODY};
 pub(crate) use peers::peer_path;
 pub(crate) use pg_cluster::Cluster;

@@ -130,7 +130,31 @@ impl Nginx {
         Nginx::launch(Some(tls), None)
     }
 
+    /// Starts nginx on `ip` (an address of a bridge the test made), logging each
+    /// request as `$remote_addr $msec $status` ([`Nginx::access_log`]).
+    pub(crate) fn start_logged(ip: std::net::IpAddr) -> Nginx {
+        Nginx::launch_on(ip, None, None)
+    }
+
+    /// The access log of [`Nginx::start_logged`]: `(client address, time in ms since
+    /// the epoch, status)` per request, in order.
+    pub(crate) fn access_log(&self) -> Vec<(String, u64, u16)> {
+        let text = fs::read_to_string(self.dir.path().join("access.log")).unwrap_or_default();
+        text.lines()
+            .filter_map(|l| {
+                let mut w = l.split_whitespace();
+                let addr = w.next()?.to_string();
+                let ms = (w.next()?.parse::<f64>().ok()? * 1000.0).round() as u64;
+                Some((addr, ms, w.next()?.parse().ok()?))
+            })
+            .collect()
+    }
+
     fn launch(tls: Option<&NginxTls>, h2: Option<NginxH2>) -> Nginx {
+        Nginx::launch_on([127, 0, 0, 1].into(), tls, h2)
+    }
+
+    fn launch_on(ip: std::net::IpAddr, tls: Option<&NginxTls>, h2: Option<NginxH2>) -> Nginx {
         let binary = find_nginx().unwrap_or_else(|| {
             panic!(
                 "nginx is not installed (looked on PATH and in {NGINX_CANDIDATES:?}); \
@@ -140,7 +164,7 @@ impl Nginx {
         let mut last_log = String::new();
         for _ in 0..PORT_ATTEMPTS {
             let dir = world_readable_tempdir();
-            let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
+            let addr = SocketAddr::from((ip, free_port()));
             let conf = dir.path().join("nginx.conf");
             if let Some(tls) = tls {
                 write_tls_files(dir.path(), tls);
@@ -376,6 +400,12 @@ fn config(
         }
         None => "",
     };
+    let log = match addr.ip().is_loopback() {
+        true => "access_log off;".to_string(),
+        false => format!(
+            "log_format at '$remote_addr $msec $status';\n    access_log {d}/access.log at;"
+        ),
+    };
     let mut conf = String::new();
     // `daemon off` keeps the master as our child so Drop can stop it.
     let _ = write!(
@@ -387,7 +417,7 @@ pid {d}/nginx.pid;
 error_log {d}/error.log warn;
 events {{ worker_connections 8192; }}
 http {{
-    access_log off;
+    {log}
     keepalive_requests 1000000;
     keepalive_timeout 75s;
     client_body_temp_path {d}/body;
