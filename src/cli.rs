@@ -314,12 +314,12 @@ pub struct CommonArgs {
     pub shards: Option<u64>,
     /// Where the coordinator of --shards listens for its shards (default: loopback,
     /// or the --shard-netns bridge's address, on a free port).
-    #[arg(long, value_name = "ADDR", requires = "shards")]
+    #[arg(long, value_name = "ADDR")]
     pub coordinator: Option<std::net::SocketAddr>,
     /// Test mode of --shards: each local shard in a network namespace of its own, with
     /// its own address on this Linux bridge (made beforehand, with an IPv4 address).
     /// Needs root.
-    #[arg(long, value_name = "BRIDGE", requires = "shards")]
+    #[arg(long, value_name = "BRIDGE")]
     pub shard_netns: Option<String>,
 }
 

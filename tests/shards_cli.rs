@@ -407,3 +407,46 @@ fn bad_shard_flags_are_bad_input_before_any_load() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_scenarios_cluster_block_shards_the_run() {
+    let nginx = Nginx::start();
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("s.yaml");
+    let yaml = format!(
+        "target: {}\nload: {{rate: 60, duration: 1s}}\nrequests: [{{path: /}}]\ncluster: {{shards: 3}}\n",
+        nginx.url()
+    );
+    std::fs::write(&scenario, yaml).unwrap();
+    let out = dir.path().join("s.json");
+    let run = headroom(
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    let s = read_summary(&out);
+    assert_eq!(s.scheduled, 60);
+    let split: Vec<u64> = s.shards.iter().map(|x| x.scheduled).collect();
+    assert_eq!(split, [20, 20, 20]);
+    // --shards wins over the file.
+    let run = headroom(
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--shards",
+            "2",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert_eq!(read_summary(&out).shards.len(), 2);
+}

@@ -44,7 +44,12 @@ impl Engine {
         scenario: Option<&Path>,
         plan: &Plan,
     ) -> Result<Engine, SetupError> {
-        let Some(count) = common.shards else {
+        let Some(count) = common.shards.or(plan.cluster.shards) else {
+            if common.coordinator.is_some() || common.shard_netns.is_some() {
+                return Err(SetupError::BadInput(
+                    "--coordinator and --shard-netns need --shards N (or `cluster: {shards: N}` in the scenario)".into(),
+                ));
+            }
             return Ok(Engine::Local);
         };
         if plan.sink.is_some() {
@@ -68,7 +73,8 @@ impl Engine {
             ),
             None => None,
         };
-        let listen = common.coordinator.unwrap_or_else(|| match &bridge {
+        let listen = common.coordinator.or(plan.cluster.coordinator);
+        let listen = listen.unwrap_or_else(|| match &bridge {
             Some(b) => SocketAddr::from((b.gateway, 0)),
             None => SocketAddr::from(([127, 0, 0, 1], 0)),
         });

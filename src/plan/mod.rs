@@ -57,6 +57,35 @@ pub struct Plan {
     /// The streams flows open (`name:` of `ws:`/`sse:`/`grpc:` steps), each with its
     /// protocol; a [`StreamStep::stream_id`] indexes it. Empty without stream steps.
     pub streams: Vec<StreamName>,
+    /// The scenario's `cluster:` block (empty without one): shard settings that
+    /// `--shards` and the cluster flags override.
+    pub cluster: ClusterPlan,
+}
+
+/// A scenario's `cluster:` block.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClusterPlan {
+    /// `shards:`.
+    pub shards: Option<u64>,
+    /// `coordinator:`, where the coordinator listens.
+    pub coordinator: Option<std::net::SocketAddr>,
+    /// `advertise:`, the HOST:PORT shards dial.
+    pub advertise: Option<String>,
+    /// `kubernetes:`: the shards are an Indexed Job's pods.
+    pub kubernetes: Option<KubernetesPlan>,
+}
+
+/// A scenario's `cluster.kubernetes:` block.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KubernetesPlan {
+    /// Namespace of the run's objects.
+    pub namespace: Option<String>,
+    /// The shards' container image.
+    pub image: Option<String>,
+    /// CPU request (and limit) per shard, a Kubernetes quantity.
+    pub cpu: Option<String>,
+    /// Memory request (and limit) per shard, a Kubernetes quantity.
+    pub memory: Option<String>,
 }
 
 /// A stream named in the plan: its `name:` and protocol.

@@ -207,6 +207,7 @@ pub(crate) fn from_text(
         target,
         sink,
         streams,
+        cluster: super::cluster::build(src, doc.cluster.as_ref())?,
     })
 }
 
@@ -270,6 +271,7 @@ pub(crate) fn quick(overrides: &Overrides) -> Result<Plan, ScenarioError> {
         client,
         target,
         sink: None,
+        cluster: Default::default(),
     })
 }
 

@@ -45,6 +45,8 @@ pub(crate) struct ScenarioFile {
     #[serde(default)]
     #[schemars(schema_with = "super::schema::sink")]
     pub(crate) sink: Option<Node>,
+    /// How the load is split over shards (`cluster:`).
+    pub(crate) cluster: Option<super::cluster::ClusterSpec>,
 }
 
 /// How connections are opened (paths are relative to the scenario file).

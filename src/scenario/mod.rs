@@ -8,6 +8,7 @@
 //! [`ScenarioError`] located at `file:line:column` and naming the field by path.
 
 mod client;
+mod cluster;
 mod compile;
 mod duration;
 mod errors;

@@ -451,3 +451,43 @@ fn thresholds_parse_and_their_scope_names_a_request() {
         "{err}"
     );
 }
+
+#[test]
+fn the_cluster_block_is_read_and_its_mistakes_named() {
+    let base = format!("{HEAD}requests: [{{path: /a}}]\n");
+    let yaml = format!(
+        "{base}cluster:\n  shards: 4\n  coordinator: 0.0.0.0:7400\n  advertise: coord.load.svc:7400\n  kubernetes: {{namespace: load, image: 'r/headroom:1', cpu: '1', memory: 512Mi}}\n"
+    );
+    let plan = from_text("scenario.yaml", &yaml, &Overrides::default()).unwrap();
+    assert_eq!(plan.cluster.shards, Some(4));
+    assert_eq!(
+        plan.cluster.coordinator,
+        Some("0.0.0.0:7400".parse().unwrap())
+    );
+    assert_eq!(
+        plan.cluster.advertise.as_deref(),
+        Some("coord.load.svc:7400")
+    );
+    let k = plan.cluster.kubernetes.expect("kubernetes");
+    assert_eq!(
+        (k.namespace.as_deref(), k.memory.as_deref()),
+        (Some("load"), Some("512Mi"))
+    );
+    assert_error(
+        &format!("{base}cluster:\n  shards: 0\n"),
+        "5:11",
+        &["cluster.shards", "expected 1 to 1024"],
+    );
+    assert_error(
+        &format!("{base}cluster:\n  coordinator: nowhere\n"),
+        "5:16",
+        &["cluster.coordinator", "ADDR:PORT"],
+    );
+    assert_error(
+        &format!("{base}cluster:\n  advertise: host-without-port\n"),
+        "5:14",
+        &["cluster.advertise"],
+    );
+    let err = error(&format!("{base}cluster:\n  shard: 2\n"));
+    assert!(err.contains("shard") && err.contains("shards"), "{err}");
+}
