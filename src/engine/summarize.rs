@@ -188,6 +188,7 @@ pub(crate) fn summarize(
         streams,
         stream_totals,
         shards: Vec::new(),
+        coordinator: None,
     };
     summary.thresholds = evaluate_all(&plan.thresholds, &summary);
     summary

@@ -88,6 +88,21 @@ pub struct Summary {
     /// ran, and its own generator verdict; absent for a single process.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shards: Vec<ShardSummary>,
+    /// The coordinator of a sharded run; absent for a single process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordinator: Option<CoordinatorSummary>,
+}
+
+/// What coordinating a sharded run cost, in the coordinator's own process.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct CoordinatorSummary {
+    /// Where it listened for its shards.
+    pub address: String,
+    /// CPU seconds its process used from the start barrier to the merged result
+    /// (everything it did meanwhile: merging seconds and shares, progress, watches).
+    pub cpu_s: f64,
+    /// That CPU as a share of one core per shard over the run, percent.
+    pub cpu_percent_per_shard: f64,
 }
 
 /// One shard of a sharded run.
@@ -160,6 +175,7 @@ impl Summary {
             streams: BTreeMap::new(),
             stream_totals: BTreeMap::new(),
             shards: Vec::new(),
+            coordinator: None,
         }
     }
 }

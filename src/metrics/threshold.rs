@@ -400,6 +400,7 @@ mod tests {
             streams: Default::default(),
             stream_totals: Default::default(),
             shards: Vec::new(),
+            coordinator: None,
         }
     }
 

@@ -29,6 +29,13 @@ pub fn text(s: &Summary) -> String {
         );
     }
     out.push_str(":\n");
+    if let Some(c) = &s.coordinator {
+        let _ = writeln!(
+            out,
+            "  coordinator at {}: CPU {:.2} s ({:.2}% of one core per shard)",
+            c.address, c.cpu_s, c.cpu_percent_per_shard
+        );
+    }
     let mut t = Table::new(&[
         Align::Left,
         Align::Left,

@@ -16,7 +16,7 @@ use super::auth;
 use super::wire::{self, FromShard, Setup, ToShard, WireError, MAX_FRAME, MAX_HANDSHAKE};
 use super::Placement;
 use crate::engine::{self, Control, EngineError, Observer, Outcome, Runner, Share, Step, Timeline};
-use crate::metrics::summary::ShardSummary;
+use crate::metrics::summary::{CoordinatorSummary, ShardSummary};
 use crate::plan::Plan;
 
 /// How long every shard has to get its engine threads ready for a job.
@@ -83,6 +83,8 @@ pub struct Coordinator {
     links: Vec<Link>,
     heard: Receiver<Heard>,
     placement: Box<dyn Placement>,
+    /// Where it listens.
+    address: String,
     /// Why each shard's process or pod ended, once it did.
     ended: Vec<Option<String>>,
     /// Tells the acceptor thread the run is over.
@@ -105,6 +107,9 @@ impl Coordinator {
         join_for: Duration,
     ) -> Result<Coordinator, CoordError> {
         let count = placement.count();
+        let address = listener
+            .local_addr()
+            .map_or_else(|_| "?".into(), |a| a.to_string());
         let closed = Arc::new(AtomicBool::new(false));
         let full = Arc::new(AtomicBool::new(false));
         let (join_tx, join_rx) = mpsc::channel();
@@ -189,6 +194,7 @@ impl Coordinator {
             }
         }
         Ok(Coordinator {
+            address,
             ended: vec![None; links.len()],
             links,
             heard,
@@ -228,6 +234,7 @@ impl Coordinator {
         observer: &mut dyn Observer,
     ) -> Result<Outcome, EngineError> {
         let n = self.links.len();
+        let cpu_before = own_cpu();
         self.broadcast(&ToShard::Job { step });
         let mut ready = vec![None; n];
         let deadline = Instant::now() + READY_FOR;
@@ -295,7 +302,15 @@ impl Coordinator {
             .map_or(0, |d| d.as_nanos() as u64);
         self.broadcast(&ToShard::Start { at_unix_ns });
         let hosts: Vec<String> = ready.into_iter().map(Option::unwrap_or_default).collect();
-        self.collect(&plan, &hosts, control, observer)
+        let mut outcome = self.collect(&plan, &hosts, control, observer)?;
+        let cpu_s = own_cpu().saturating_sub(cpu_before).as_secs_f64();
+        let wall = outcome.summary.duration_s.max(1e-9) * n as f64;
+        outcome.summary.coordinator = Some(CoordinatorSummary {
+            address: self.address.clone(),
+            cpu_s,
+            cpu_percent_per_shard: cpu_s / wall * 100.0,
+        });
+        Ok(outcome)
     }
 
     /// After the start: streams seconds into the live timeline until every shard sent
@@ -525,6 +540,18 @@ fn keep_shares(shares: &[Option<(Share, i64)>]) {
             );
         }
     }
+}
+
+/// CPU time this whole process has used (every thread, not its children: the local
+/// shards are processes of their own).
+fn own_cpu() -> Duration {
+    use nix::sys::resource::{getrusage, UsageWho};
+    getrusage(UsageWho::RUSAGE_SELF).map_or(Duration::ZERO, |u| {
+        let t = |tv: nix::sys::time::TimeVal| {
+            Duration::new(tv.tv_sec().max(0) as u64, tv.tv_usec().max(0) as u32 * 1000)
+        };
+        t(u.user_time()) + t(u.system_time())
+    })
 }
 
 /// How a lost connection reads in a message.

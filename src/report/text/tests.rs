@@ -81,6 +81,7 @@ fn open_run() -> Summary {
         streams: Default::default(),
         stream_totals: Default::default(),
         shards: Vec::new(),
+        coordinator: None,
     };
     let rules: Vec<Threshold> = ["p95 < 500ms", "get_task.p99 < 10ms", "nope.p95 < 1s"]
         .iter()
