@@ -55,6 +55,9 @@ pub enum Command {
     Schema(commands::schema::SchemaArgs),
     /// Turn a curl command line or a HAR file (a browser's recording) into a scenario.
     Convert(commands::convert::ConvertArgs),
+    /// What a sharded run creates on a cluster: `cluster manifest` prints a run's
+    /// Kubernetes objects as YAML.
+    Cluster(commands::cluster::ClusterCommandArgs),
 }
 
 /// Flags of `headroom find`.
@@ -338,6 +341,7 @@ pub fn main() -> i32 {
         Command::Report(args) => commands::report::run(&args),
         Command::Schema(args) => commands::schema::run(&args),
         Command::Convert(args) => commands::convert::run(&args),
+        Command::Cluster(args) => commands::cluster::run(&args),
     }
 }
 
