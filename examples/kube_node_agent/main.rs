@@ -122,7 +122,10 @@ fn main() {
 /// One look at the node's pods: start the new ones, end the ones being deleted.
 fn poll_once(agent: &Arc<Agent>) -> Result<(), String> {
     let lp = ListParams::default().fields(&format!("spec.nodeName={}", agent.flags.node));
-    let list = agent.rt.block_on(agent.pods.list(&lp)).map_err(|e| format!("list pods: {e}"))?;
+    let list = agent
+        .rt
+        .block_on(agent.pods.list(&lp))
+        .map_err(|e| format!("list pods: {e}"))?;
     for p in list.items {
         let uid = p.metadata.uid.clone().unwrap_or_default();
         let deleting = p.metadata.deletion_timestamp.is_some();
@@ -160,7 +163,9 @@ fn remove(agent: &Agent, p: &Pod) {
         return;
     };
     let api: Api<Pod> = Api::namespaced(agent.client.clone(), ns);
-    let _ = agent.rt.block_on(api.delete(name, &DeleteParams::default().grace_period(0)));
+    let _ = agent
+        .rt
+        .block_on(api.delete(name, &DeleteParams::default().grace_period(0)));
 }
 
 /// Runs one pod to its end, reporting its status as it goes.
@@ -193,7 +198,13 @@ fn run_pod(agent: &Agent, p: Pod) {
         Ok(net) => net,
         Err(e) => return patch(pod::cannot_start(c, "CreatePodSandboxError", &e)),
     };
-    agent.taken.lock().unwrap().entry(uid.clone()).or_default().net = Some(net.clone());
+    agent
+        .taken
+        .lock()
+        .unwrap()
+        .entry(uid.clone())
+        .or_default()
+        .net = Some(net.clone());
     let secrets: Api<Secret> = Api::namespaced(agent.client.clone(), &namespace);
     let prepared = pod::argv(c, &f.headroom_bin).and_then(|argv| {
         let env = agent.rt.block_on(pod::env(&p, c, &net.ip, &secrets))?;
@@ -210,12 +221,19 @@ fn run_pod(agent: &Agent, p: Pod) {
     let log = f.log_dir.join(format!("{name}.log"));
     let spawned = File::create(&log).and_then(|out| {
         let err = out.try_clone()?;
-        let hostname = p.spec.as_ref().and_then(|s| s.hostname.clone()).unwrap_or(name.clone());
+        let hostname = p
+            .spec
+            .as_ref()
+            .and_then(|s| s.hostname.clone())
+            .unwrap_or(name.clone());
         Command::new("ip")
             .args(["netns", "exec", &net.ns])
             .args(&argv)
             .env_clear()
-            .env("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+            .env(
+                "PATH",
+                "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            )
             .env("HOSTNAME", hostname)
             .envs(&env)
             .stdin(Stdio::null())
@@ -231,11 +249,21 @@ fn run_pod(agent: &Agent, p: Pod) {
             return patch(pod::cannot_start(c, "CreateContainerError", &e.to_string()));
         }
     };
-    agent.taken.lock().unwrap().entry(uid.clone()).or_default().pid = Some(child.id());
+    agent
+        .taken
+        .lock()
+        .unwrap()
+        .entry(uid.clone())
+        .or_default()
+        .pid = Some(child.id());
     let host_ip = format!("{}.1", f.subnet);
     let (status, started) = pod::running(c, &net.ip, &host_ip);
     patch(status);
-    eprintln!("kube_node_agent: {name} running at {} as pid {}", net.ip, child.id());
+    eprintln!(
+        "kube_node_agent: {name} running at {} as pid {}",
+        net.ip,
+        child.id()
+    );
     let code = match child.wait() {
         Ok(s) => {
             use std::os::unix::process::ExitStatusExt as _;
@@ -267,7 +295,13 @@ fn shut_down(agent: &Agent) {
     }
     // The pod threads remove their namespaces once their process is reaped.
     for _ in 0..50 {
-        if agent.taken.lock().unwrap().values().all(|t| t.net.is_none()) {
+        if agent
+            .taken
+            .lock()
+            .unwrap()
+            .values()
+            .all(|t| t.net.is_none())
+        {
             break;
         }
         thread::sleep(Duration::from_millis(100));

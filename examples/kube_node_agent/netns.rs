@@ -34,7 +34,12 @@ pub(crate) fn ip(args: &[&str]) -> Result<(), String> {
 impl PodNet {
     /// Namespace `<prefix><n>` with `eth0` at `<subnet>.<10 + n>/24` on `bridge`, the
     /// default route via `<subnet>.1` (the bridge's address). `n` below 240.
-    pub(crate) fn create(prefix: &str, n: u32, bridge: &str, subnet: &str) -> Result<PodNet, String> {
+    pub(crate) fn create(
+        prefix: &str,
+        n: u32,
+        bridge: &str,
+        subnet: &str,
+    ) -> Result<PodNet, String> {
         if n >= 240 {
             return Err("this agent gives out at most 240 pod addresses".into());
         }
@@ -48,7 +53,16 @@ impl PodNet {
         let gateway = format!("{subnet}.1");
         let steps: [&[&str]; 10] = [
             &["netns", "add", &net.ns],
-            &["link", "add", &net.host_end, "type", "veth", "peer", "name", &peer],
+            &[
+                "link",
+                "add",
+                &net.host_end,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                &peer,
+            ],
             &["link", "set", &peer, "netns", &net.ns],
             &["link", "set", &net.host_end, "master", bridge],
             &["link", "set", &net.host_end, "up"],

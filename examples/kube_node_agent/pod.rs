@@ -56,9 +56,13 @@ pub(crate) async fn env(
                     .get(&r.name)
                     .await
                     .map_err(|e| format!("{}: secret {}: {e}", var.name, r.name))?;
-                let bytes = secret.data.as_ref().and_then(|d| d.get(&r.key)).ok_or_else(|| {
-                    format!("{}: secret {} has no key {}", var.name, r.name, r.key)
-                })?;
+                let bytes = secret
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.get(&r.key))
+                    .ok_or_else(|| {
+                        format!("{}: secret {} has no key {}", var.name, r.name, r.key)
+                    })?;
                 String::from_utf8_lossy(&bytes.0).into_owned()
             } else if let Some(f) = &from.field_ref {
                 field(pod, &f.field_path, ip)
@@ -126,7 +130,11 @@ pub(crate) fn running(c: &Container, ip: &str, host_ip: &str) -> (Value, String)
 pub(crate) fn terminated(c: &Container, code: i32, started: &str, log: &Path) -> Value {
     let failed = code != 0;
     let wants_log = c.termination_message_policy.as_deref() == Some("FallbackToLogsOnError");
-    let message = if failed && wants_log { log_tail(log) } else { String::new() };
+    let message = if failed && wants_log {
+        log_tail(log)
+    } else {
+        String::new()
+    };
     json!({"status": {
         "phase": if failed { "Failed" } else { "Succeeded" },
         "conditions": conditions(false),

@@ -7,6 +7,7 @@
 //! - [`kube`]: [`Launched`] creates those objects through the API server
 //!   (`kube::Config::infer`: `KUBECONFIG`, `~/.kube/config` or in-cluster), reads back
 //!   the pods' states and failures, and deletes what it created.
+//! - [`pods`]: [`PodState`] and [`PodFailure`], read from the shard pods' status.
 //! - [`args`]: [`ClusterArgs`], the `--cluster`, `--image`, `--namespace`,
 //!   `--advertise`, `--shard-cpu` and `--shard-memory` flags `run`, `find` and
 //!   `cluster manifest` share, and the checks of their values.
@@ -22,12 +23,14 @@
 pub mod args;
 pub mod kube;
 pub mod manifest;
+pub mod pods;
 
 use std::time::Duration;
 
 pub use args::{ClusterArgs, ClusterKind};
-pub use kube::{ClusterError, Launched, PodFailure, PodState};
+pub use kube::{ClusterError, Launched};
 pub use manifest::{manifest_yaml, objects, Objects};
+pub use pods::{PodFailure, PodState};
 
 /// Label every object of a run carries, with the run name as its value; the Service
 /// selects the shard pods by it and [`Launched`] lists them by it.

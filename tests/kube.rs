@@ -1,0 +1,266 @@
+//! headroom's Kubernetes side against a real control plane on this machine
+//! ([`KubeCluster`]: etcd, kube-apiserver, kube-controller-manager, kube-scheduler)
+//! and a test-only node agent that runs pods as local processes in network
+//! namespaces ([`NodeAgent`]): the printed manifest passes the API server's own
+//! validation, and a launched run's failed shards are named and its objects removed.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use ::kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
+use headroom::cluster::{self, ClusterError, ClusterSpec, Launched, PodFailure};
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{Pod, Secret, Service};
+use serde_json::Value;
+
+use crate::support::{assert_exit, headroom_bin, run_headroom, stdout, KubeCluster, NodeAgent};
+
+/// The longest any one wait on the cluster may take before the test fails.
+const WAIT: Duration = Duration::from_secs(60);
+
+/// Server-side apply of one manifest document, dry run, unknown fields an error:
+/// what `kubectl apply --server-side --dry-run=server --validate=strict` does.
+fn dry_run_apply(cluster: &KubeCluster, doc: &Value) -> Result<(), ::kube::Error> {
+    let ar = match doc["kind"].as_str() {
+        Some("Secret") => ApiResource::erase::<Secret>(&()),
+        Some("Service") => ApiResource::erase::<Service>(&()),
+        Some("Job") => ApiResource::erase::<Job>(&()),
+        other => panic!("unexpected kind {other:?} in the manifest"),
+    };
+    let api: Api<DynamicObject> = Api::namespaced_with(cluster.client(), "default", &ar);
+    let name = doc["metadata"]["name"].as_str().expect("a name");
+    let params = PatchParams::apply("headroom-test")
+        .dry_run()
+        .validation_strict();
+    cluster
+        .block_on(api.patch(name, &params, &Patch::Apply(doc)))
+        .map(|_| ())
+}
+
+#[test]
+fn cluster_manifest_passes_the_api_servers_own_validation() {
+    let Some(cluster) = KubeCluster::start() else {
+        return;
+    };
+    let scenario = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/seed-001-graphql.yaml");
+    let advertise = format!("{}:7000", cluster.gateway());
+    let out = run_headroom(
+        [
+            "cluster",
+            "manifest",
+            scenario.to_str().unwrap(),
+            "--shards",
+            "3",
+            "--advertise",
+            &advertise,
+            "--shard-cpu",
+            "250m",
+            "--shard-memory",
+            "64Mi",
+            "--name",
+            "headroom-manifest",
+        ],
+        Duration::from_secs(20),
+    );
+    assert_exit(&out, 0);
+    let docs: Vec<Value> =
+        serde_saphyr::from_multiple(&stdout(&out)).expect("the manifest is YAML");
+    let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["Secret", "Service", "Job"]);
+    for doc in &docs {
+        if let Err(e) = dry_run_apply(&cluster, doc) {
+            panic!("the API server refused the {}: {e}\n{doc:#}", doc["kind"]);
+        }
+    }
+    // A dry run stores nothing.
+    let jobs: Api<Job> = Api::namespaced(cluster.client(), "default");
+    assert!(cluster
+        .block_on(jobs.get_opt("headroom-manifest"))
+        .unwrap()
+        .is_none());
+
+    // The same validation refuses what is wrong: an invalid container name, and a
+    // field the API does not have.
+    let mut bad = docs[2].clone();
+    bad["spec"]["template"]["spec"]["containers"][0]["name"] = "Shard_0".into();
+    match dry_run_apply(&cluster, &bad) {
+        Err(::kube::Error::Api(s)) => {
+            assert_eq!(s.code, 422, "{s:?}");
+            assert!(s.message.contains("containers[0].name"), "{}", s.message);
+        }
+        other => panic!("an invalid container name passed: {other:?}"),
+    }
+    let mut unknown = docs[2].clone();
+    unknown["spec"]["completionz"] = 3.into();
+    match dry_run_apply(&cluster, &unknown) {
+        Err(::kube::Error::Api(s)) => assert!(s.message.contains("completionz"), "{}", s.message),
+        other => panic!("an unknown field passed: {other:?}"),
+    }
+}
+
+/// A run of `shards` shards that dial `advertise`, with a fresh name and secret.
+fn spec(shards: u32, advertise: String) -> ClusterSpec {
+    ClusterSpec {
+        run: cluster::new_run_name(),
+        namespace: "default".into(),
+        shards,
+        image: "headroom:test".into(),
+        advertise,
+        secret: cluster::new_secret(),
+        scenario: None,
+        cpu: Some("100m".into()),
+        memory: Some("64Mi".into()),
+        deadline: cluster::deadline_for(Duration::from_secs(10)),
+    }
+}
+
+/// Polls `f` every 200 ms until it gives `Some`; panics with `context()` after [`WAIT`].
+fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>, context: impl Fn() -> String) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(t) = f() {
+            return t;
+        }
+        assert!(
+            start.elapsed() < WAIT,
+            "no {what} after {WAIT:?}\n{}",
+            context()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn a_launched_run_names_each_failed_shard_and_cleans_up() {
+    let Some(cluster) = KubeCluster::start() else {
+        return;
+    };
+    let agent = NodeAgent::start(&cluster, &headroom_bin());
+    // Nobody listens on the bridge's port 1: every shard fails to reach its coordinator
+    // (or, before `headroom shard` exists, to parse its command line).
+    let spec = spec(2, format!("{}:1", cluster.gateway()));
+    let launched = Launched::launch_with(&spec, Some(cluster.kubeconfig())).expect("launch");
+    let context = || format!("{}\n{}", agent.logs(), cluster.logs());
+    let (failures, pods): (Vec<PodFailure>, _) = wait_for(
+        "two failed shards",
+        || {
+            let failed = launched.failed_pods().expect("failed pods");
+            (failed.len() == 2).then(|| (failed, launched.pods().expect("pods")))
+        },
+        context,
+    );
+    println!("failed shards: {failures:#?}");
+    for (i, f) in failures.iter().enumerate() {
+        assert_eq!(f.index, Some(i as u32), "{failures:?}");
+        assert!(
+            f.pod.starts_with(&format!("{}-{i}-", spec.run)),
+            "{failures:?}"
+        );
+        assert!(f.reason.starts_with("exit code "), "{f}");
+        assert!(!f.reason.starts_with("exit code 0"), "{f}");
+        assert!(f.to_string().contains(&f.pod), "{f}");
+    }
+    // The agent ran each pod in its own namespace on the bridge.
+    let ips: Vec<String> = pods.iter().filter_map(|p| p.ip.clone()).collect();
+    assert_eq!(ips.len(), 2, "{pods:?}");
+    assert!(
+        ips.iter()
+            .all(|ip| ip.starts_with(&format!("{}.", cluster.subnet()))),
+        "{pods:?}"
+    );
+    assert_ne!(ips[0], ips[1]);
+
+    // The Secret and Service belong to the Job, so they go with it whoever deletes it.
+    let secrets: Api<Secret> = Api::namespaced(cluster.client(), "default");
+    let secret = cluster.block_on(secrets.get(&spec.run)).unwrap();
+    let owners = secret.metadata.owner_references.unwrap_or_default();
+    assert_eq!(
+        (owners[0].kind.as_str(), owners[0].name.as_str()),
+        ("Job", spec.run.as_str())
+    );
+
+    launched.cleanup().expect("cleanup");
+    let services: Api<Service> = Api::namespaced(cluster.client(), "default");
+    let jobs: Api<Job> = Api::namespaced(cluster.client(), "default");
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), "default");
+    let selector =
+        ::kube::api::ListParams::default().labels(&format!("headroom.dev/run={}", spec.run));
+    wait_for(
+        "Job, Service, Secret and pods gone",
+        || {
+            let gone = cluster.block_on(jobs.get_opt(&spec.run)).unwrap().is_none()
+                && cluster
+                    .block_on(services.get_opt(&spec.run))
+                    .unwrap()
+                    .is_none()
+                && cluster
+                    .block_on(secrets.get_opt(&spec.run))
+                    .unwrap()
+                    .is_none()
+                && cluster
+                    .block_on(pods.list(&selector))
+                    .unwrap()
+                    .items
+                    .is_empty();
+            gone.then_some(())
+        },
+        context,
+    );
+}
+
+#[test]
+fn a_launch_that_fails_midway_removes_only_what_it_created() {
+    let Some(cluster) = KubeCluster::start() else {
+        return;
+    };
+    let spec = spec(1, format!("{}:1", cluster.gateway()));
+    // Someone else's Service already has the run's name.
+    let services: Api<Service> = Api::namespaced(cluster.client(), "default");
+    let theirs = cluster::objects(&spec).service;
+    cluster
+        .block_on(services.create(&PostParams::default(), &theirs))
+        .unwrap();
+
+    match Launched::launch_with(&spec, Some(cluster.kubeconfig())) {
+        Err(
+            e @ ClusterError::Api {
+                action: "create",
+                kind: "Service",
+                ..
+            },
+        ) => {
+            assert!(e.to_string().contains("already exists"), "{e}");
+            assert!(
+                e.to_string().contains(&format!("default/{}", spec.run)),
+                "{e}"
+            );
+        }
+        other => panic!("expected the Service to clash: {other:?}"),
+    }
+    let secrets: Api<Secret> = Api::namespaced(cluster.client(), "default");
+    let jobs: Api<Job> = Api::namespaced(cluster.client(), "default");
+    assert!(
+        cluster
+            .block_on(secrets.get_opt(&spec.run))
+            .unwrap()
+            .is_none(),
+        "the Secret it made stays"
+    );
+    assert!(cluster.block_on(jobs.get_opt(&spec.run)).unwrap().is_none());
+    assert!(
+        cluster
+            .block_on(services.get_opt(&spec.run))
+            .unwrap()
+            .is_some(),
+        "their Service was deleted"
+    );
+
+    // And with no configuration at all, launching says so before creating anything.
+    let missing = cluster.dir().join("no-such-kubeconfig");
+    match Launched::launch_with(&spec, Some(&missing)) {
+        Err(e @ ClusterError::Config(_)) => {
+            assert!(e.to_string().contains("no-such-kubeconfig"), "{e}")
+        }
+        other => panic!("expected a configuration error: {other:?}"),
+    }
+}
