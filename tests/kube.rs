@@ -264,3 +264,52 @@ fn a_launch_that_fails_midway_removes_only_what_it_created() {
         other => panic!("expected a configuration error: {other:?}"),
     }
 }
+
+#[test]
+fn cluster_manifest_refuses_bad_input_naming_the_flag() {
+    let url = ["cluster", "manifest", "--url", "http://127.0.0.1:9/"];
+    let cases: [(&[&str], &str); 6] = [
+        (&["--advertise", "10.0.0.5:7700"], "--shards"),
+        (&["--shards", "2"], "--advertise"),
+        (&["--shards", "2", "--advertise", "10.0.0.5"], "--advertise"),
+        (
+            &["--shards", "2", "--advertise", "a:1", "--shard-cpu", "lots"],
+            "--shard-cpu",
+        ),
+        (
+            &[
+                "--shards",
+                "2",
+                "--advertise",
+                "a:1",
+                "--shard-memory",
+                "1GB",
+            ],
+            "--shard-memory",
+        ),
+        (
+            &[
+                "--shards",
+                "2",
+                "--advertise",
+                "a:1",
+                "--image",
+                "two words",
+            ],
+            "--image",
+        ),
+    ];
+    for (args, flag) in cases {
+        let out = run_headroom(url.iter().chain(args), Duration::from_secs(20));
+        assert_exit(&out, 2);
+        let err = crate::support::stderr(&out);
+        assert!(err.contains(flag), "{args:?}: {err}");
+        assert!(stdout(&out).is_empty(), "{args:?} printed a manifest");
+    }
+    let out = run_headroom(
+        ["cluster", "manifest", "--shards", "1", "--advertise", "a:1"],
+        Duration::from_secs(20),
+    );
+    assert_exit(&out, 2);
+    assert!(crate::support::stderr(&out).contains("--url"));
+}

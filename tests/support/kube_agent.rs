@@ -18,8 +18,9 @@ pub(crate) struct NodeAgent {
     own_log: PathBuf,
 }
 
-/// `examples/kube_node_agent` as Cargo built it beside this test binary (`cargo test`
-/// builds the examples; `cargo build --example kube_node_agent` builds it alone).
+/// `examples/kube_node_agent` as Cargo built it beside this test binary. `cargo test`
+/// builds the examples; when it is missing (`cargo test --test tests` builds only
+/// the test target), it is built here with the same profile.
 pub(crate) fn agent_bin() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     // target/<profile>/deps/tests-<hash> → target/<profile>/examples/kube_node_agent
@@ -28,9 +29,33 @@ pub(crate) fn agent_bin() -> PathBuf {
         .and_then(Path::parent)
         .expect("target/<profile>");
     let bin = profile_dir.join("examples/kube_node_agent");
+    if bin.is_file() {
+        return bin;
+    }
+    let target_dir = profile_dir.parent().expect("target/");
+    let mut cargo = Command::new(env!("CARGO"));
+    cargo.args([
+        "build",
+        "--quiet",
+        "--example",
+        "kube_node_agent",
+        "--manifest-path",
+    ]);
+    cargo.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"));
+    match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") => {}
+        Some("release") => {
+            cargo.arg("--release");
+        }
+        Some(other) => {
+            cargo.args(["--profile", other]);
+        }
+        None => {}
+    }
+    let status = cargo.env("CARGO_TARGET_DIR", target_dir).status();
     assert!(
-        bin.is_file(),
-        "{} is missing: `cargo test` builds it, or `cargo build --example kube_node_agent`",
+        matches!(status, Ok(s) if s.success()) && bin.is_file(),
+        "cannot build {} ({status:?}): run `cargo build --example kube_node_agent`",
         bin.display()
     );
     bin
