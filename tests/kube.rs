@@ -4,6 +4,7 @@
 //! namespaces ([`NodeAgent`]): the printed manifest passes the API server's own
 //! validation, and a launched run's failed shards are named and its objects removed.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -141,14 +142,28 @@ fn a_launched_run_names_each_failed_shard_and_cleans_up() {
     let spec = spec(2, format!("{}:1", cluster.gateway()));
     let launched = Launched::launch_with(&spec, Some(cluster.kubeconfig())).expect("launch");
     let context = || format!("{}\n{}", agent.logs(), cluster.logs());
-    let (failures, pods): (Vec<PodFailure>, _) = wait_for(
+    // Gathered over several looks: once one shard has failed, the Job controller
+    // deletes the other pods, so both may not be listed at the same moment.
+    let mut failed: BTreeMap<String, PodFailure> = BTreeMap::new();
+    let mut ips: BTreeMap<String, String> = BTreeMap::new();
+    wait_for(
         "two failed shards",
         || {
-            let failed = launched.failed_pods().expect("failed pods");
-            (failed.len() == 2).then(|| (failed, launched.pods().expect("pods")))
+            // Failed pods first: a pod seen failed is then listed with its address.
+            for f in launched.failed_pods().expect("failed pods") {
+                failed.insert(f.pod.clone(), f);
+            }
+            for p in launched.pods().expect("pods") {
+                if let Some(ip) = p.ip {
+                    ips.insert(p.name, ip);
+                }
+            }
+            (failed.len() >= 2).then_some(())
         },
         context,
     );
+    let mut failures: Vec<PodFailure> = failed.into_values().collect();
+    failures.sort_by_key(|f| f.index);
     println!("failed shards: {failures:#?}");
     for (i, f) in failures.iter().enumerate() {
         assert_eq!(f.index, Some(i as u32), "{failures:?}");
@@ -161,13 +176,10 @@ fn a_launched_run_names_each_failed_shard_and_cleans_up() {
         assert!(f.to_string().contains(&f.pod), "{f}");
     }
     // The agent ran each pod in its own namespace on the bridge.
-    let ips: Vec<String> = pods.iter().filter_map(|p| p.ip.clone()).collect();
-    assert_eq!(ips.len(), 2, "{pods:?}");
-    assert!(
-        ips.iter()
-            .all(|ip| ip.starts_with(&format!("{}.", cluster.subnet()))),
-        "{pods:?}"
-    );
+    let ips: Vec<&String> = failures.iter().filter_map(|f| ips.get(&f.pod)).collect();
+    assert_eq!(ips.len(), 2, "{ips:?}");
+    let subnet = format!("{}.", cluster.subnet());
+    assert!(ips.iter().all(|ip| ip.starts_with(&subnet)), "{ips:?}");
     assert_ne!(ips[0], ips[1]);
 
     // The Secret and Service belong to the Job, so they go with it whoever deletes it.
