@@ -22,19 +22,20 @@ pub enum ClusterKind {
 
 /// Flags that place shards on a cluster. Without `--cluster`, shards are local
 /// processes and the other flags are unused.
-#[derive(Debug, Args, Clone, PartialEq, Eq)]
+#[derive(Debug, Args, Clone, Default, PartialEq, Eq)]
 pub struct ClusterArgs {
     /// Run the shards on a cluster: `kubernetes` (the current kubeconfig context).
     /// Without it, shards are processes on this machine.
     #[arg(long, value_enum, value_name = "KIND")]
     pub cluster: Option<ClusterKind>,
-    /// Container image of the shards; it must hold `headroom` on its PATH.
-    #[arg(long, value_name = "IMAGE", default_value = concat!("headroom:", env!("CARGO_PKG_VERSION")),
-          value_parser = parse_image)]
-    pub image: String,
-    /// Kubernetes namespace of the run's Job, Service and Secret.
-    #[arg(long, value_name = "NS", default_value = "default", value_parser = parse_namespace)]
-    pub namespace: String,
+    /// Container image of the shards; it must hold `headroom` on its PATH [default:
+    /// the scenario's `cluster.kubernetes.image`, else `headroom:<this version>`].
+    #[arg(long, value_name = "IMAGE", value_parser = parse_image)]
+    pub image: Option<String>,
+    /// Kubernetes namespace of the run's Job, Service and Secret [default: the
+    /// scenario's `cluster.kubernetes.namespace`, else `default`].
+    #[arg(long, value_name = "NS", value_parser = parse_namespace)]
+    pub namespace: Option<String>,
     /// Address the shards dial, `HOST:PORT` (default: the coordinator's listen
     /// address), e.g. a node's address or a LoadBalancer's in front of the coordinator.
     #[arg(long, value_name = "HOST:PORT", value_parser = parse_advertise)]
@@ -47,23 +48,32 @@ pub struct ClusterArgs {
     pub shard_memory: Option<String>,
 }
 
-impl Default for ClusterArgs {
-    fn default() -> Self {
-        ClusterArgs {
-            cluster: None,
-            image: concat!("headroom:", env!("CARGO_PKG_VERSION")).into(),
-            namespace: "default".into(),
-            advertise: None,
-            shard_cpu: None,
-            shard_memory: None,
-        }
-    }
+/// The image when neither `--image` nor the scenario names one.
+pub const DEFAULT_IMAGE: &str = concat!("headroom:", env!("CARGO_PKG_VERSION"));
+/// The namespace when neither `--namespace` nor the scenario names one.
+pub const DEFAULT_NAMESPACE: &str = "default";
+
+/// What applies where a flag of [`ClusterArgs`] is absent: the scenario's `cluster:`
+/// block, and the coordinator's own address for `advertise`. Flags win over these.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClusterDefaults {
+    /// `cluster.kubernetes.namespace`.
+    pub namespace: Option<String>,
+    /// `cluster.kubernetes.image`.
+    pub image: Option<String>,
+    /// `cluster.kubernetes.cpu`.
+    pub cpu: Option<String>,
+    /// `cluster.kubernetes.memory`.
+    pub memory: Option<String>,
+    /// `cluster.advertise`, else the coordinator's listen address.
+    pub advertise: Option<String>,
 }
 
 impl ClusterArgs {
-    /// The spec of a run with these flags: `advertise` is `--advertise` or else
-    /// `default_advertise` (the coordinator's listen address); `None` for both is an
-    /// error naming `--advertise`. The result is validated.
+    /// The spec of a run with these flags, each absent one taken from `defaults`
+    /// ([`DEFAULT_IMAGE`] and [`DEFAULT_NAMESPACE`] last); no advertised address at
+    /// all is an error naming `--advertise`. The result is validated, so a scenario's
+    /// bad value is caught here too.
     pub fn spec(
         &self,
         run: String,
@@ -71,26 +81,25 @@ impl ClusterArgs {
         secret: String,
         scenario: Option<(String, String)>,
         run_length: Duration,
-        default_advertise: Option<&str>,
+        defaults: &ClusterDefaults,
     ) -> Result<ClusterSpec, SpecError> {
-        let advertise = self
-            .advertise
-            .as_deref()
-            .or(default_advertise)
-            .ok_or_else(|| SpecError {
-                field: "--advertise",
-                message: "give the HOST:PORT the shards dial to reach the coordinator".into(),
-            })?;
+        let pick =
+            |flag: &Option<String>, default: &Option<String>| flag.clone().or(default.clone());
+        let advertise = pick(&self.advertise, &defaults.advertise).ok_or_else(|| SpecError {
+            field: "--advertise",
+            message: "give the HOST:PORT the shards dial to reach the coordinator".into(),
+        })?;
         let spec = ClusterSpec {
             run,
-            namespace: self.namespace.clone(),
+            namespace: pick(&self.namespace, &defaults.namespace)
+                .unwrap_or_else(|| DEFAULT_NAMESPACE.into()),
             shards,
-            image: self.image.clone(),
-            advertise: advertise.to_owned(),
+            image: pick(&self.image, &defaults.image).unwrap_or_else(|| DEFAULT_IMAGE.into()),
+            advertise,
             secret,
             scenario,
-            cpu: self.shard_cpu.clone(),
-            memory: self.shard_memory.clone(),
+            cpu: pick(&self.shard_cpu, &defaults.cpu),
+            memory: pick(&self.shard_memory, &defaults.memory),
             deadline: super::deadline_for(run_length),
         };
         spec.validate()?;
@@ -319,24 +328,67 @@ mod tests {
     }
 
     #[test]
-    fn spec_needs_an_advertised_address() {
-        let args = ClusterArgs::default();
-        let spec = |adv| {
+    fn flags_win_over_the_scenario_and_defaults_come_last() {
+        let spec = |args: &ClusterArgs, defaults: &ClusterDefaults| {
+            let secret = "0".repeat(64);
             args.spec(
                 "headroom-1".into(),
                 2,
-                "0".repeat(64),
+                secret,
                 None,
                 Duration::from_secs(10),
-                adv,
+                defaults,
             )
         };
-        assert_eq!(spec(None).unwrap_err().field, "--advertise");
-        let s = spec(Some("127.0.0.1:9")).unwrap();
+        let none = ClusterDefaults::default();
+        assert_eq!(
+            spec(&ClusterArgs::default(), &none).unwrap_err().field,
+            "--advertise"
+        );
+        let scenario = ClusterDefaults {
+            namespace: Some("load".into()),
+            image: Some("r/headroom:1".into()),
+            cpu: Some("1".into()),
+            memory: Some("lots".into()),
+            advertise: Some("127.0.0.1:9".into()),
+        };
+        // The scenario's values apply, and are checked as the flags are.
+        assert_eq!(
+            spec(&ClusterArgs::default(), &scenario).unwrap_err().field,
+            "--shard-memory"
+        );
+        let flags = ClusterArgs {
+            image: Some("mine:2".into()),
+            shard_memory: Some("1Gi".into()),
+            advertise: Some("10.0.0.5:7".into()),
+            ..ClusterArgs::default()
+        };
+        let s = spec(&flags, &scenario).unwrap();
+        assert_eq!(
+            (
+                s.namespace.as_str(),
+                s.image.as_str(),
+                s.cpu.as_deref(),
+                s.memory.as_deref()
+            ),
+            ("load", "mine:2", Some("1"), Some("1Gi"))
+        );
         assert_eq!(
             (s.advertise.as_str(), s.deadline.as_secs()),
-            ("127.0.0.1:9", 310)
+            ("10.0.0.5:7", 310)
         );
-        assert_eq!(s.image, concat!("headroom:", env!("CARGO_PKG_VERSION")));
+        let s = spec(&flags, &none).unwrap();
+        assert_eq!(
+            (s.namespace.as_str(), s.cpu.as_deref()),
+            (DEFAULT_NAMESPACE, None)
+        );
+        let s = spec(
+            &ClusterArgs::default(),
+            &ClusterDefaults {
+                advertise: Some("a:1".into()),
+                ..none
+            },
+        );
+        assert_eq!(s.unwrap().image, DEFAULT_IMAGE);
     }
 }

@@ -27,7 +27,7 @@ pub mod pods;
 
 use std::time::Duration;
 
-pub use args::{ClusterArgs, ClusterKind};
+pub use args::{ClusterArgs, ClusterDefaults, ClusterKind, DEFAULT_IMAGE, DEFAULT_NAMESPACE};
 pub use kube::{ClusterError, Launched};
 pub use manifest::{manifest_yaml, objects, Objects};
 pub use pods::{PodFailure, PodState};

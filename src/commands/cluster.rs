@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 
 use crate::cli::{EXIT_BAD_INPUT, EXIT_OK};
-use crate::cluster::{self, ClusterArgs};
+use crate::cluster::{self, ClusterArgs, ClusterDefaults};
 use crate::scenario::{self, parse_duration, Overrides};
 
 /// Flags of `headroom cluster`.
@@ -28,8 +28,10 @@ pub enum ClusterCommand {
     Manifest(ManifestArgs),
 }
 
-/// Flags of `headroom cluster manifest`.
+/// Flags of `headroom cluster manifest`. `--cluster` is accepted (the flags are the
+/// ones `run` takes) but hidden: a manifest is for Kubernetes whatever it says.
 #[derive(Debug, Args, Clone)]
+#[command(mut_arg("cluster", |a| a.hide(true)))]
 pub struct ManifestArgs {
     /// Scenario file (YAML), checked and stored in the Secret.
     pub scenario: Option<PathBuf>,
@@ -97,7 +99,7 @@ fn manifest(args: &ManifestArgs) -> Result<String, String> {
             cluster::new_secret(),
             scenario,
             plan.duration(),
-            None,
+            &ClusterDefaults::default(),
         )
         .map_err(|e| e.to_string())?;
     Ok(cluster::manifest_yaml(&spec))
