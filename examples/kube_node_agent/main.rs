@@ -4,17 +4,19 @@
 //! It polls the pods bound to its node and, for each new one, makes a network
 //! namespace on the test's bridge ([`netns`]), resolves the container's environment
 //! ([`pod::env`]), runs the container's command there as a local process (`headroom`
-//! is the binary given by `--headroom-bin`; its output goes to `<log-dir>/<pod>.log`),
+//! is the binary given by `--headroom-bin`; its output goes to `<log-dir>/<pod>.log`,
+//! its working directory is `<log-dir>/<pod>.work`),
 //! and reports the pod `Running` with its address, then `Succeeded` or `Failed` with
 //! the exit code. A pod being deleted has its process killed and is then removed for
 //! good (grace period 0), as a kubelet does. On SIGTERM or Ctrl-C it kills every
-//! process it started and removes every namespace. Needs root (`ip netns`).
+//! process it started and removes every namespace. Volumes are not mounted (a shard
+//! reads nothing from its Secret's files). Needs root (`ip netns`).
 
 mod netns;
 mod pod;
 
 use std::collections::HashMap;
-use std::fs::File;
+use std::fs::{self, File};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -219,28 +221,35 @@ fn run_pod(agent: &Agent, p: Pod) {
         }
     };
     let log = f.log_dir.join(format!("{name}.log"));
-    let spawned = File::create(&log).and_then(|out| {
-        let err = out.try_clone()?;
-        let hostname = p
-            .spec
-            .as_ref()
-            .and_then(|s| s.hostname.clone())
-            .unwrap_or(name.clone());
-        Command::new("ip")
-            .args(["netns", "exec", &net.ns])
-            .args(&argv)
-            .env_clear()
-            .env(
-                "PATH",
-                "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-            )
-            .env("HOSTNAME", hostname)
-            .envs(&env)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .spawn()
-    });
+    // Its own working directory, as a container has its own file system: whatever
+    // the process writes (a store, a report) stays out of the test's directory.
+    let workdir = f.log_dir.join(format!("{name}.work"));
+    let spawned = fs::create_dir_all(&workdir)
+        .and_then(|()| File::create(&log))
+        .and_then(|out| {
+            let err = out.try_clone()?;
+            let hostname = p
+                .spec
+                .as_ref()
+                .and_then(|s| s.hostname.clone())
+                .unwrap_or(name.clone());
+            Command::new("ip")
+                .args(["netns", "exec", &net.ns])
+                .args(&argv)
+                .env_clear()
+                .env(
+                    "PATH",
+                    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                )
+                .env("HOSTNAME", hostname)
+                .env("HOME", &workdir)
+                .current_dir(&workdir)
+                .envs(&env)
+                .stdin(Stdio::null())
+                .stdout(out)
+                .stderr(err)
+                .spawn()
+        });
     let mut child = match spawned {
         Ok(child) => child,
         Err(e) => {

@@ -100,7 +100,11 @@ impl NodeAgent {
             fs::read_to_string(&self.own_log).unwrap_or_default()
         );
         let mut pods: Vec<PathBuf> = fs::read_dir(&self.log_dir)
-            .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .map(|d| {
+                d.filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "log"))
+                    .collect()
+            })
             .unwrap_or_default();
         pods.sort();
         for p in pods {
@@ -151,22 +155,24 @@ impl Drop for NodeAgent {
     }
 }
 
-/// Makes a bridge `hrkX` with `10.200.X.1/24` for an X (100 to 249) that no
-/// interface's address uses yet; returns its name and `10.200.X`.
+/// Makes a bridge `hrtX` with `10.200.X.1/24` for an X (20 to 219) that no
+/// interface's address uses yet; returns its name and `10.200.X`. The name and range
+/// are those of the shard tests' bridges (`support::TestBridge` on main), so the
+/// bridge's name is the lock on its subnet for both.
 pub(crate) fn create_bridge() -> (String, String) {
     let used = Command::new("ip")
         .args(["-o", "-4", "addr", "show"])
         .output()
         .expect("run `ip`");
     let used = String::from_utf8_lossy(&used.stdout).into_owned();
-    let first = 100 + std::process::id() % 150;
-    for k in 0..150 {
-        let x = 100 + (first - 100 + k) % 150;
+    let start = std::process::id() % 200;
+    for k in 0..200 {
+        let x = 20 + (start + k) % 200;
         let subnet = format!("10.200.{x}");
         if used.contains(&format!("{subnet}.")) {
             continue;
         }
-        let name = format!("hrk{x}");
+        let name = format!("hrt{x}");
         let ok = |args: &[&str]| {
             Command::new("ip")
                 .args(args)
