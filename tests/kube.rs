@@ -5,7 +5,10 @@
 //! validation, and a launched run's failed shards are named and its objects removed.
 
 use std::collections::BTreeMap;
+use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ::kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
@@ -131,15 +134,56 @@ fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>, context: impl Fn() 
     }
 }
 
+/// A listener on the bridge's address that closes every connection it accepts.
+struct HangUp {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl HangUp {
+    fn start(ip: &str) -> HangUp {
+        let listener = TcpListener::bind((ip, 0)).expect("listen on the bridge's address");
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        let thread = std::thread::spawn(move || {
+            while !stopped.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((conn, _)) => drop(conn),
+                    Err(_) => std::thread::sleep(Duration::from_millis(20)),
+                }
+            }
+        });
+        HangUp {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for HangUp {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 #[test]
 fn a_launched_run_names_each_failed_shard_and_cleans_up() {
     let Some(cluster) = KubeCluster::start() else {
         return;
     };
     let agent = NodeAgent::start(&cluster, &headroom_bin());
-    // Nobody listens on the bridge's port 1: every shard fails to reach its coordinator
-    // (or, before `headroom shard` exists, to parse its command line).
-    let spec = spec(2, format!("{}:1", cluster.gateway()));
+    // Not a coordinator: it hangs up on every shard at once, so each fails at its
+    // first read instead of retrying to connect for a minute as a shard whose
+    // coordinator is not up yet does.
+    let impostor = HangUp::start(&cluster.gateway());
+    let spec = spec(2, impostor.addr.to_string());
     let launched = Launched::launch_with(&spec, Some(cluster.kubeconfig())).expect("launch");
     let context = || format!("{}\n{}", agent.logs(), cluster.logs());
     // Gathered over several looks: once one shard has failed, the Job controller
