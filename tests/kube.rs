@@ -265,7 +265,7 @@ fn a_launched_run_names_each_failed_shard_and_cleans_up() {
 }
 
 #[test]
-fn a_launch_that_fails_midway_removes_only_what_it_created() {
+fn a_failed_launch_removes_only_its_own_objects_and_a_waiting_pod_says_why() {
     let Some(cluster) = KubeCluster::start() else {
         return;
     };
@@ -310,6 +310,27 @@ fn a_launch_that_fails_midway_removes_only_what_it_created() {
             .is_some(),
         "their Service was deleted"
     );
+
+    // A shard that asks for more CPU than any node has waits, and says why.
+    let greedy = ClusterSpec {
+        cpu: Some("1000".into()),
+        ..spec.clone()
+    };
+    cluster
+        .block_on(services.delete(&spec.run, &Default::default()))
+        .unwrap();
+    let launched = Launched::launch_with(&greedy, Some(cluster.kubeconfig())).expect("launch");
+    let why = wait_for(
+        "an unschedulable pod",
+        || launched.pods().unwrap().into_iter().find_map(|p| p.waiting),
+        || cluster.logs(),
+    );
+    assert!(why.contains("Insufficient cpu"), "{why}");
+    assert!(
+        launched.failed_pods().unwrap().is_empty(),
+        "waiting is not failing"
+    );
+    launched.cleanup().unwrap();
 
     // And with no configuration at all, launching says so before creating anything.
     let missing = cluster.dir().join("no-such-kubeconfig");

@@ -19,6 +19,10 @@ pub struct PodState {
     pub phase: String,
     /// Its address, once the node gave it one.
     pub ip: Option<String>,
+    /// Why a pod is not running yet, when its status says: the scheduler's message
+    /// (`Unschedulable: 0/3 nodes are available: 3 Insufficient cpu.`) or its
+    /// container's waiting reason (`ContainerCreating`, `ImagePullBackOff: ...`).
+    pub waiting: Option<String>,
 }
 
 /// A shard pod that failed or can never start.
@@ -63,7 +67,40 @@ pub(super) fn state(pod: &Pod) -> PodState {
             .and_then(|s| s.phase.clone())
             .unwrap_or_else(|| "Unknown".into()),
         ip: status.and_then(|s| s.pod_ip.clone()),
+        waiting: waiting(pod),
     }
+}
+
+/// Why a pending pod waits: the scheduler's condition, else its container's state.
+fn waiting(pod: &Pod) -> Option<String> {
+    let status = pod.status.as_ref()?;
+    if status.phase.as_deref() != Some("Pending") {
+        return None;
+    }
+    let unscheduled = status
+        .conditions
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .find(|c| c.type_ == "PodScheduled" && c.status == "False");
+    if let Some(c) = unscheduled {
+        return Some(join(c.reason.as_deref(), c.message.as_deref()));
+    }
+    let containers = status.container_statuses.as_deref().unwrap_or_default();
+    let w = containers
+        .iter()
+        .find_map(|c| c.state.as_ref()?.waiting.as_ref())?;
+    Some(join(w.reason.as_deref(), w.message.as_deref()))
+}
+
+/// `reason: message`, either part left out when empty.
+fn join(reason: Option<&str>, message: Option<&str>) -> String {
+    [reason, message]
+        .into_iter()
+        .flatten()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 /// The completion index of a Job's pod, from its annotation.
@@ -82,12 +119,7 @@ pub(super) fn failure(pod: &Pod) -> Option<PodFailure> {
     let containers = status.container_statuses.as_deref().unwrap_or_default();
     let reason = if status.phase.as_deref() == Some("Failed") {
         let terminated = containers.iter().find_map(terminated_reason);
-        let own = [status.reason.as_deref(), status.message.as_deref()]
-            .into_iter()
-            .flatten()
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join(": ");
+        let own = join(status.reason.as_deref(), status.message.as_deref());
         match (terminated, own.is_empty()) {
             (Some(t), true) => t,
             (Some(t), false) => format!("{own}; {t}"),
@@ -102,10 +134,7 @@ pub(super) fn failure(pod: &Pod) -> Option<PodFailure> {
         if !STUCK.contains(&why) {
             return None;
         }
-        match waiting.message.as_deref() {
-            Some(m) if !m.is_empty() => format!("{why}: {m}"),
-            _ => why.to_owned(),
-        }
+        join(Some(why), waiting.message.as_deref())
     };
     Some(PodFailure {
         pod: pod.metadata.name.clone().unwrap_or_default(),
@@ -194,5 +223,33 @@ mod tests {
         let f = failure(&pod("Pending", waiting("ImagePullBackOff"))).unwrap();
         assert_eq!(f.reason, "ImagePullBackOff: no such image");
         assert!(failure(&pod("Pending", waiting("ContainerCreating"))).is_none());
+        let s = state(&pod("Pending", waiting("ContainerCreating")));
+        assert_eq!(
+            s.waiting.as_deref(),
+            Some("ContainerCreating: no such image")
+        );
+    }
+
+    #[test]
+    fn an_unscheduled_pod_says_why_it_waits() {
+        let mut p = pod("Pending", ContainerState::default());
+        let status = p.status.as_mut().unwrap();
+        status.container_statuses = None;
+        status.conditions = Some(vec![k8s_openapi::api::core::v1::PodCondition {
+            type_: "PodScheduled".into(),
+            status: "False".into(),
+            reason: Some("Unschedulable".into()),
+            message: Some("0/3 nodes are available: 3 Insufficient cpu.".into()),
+            ..Default::default()
+        }]);
+        let s = state(&p);
+        assert_eq!(
+            s.waiting.as_deref(),
+            Some("Unschedulable: 0/3 nodes are available: 3 Insufficient cpu.")
+        );
+        assert_eq!((s.index, s.phase.as_str()), (Some(1), "Pending"));
+        assert!(state(&pod("Running", ContainerState::default()))
+            .waiting
+            .is_none());
     }
 }
