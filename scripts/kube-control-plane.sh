@@ -11,7 +11,7 @@
 # modules (its own go.mod points them at ./staging, which a module dependency does not
 # have) with the matching published v0.x version; etcd comes from the same module graph.
 # Cold cost: about 10 minutes of two cores and 4-5 GB of Go caches (see
-# ../shared/notes/kubernetes-test-cluster.md). Not part of peers.sh until tests use it.
+# ../shared/notes/kubernetes-test-cluster.md). scripts/peers.sh runs it (`peer_kube`).
 set -euo pipefail
 
 PEERS="${HEADROOM_PEERS:-$HOME/.cache/headroom/peers}"

@@ -123,6 +123,15 @@ peer_prometheus() {
     ln -sfn "$dir/prometheus" "$PEERS/prometheus"
 }
 
+# Kubernetes 1.36 control plane (Apache-2.0): etcd, kube-apiserver, kube-controller-manager
+# and kube-scheduler, built from their Go modules by scripts/kube-control-plane.sh (Debian
+# has no kube-apiserver, and no images can be pulled). tests/kube.rs runs them on loopback
+# with examples/kube_node_agent as the node. Cold: about 10 minutes of two cores and
+# 4-5 GB of Go caches, once per machine. Result: $PEERS/kube-v1.36.3/.
+peer_kube() {
+    HEADROOM_PEERS="$PEERS" bash "$ROOT/scripts/kube-control-plane.sh" >/dev/null
+}
+
 main() {
     local fn
     for fn in $(declare -F | awk '{print $3}' | grep '^peer_' | sort); do

@@ -50,6 +50,8 @@ have_nginx() { command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]; }
 have_postgres() { compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null; }
 have_time() { [ -x /usr/bin/time ]; }
 have_chromium() { [ -x /usr/bin/chromium ]; }
+# `ip` (netns, veth, bridge) for the Kubernetes tests' node agent.
+have_ip() { command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ]; }
 
 install_system_packages() {
     local missing=()
@@ -57,8 +59,9 @@ install_system_packages() {
     have_postgres || missing+=(postgresql)
     have_time || missing+=(time)
     have_chromium || missing+=(chromium)
+    have_ip || missing+=(iproute2)
     if [ "${#missing[@]}" -eq 0 ]; then
-        echo "nginx, PostgreSQL server, /usr/bin/time and chromium are present"
+        echo "nginx, PostgreSQL server, /usr/bin/time, chromium and iproute2 are present"
         return 0
     fi
     echo "installing: ${missing[*]}"
@@ -83,6 +86,7 @@ install_system_packages() {
     have_postgres || die "PostgreSQL server binaries still missing after install"
     have_time || die "/usr/bin/time still missing after install"
     have_chromium || die "chromium (for the HTML report test) still missing after install"
+    have_ip || die "ip (iproute2, for the Kubernetes tests) still missing after install"
 }
 
 # ------------------------------------------------------------------ Rust toolchain
@@ -107,8 +111,10 @@ ensure_rust() {
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 export RUST_TEST_THREADS="${RUST_TEST_THREADS:-1}"
 export RUST_BACKTRACE="${RUST_BACKTRACE:-1}"
+# peers.sh builds the Kubernetes control plane, so its tests must run, never skip.
+export HEADROOM_REQUIRE_KUBE="${HEADROOM_REQUIRE_KUBE:-1}"
 
-run_step "system packages (nginx, postgresql, time, chromium)" install_system_packages
+run_step "system packages (nginx, postgresql, time, chromium, iproute2)" install_system_packages
 run_step "Rust toolchain (rustfmt, clippy)" ensure_rust
 run_step "peer servers (scripts/peers.sh)" bash scripts/peers.sh
 run_step "format" cargo fmt --all -- --check

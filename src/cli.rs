@@ -59,6 +59,9 @@ pub enum Command {
     /// by a Kubernetes Job); reads HEADROOM_SHARD_SECRET, HEADROOM_SHARD_INDEX (or
     /// JOB_COMPLETION_INDEX) and HEADROOM_SHARD_COUNT.
     Shard(commands::shard::ShardArgs),
+    /// What a sharded run creates on a cluster: `cluster manifest` prints a run's
+    /// Kubernetes objects as YAML.
+    Cluster(commands::cluster::ClusterCommandArgs),
 }
 
 /// Flags of `headroom find`.
@@ -321,6 +324,9 @@ pub struct CommonArgs {
     /// Needs root.
     #[arg(long, value_name = "BRIDGE")]
     pub shard_netns: Option<String>,
+    /// Where shards run when not on this machine (`--cluster kubernetes`), and how.
+    #[command(flatten)]
+    pub cluster: crate::cluster::ClusterArgs,
 }
 
 /// Parses the process arguments, runs the command, and returns the exit code.
@@ -357,6 +363,7 @@ pub fn main() -> i32 {
         Command::Report(args) => commands::report::run(&args),
         Command::Schema(args) => commands::schema::run(&args),
         Command::Convert(args) => commands::convert::run(&args),
+        Command::Cluster(args) => commands::cluster::run(&args),
     }
 }
 

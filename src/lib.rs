@@ -11,6 +11,7 @@
 pub mod check;
 pub mod cli;
 pub mod client;
+pub mod cluster;
 pub mod commands;
 pub mod convert;
 pub mod dashboard;

@@ -17,6 +17,8 @@ mod har_browser;
 mod hostile;
 mod http2;
 mod http2_client;
+mod kube;
+mod kube_run;
 mod otlp;
 mod quick_flags;
 mod report_cli;

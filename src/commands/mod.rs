@@ -1,6 +1,7 @@
 //! The commands behind the CLI: each takes validated flags, builds what it needs
 //! (plan, engine, target), runs, prints, and returns an exit code.
 
+pub mod cluster;
 pub mod common;
 pub mod compare;
 pub mod convert;

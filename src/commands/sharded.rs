@@ -7,15 +7,61 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cli::CommonArgs;
+use crate::cluster::{new_run_name, ClusterDefaults, ClusterSpec};
 use crate::engine::{Control, EngineError, Local, Observer, Outcome, Runner, Step};
 use crate::plan::Plan;
+use crate::shard::kube::KubeShards;
 use crate::shard::local::LocalShards;
 use crate::shard::netns::Bridge;
 use crate::shard::wire::Setup;
-use crate::shard::{auth, Coordinator};
+use crate::shard::{auth, Coordinator, Placement};
 
 /// How long local shards have to start and join.
 const LOCAL_JOIN: Duration = Duration::from_secs(30);
+/// How long pods have to be scheduled, pull their image, start and join (a pod that
+/// fails meanwhile ends the wait at once, named).
+const KUBE_JOIN: Duration = Duration::from_secs(300);
+
+/// The Kubernetes objects of a run of `count` shards: the cluster flags, then the
+/// scenario's `cluster:` block, then the defaults.
+fn kube_spec(
+    common: &CommonArgs,
+    plan: &Plan,
+    count: u64,
+    secret: &str,
+    scenario: Option<(String, String)>,
+    advertise: Option<String>,
+) -> Result<ClusterSpec, SetupError> {
+    let k = plan.cluster.kubernetes.clone().unwrap_or_default();
+    let defaults = ClusterDefaults {
+        namespace: k.namespace,
+        image: k.image,
+        cpu: k.cpu,
+        memory: k.memory,
+        advertise,
+    };
+    let count = u32::try_from(count).unwrap_or(u32::MAX);
+    let length = plan.duration();
+    common
+        .cluster
+        .spec(
+            new_run_name(),
+            count,
+            secret.into(),
+            scenario,
+            length,
+            &defaults,
+        )
+        .map_err(|e| SetupError::BadInput(e.to_string()))
+}
+
+/// The port of an advertised `HOST:PORT` (0 when there is none).
+fn advertised_port(advertise: Option<&str>) -> u16 {
+    advertise
+        .and_then(|a| a.rsplit_once(':'))
+        .and_then(|(_, p)| p.parse().ok())
+        .unwrap_or(0)
+}
 
 /// This process, or a coordinator of shards.
 pub enum Engine {
@@ -73,10 +119,23 @@ impl Engine {
             ),
             None => None,
         };
+        let kubernetes = common.cluster.cluster.is_some() || plan.cluster.kubernetes.is_some();
+        if kubernetes && bridge.is_some() {
+            return Err(SetupError::BadInput(
+                "--shard-netns places shards on this machine; it does not go with --cluster kubernetes".into(),
+            ));
+        }
+        let advertise = common
+            .cluster
+            .advertise
+            .clone()
+            .or(plan.cluster.advertise.clone());
         let listen = common.coordinator.or(plan.cluster.coordinator);
-        let listen = listen.unwrap_or_else(|| match &bridge {
-            Some(b) => SocketAddr::from((b.gateway, 0)),
-            None => SocketAddr::from(([127, 0, 0, 1], 0)),
+        let listen = listen.unwrap_or_else(|| match (&bridge, kubernetes) {
+            (Some(b), _) => SocketAddr::from((b.gateway, 0)),
+            // Pods dial the advertised address; listen on its port, everywhere.
+            (None, true) => SocketAddr::from(([0, 0, 0, 0], advertised_port(advertise.as_deref()))),
+            (None, false) => SocketAddr::from(([127, 0, 0, 1], 0)),
         });
         let listener = TcpListener::bind(listen).map_err(|e| {
             SetupError::BadInput(format!("--coordinator: cannot listen on {listen}: {e}"))
@@ -84,18 +143,32 @@ impl Engine {
         let addr = listener
             .local_addr()
             .map_err(|e| SetupError::Failed(e.to_string()))?;
-        // Local shards share this machine's cores rather than each taking all of them.
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let setup = Setup {
-            args: std::env::args().skip(1).collect(),
-            scenario,
-            threads: Some((cores / count as usize).max(1)),
-        };
         let secret = auth::new_secret();
-        let shards = LocalShards::spawn(count, addr, &secret, bridge.as_ref(), common.quiet)
-            .map_err(|e| SetupError::Failed(e.to_string()))?;
+        let (shards, join_for, threads) = if kubernetes {
+            let spec = kube_spec(common, plan, count, &secret, scenario.clone(), advertise)?;
+            let shards =
+                KubeShards::launch(&spec).map_err(|e| SetupError::Failed(e.to_string()))?;
+            if !common.quiet {
+                eprintln!(
+                    "created Job {}/{} ({count} shards, image {}); they dial {}",
+                    spec.namespace, spec.run, spec.image, spec.advertise
+                );
+            }
+            // Each pod's engine takes the cores its node gives it.
+            (Box::new(shards) as Box<dyn Placement>, KUBE_JOIN, None)
+        } else {
+            let shards = LocalShards::spawn(count, addr, &secret, bridge.as_ref(), common.quiet)
+                .map_err(|e| SetupError::Failed(e.to_string()))?;
+            // Local shards share this machine's cores rather than each taking all of them.
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let threads = (cores / count as usize).max(1);
+            (
+                Box::new(shards) as Box<dyn Placement>,
+                LOCAL_JOIN,
+                Some(threads),
+            )
+        };
         if !common.quiet {
-            use crate::shard::Placement;
             let placed: Vec<String> = (0..count)
                 .map(|i| format!("shard {i}: {}", shards.name(i)))
                 .collect();
@@ -104,9 +177,13 @@ impl Engine {
                 placed.join(", ")
             );
         }
-        let coordinator =
-            Coordinator::join(listener, &secret, &setup, Box::new(shards), LOCAL_JOIN)
-                .map_err(|e| SetupError::Failed(e.to_string()))?;
+        let setup = Setup {
+            args: std::env::args().skip(1).collect(),
+            scenario,
+            threads,
+        };
+        let coordinator = Coordinator::join(listener, &secret, &setup, shards, join_for)
+            .map_err(|e| SetupError::Failed(e.to_string()))?;
         Ok(Engine::Sharded(Box::new(coordinator)))
     }
 

@@ -12,6 +12,7 @@
 
 pub mod auth;
 pub mod coordinator;
+pub mod kube;
 pub mod local;
 pub mod netns;
 mod summary;

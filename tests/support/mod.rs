@@ -9,11 +9,15 @@
 //! - [`free_port`]: a loopback port that was free a moment ago.
 //! - [`http_get`]: one plain GET, to read back what a target holds.
 //! - [`RouteGuide`]: grpc-go's route_guide example server (a peer) on a free port.
+//! - [`KubeCluster`]: a throwaway Kubernetes control plane on loopback with one Node,
+//!   and [`NodeAgent`]: the test-only kubelet that runs that node's pods as local
+//!   processes in network namespaces on the cluster's 10.200.X.0/24 bridge.
 //! - [`Cluster`]: a throwaway PostgreSQL cluster on a free loopback port.
 //! - [`Chromium`]: headless Chromium driven through the DevTools protocol, with what
 //!   its page logged and requested, and [`Shot`]: a screenshot's pixels.
 //!
-//! Every address used here is on 127.0.0.1; no helper opens a fixed port.
+//! Every address used here is on 127.0.0.1 (or in 10.200.0.0/16 inside network
+//! namespaces a test made); no helper opens a fixed port.
 
 // Each test module uses a different subset of these helpers.
 #![allow(dead_code)]
@@ -24,6 +28,8 @@ mod headroom;
 pub(crate) mod hostile;
 mod http;
 mod keep_alive;
+pub(crate) mod kube;
+pub(crate) mod kube_agent;
 mod netns;
 mod nginx;
 pub(crate) mod peers;
@@ -36,6 +42,7 @@ pub(crate) mod route_guide;
 mod self_test;
 mod summary;
 
+pub(crate) use self::kube::KubeCluster;
 pub(crate) use chromium::{
     contrast, luminance, runtime as chromium_runtime, saturated, Chromium, Shot,
 };
@@ -44,6 +51,7 @@ pub(crate) use headroom::{
 };
 pub(crate) use http::http_get;
 pub(crate) use keep_alive::{keep_alive_server, keep_alive_writer};
+pub(crate) use kube_agent::NodeAgent;
 pub(crate) use netns::TestBridge;
 pub(crate) use nginx::{Nginx, NginxH2, NginxTls, JSON_BODY};
 pub(crate) use peers::peer_path;
