@@ -133,7 +133,6 @@ k6_round() {
     before=$(log_lines)
     for i in $(seq 0 $((n - 1))); do
         addr="$SUBNET.$((150 + i))"
-        ip netns list | grep -q "^hrk$i\b" || netns_up "hrk$i" "$addr"
         ip netns exec "hrk$i" env RATE="$RATE" DURATION="${SECONDS_EACH}s" URL="$URL" \
             "$K6" run --quiet --no-summary --paused --address "$addr:6565" \
             --execution-segment "$i/$n:$((i + 1))/$n" --execution-segment-sequence "$seq" \
@@ -202,11 +201,22 @@ PY
 # both cross the same veth and bridge to nginx).
 single_round() {
     local out="$WORK/single.json"
-    ip netns list | grep -q "^hrs\b" || netns_up hrs "$SUBNET.200"
     ip netns exec hrs "$BIN" run --url "$URL" --rate "$RATE" --duration "${SECONDS_EACH}s" --quiet \
         --store "$WORK/store.db" --out "$out" >/dev/null
     python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["latency_ms"]; print(l["p50"], l["p95"], l["p99"])' "$out"
 }
+
+# The namespaces are made here, in this shell (the rounds run in subshells, whose
+# NETNS entries the cleanup would never see): one for the single process, one per k6.
+# A leftover from an interrupted run is replaced, not reused.
+NS_MAX=$(printf '%s\n' $NS_LIST | sort -n | tail -n1)
+for ns in hrs $(seq -f 'hrk%g' 0 $((NS_MAX - 1))); do
+    ip netns del "$ns" 2>/dev/null || true
+done
+netns_up hrs "$SUBNET.200"
+if [ -n "$K6" ]; then
+    for i in $(seq 0 $((NS_MAX - 1))); do netns_up "hrk$i" "$SUBNET.$((150 + i))"; done
+fi
 
 RUNS="$WORK/runs.tsv"
 : >"$RUNS"

@@ -221,7 +221,7 @@ fn a_killed_shard_ends_the_run_named_with_exit_1_and_the_others_shares_kept() {
         said.contains(&format!("error: shard 1 (pid {pid})")),
         "{said}"
     );
-    assert!(said.contains("killed") || said.contains("signal"), "{said}");
+    assert!(said.contains("killed by signal 9"), "{said}");
 
     // The partial result: the other two shards' figures, stopped early, adding up.
     let s = read_summary(&out);
@@ -449,4 +449,70 @@ fn a_scenarios_cluster_block_shards_the_run() {
     );
     assert!(run.status.success(), "{}", stderr(&run));
     assert_eq!(read_summary(&out).shards.len(), 2);
+}
+
+#[test]
+fn shards_started_elsewhere_join_a_coordinator_that_waits_for_them() {
+    let nginx = Nginx::start();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.json");
+    let url = format!("{}/", nginx.url());
+    let coordinator = format!("127.0.0.1:{}", free_port());
+    let secret = headroom::shard::auth::new_secret();
+    let args = [
+        "run",
+        "--url",
+        &url,
+        "--rate",
+        "50",
+        "--duration",
+        "2s",
+        "--shards",
+        "2",
+        "--cluster",
+        "external",
+        "--coordinator",
+        &coordinator,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    // Without the run's secret there is nothing to wait for.
+    let refused = headroom(&args, &[]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("HEADROOM_SHARD_SECRET"),
+        "{}",
+        stderr(&refused)
+    );
+
+    let mut cmd = Command::new(headroom_bin());
+    cmd.args(args).env("HEADROOM_SHARD_SECRET", &secret);
+    let coordinator_run = std::thread::spawn(move || run_command(cmd, LIMIT));
+    // The shards, as a manifest's pods would be: same secret, their own index.
+    let shards: Vec<_> = (0..2)
+        .map(|i| {
+            let mut shard = Command::new(headroom_bin());
+            shard
+                .args(["shard", "--coordinator", &coordinator])
+                .env("HEADROOM_SHARD_SECRET", &secret)
+                .env("HEADROOM_SHARD_INDEX", i.to_string())
+                .env("HEADROOM_SHARD_COUNT", "2");
+            std::thread::spawn(move || run_command(shard, LIMIT))
+        })
+        .collect();
+    let run = coordinator_run.join().unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+    for shard in shards {
+        let shard = shard.join().unwrap();
+        assert!(shard.status.success(), "{}", stderr(&shard));
+    }
+    let s = read_summary(&out);
+    assert_eq!(s.scheduled, 100);
+    assert!(
+        s.shards
+            .iter()
+            .all(|x| x.status == "done" && x.placed.contains("started elsewhere")),
+        "{:?}",
+        s.shards
+    );
 }

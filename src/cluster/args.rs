@@ -18,14 +18,18 @@ pub const MAX_VALUE: usize = 512;
 pub enum ClusterKind {
     /// An Indexed Job on the Kubernetes cluster of the current kubeconfig context.
     Kubernetes,
+    /// Started by someone else (from `headroom cluster manifest`, say): the
+    /// coordinator waits for them, with the run's secret from HEADROOM_SHARD_SECRET.
+    External,
 }
 
 /// Flags that place shards on a cluster. Without `--cluster`, shards are local
 /// processes and the other flags are unused.
 #[derive(Debug, Args, Clone, Default, PartialEq, Eq)]
 pub struct ClusterArgs {
-    /// Run the shards on a cluster: `kubernetes` (the current kubeconfig context).
-    /// Without it, shards are processes on this machine.
+    /// Run the shards on a cluster: `kubernetes` (the current kubeconfig context), or
+    /// `external` (started by someone else; the coordinator waits for them). Without
+    /// it, shards are processes on this machine.
     #[arg(long, value_enum, value_name = "KIND")]
     pub cluster: Option<ClusterKind>,
     /// Container image of the shards; it must hold `headroom` on its PATH [default:

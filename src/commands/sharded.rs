@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cli::CommonArgs;
-use crate::cluster::{new_run_name, ClusterDefaults, ClusterSpec};
+use crate::cluster::{new_run_name, ClusterDefaults, ClusterKind, ClusterSpec};
 use crate::engine::{Control, EngineError, Local, Observer, Outcome, Runner, Step};
 use crate::plan::Plan;
 use crate::shard::kube::KubeShards;
-use crate::shard::local::LocalShards;
+use crate::shard::local::{ExternalShards, LocalShards};
 use crate::shard::netns::Bridge;
 use crate::shard::wire::Setup;
 use crate::shard::{auth, Coordinator, Placement};
@@ -119,7 +119,9 @@ impl Engine {
             ),
             None => None,
         };
-        let kubernetes = common.cluster.cluster.is_some() || plan.cluster.kubernetes.is_some();
+        let external = common.cluster.cluster == Some(ClusterKind::External);
+        let kubernetes =
+            !external && (common.cluster.cluster.is_some() || plan.cluster.kubernetes.is_some());
         if kubernetes && bridge.is_some() {
             return Err(SetupError::BadInput(
                 "--shard-netns places shards on this machine; it does not go with --cluster kubernetes".into(),
@@ -135,6 +137,9 @@ impl Engine {
             (Some(b), _) => SocketAddr::from((b.gateway, 0)),
             // Pods dial the advertised address; listen on its port, everywhere.
             (None, true) => SocketAddr::from(([0, 0, 0, 0], advertised_port(advertise.as_deref()))),
+            (None, false) if external => {
+                SocketAddr::from(([0, 0, 0, 0], advertised_port(advertise.as_deref())))
+            }
             (None, false) => SocketAddr::from(([127, 0, 0, 1], 0)),
         });
         let listener = TcpListener::bind(listen).map_err(|e| {
@@ -143,8 +148,27 @@ impl Engine {
         let addr = listener
             .local_addr()
             .map_err(|e| SetupError::Failed(e.to_string()))?;
-        let secret = auth::new_secret();
-        let (shards, join_for, threads) = if kubernetes {
+        let secret = match external {
+            // Shards started elsewhere were given their secret there.
+            true => {
+                let secret = std::env::var(auth::SECRET_ENV).map_err(|_| {
+                    SetupError::BadInput(format!(
+                        "--cluster external: set {} to the run's secret (the `secret` key of the manifest's Secret)",
+                        auth::SECRET_ENV
+                    ))
+                })?;
+                auth::check_secret(&secret).map_err(|e| SetupError::BadInput(e.to_string()))?;
+                secret
+            }
+            false => auth::new_secret(),
+        };
+        let (shards, join_for, threads) = if external {
+            (
+                Box::new(ExternalShards { count }) as Box<dyn Placement>,
+                KUBE_JOIN,
+                None,
+            )
+        } else if kubernetes {
             let spec = kube_spec(common, plan, count, &secret, scenario.clone(), advertise)?;
             let shards =
                 KubeShards::launch(&spec).map_err(|e| SetupError::Failed(e.to_string()))?;

@@ -144,9 +144,15 @@ impl Placement for LocalShards {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .clone();
+                use std::os::unix::process::ExitStatusExt;
+                let how = match (status.code(), status.signal()) {
+                    (Some(code), _) => format!("its process exited with code {code}"),
+                    (None, Some(sig)) => format!("its process was killed by signal {sig}"),
+                    (None, None) => format!("its process ended ({status})"),
+                };
                 let reason = match words.is_empty() {
-                    true => format!("its process {status}"),
-                    false => format!("its process {status}, saying: {words}"),
+                    true => how,
+                    false => format!("{how}, saying: {words}"),
                 };
                 return Some((i as u64, reason));
             }
@@ -202,4 +208,27 @@ fn relay(index: u64, stderr: impl Read + Send + 'static, last: Arc<Mutex<String>
             *last.lock().unwrap_or_else(|e| e.into_inner()) = text;
         }
     });
+}
+
+/// Shards someone else starts (`--cluster external`: applied from `headroom cluster
+/// manifest`, or started by hand): the coordinator only waits for them to join.
+pub struct ExternalShards {
+    /// How many.
+    pub count: u64,
+}
+
+impl Placement for ExternalShards {
+    fn count(&self) -> u64 {
+        self.count
+    }
+
+    fn name(&self, index: u64) -> String {
+        format!("started elsewhere as index {index}")
+    }
+
+    fn lost(&mut self) -> Option<(u64, String)> {
+        None
+    }
+
+    fn finish(&mut self) {}
 }
