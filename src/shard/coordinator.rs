@@ -8,12 +8,13 @@
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use super::auth;
-use super::wire::{self, FromShard, Setup, ToShard, WireError, MAX_FRAME, MAX_HANDSHAKE};
+use super::admit::{accept_on, read_from, Heard};
+use super::summary::{keep_shares, own_cpu};
+use super::wire::{self, FromShard, Setup, ToShard, WireError};
 use super::Placement;
 use crate::engine::{self, Control, EngineError, Observer, Outcome, Runner, Share, Step, Timeline};
 use crate::metrics::summary::{CoordinatorSummary, ShardSummary};
@@ -30,8 +31,6 @@ const SILENCE: Duration = Duration::from_secs(10);
 /// each; the rest is each shard's wake-up, so the lead covers a busy host's
 /// scheduling delay, not N round trips.
 const START_LEAD: Duration = Duration::from_millis(50);
-/// How long a handshake may take.
-const HANDSHAKE_FOR: Duration = Duration::from_secs(10);
 
 /// Why a sharded run could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -75,9 +74,6 @@ struct Link {
     rtt: Duration,
 }
 
-/// What the readers hear: a shard's message, or that its connection ended.
-type Heard = (usize, Result<FromShard, WireError>);
-
 /// The coordinator of one sharded run, its shards joined and set up.
 pub struct Coordinator {
     links: Vec<Link>,
@@ -91,9 +87,6 @@ pub struct Coordinator {
     closed: Arc<AtomicBool>,
     finished: bool,
 }
-
-/// A shard that authenticated: its index, stream, address and handshake round trip.
-type Joined = (u64, TcpStream, SocketAddr, Duration);
 
 impl Coordinator {
     /// Admits `placement`'s shards on `listener` (each proving it knows `secret`),
@@ -514,179 +507,10 @@ impl Drop for Coordinator {
     }
 }
 
-/// The environment variable naming a directory where the coordinator keeps each
-/// shard's raw share as it arrived (`share-<job>-<index>.json`), to audit a merge.
-pub const KEEP_SHARES_ENV: &str = "HEADROOM_KEEP_SHARES";
-
-/// Writes the shares to [`KEEP_SHARES_ENV`]'s directory, when it is set; a share that
-/// cannot be written costs a warning.
-fn keep_shares(shares: &[Option<(Share, i64)>]) {
-    let Some(dir) = std::env::var_os(KEEP_SHARES_ENV) else {
-        return;
-    };
-    let dir = std::path::PathBuf::from(dir);
-    static JOB: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let job = JOB.fetch_add(1, Ordering::SeqCst);
-    for (i, (share, _)) in shares
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| Some((i, s.as_ref()?)))
-    {
-        let path = dir.join(format!("share-{job}-{i}.json"));
-        if let Err(e) = crate::commands::common::write_json(&path, share) {
-            eprintln!(
-                "warning: cannot keep shard {i}'s share in {}: {e}",
-                path.display()
-            );
-        }
-    }
-}
-
-/// CPU time this whole process has used (every thread, not its children: the local
-/// shards are processes of their own).
-fn own_cpu() -> Duration {
-    use nix::sys::resource::{getrusage, UsageWho};
-    getrusage(UsageWho::RUSAGE_SELF).map_or(Duration::ZERO, |u| {
-        let t = |tv: nix::sys::time::TimeVal| {
-            Duration::new(tv.tv_sec().max(0) as u64, tv.tv_usec().max(0) as u32 * 1000)
-        };
-        t(u.user_time()) + t(u.system_time())
-    })
-}
-
 /// How a lost connection reads in a message.
 fn lost_words(e: &WireError) -> String {
     match e.is_closed() {
         true => "its connection closed".into(),
         false => e.to_string(),
     }
-}
-
-/// Reads shard `i`'s messages on a thread of their own until its connection ends.
-fn read_from(i: usize, mut stream: TcpStream, tx: Sender<Heard>) {
-    std::thread::spawn(move || loop {
-        let msg = wire::recv::<FromShard>(&mut stream, MAX_FRAME);
-        let end = msg.is_err();
-        if tx.send((i, msg)).is_err() || end {
-            return;
-        }
-    });
-}
-
-/// Accepts connections until `closed`, each authenticated on a thread of its own (a
-/// slow or hostile peer holds up no one); shards that prove the secret go to `joins`
-/// until the run is `full`, everything else is refused with a warning.
-fn accept_on(
-    listener: TcpListener,
-    secret: String,
-    count: u64,
-    joins: Sender<Joined>,
-    closed: Arc<AtomicBool>,
-    full: Arc<AtomicBool>,
-) {
-    let _ = listener.set_nonblocking(true);
-    let secret = Arc::new(secret);
-    std::thread::spawn(move || {
-        while !closed.load(Ordering::SeqCst) {
-            let (stream, peer) = match listener.accept() {
-                Ok(accepted) => accepted,
-                Err(_) => {
-                    // Nonblocking: nothing waiting (or a transient accept error).
-                    std::thread::sleep(Duration::from_millis(10));
-                    continue;
-                }
-            };
-            let (secret, joins, full) = (secret.clone(), joins.clone(), full.clone());
-            std::thread::spawn(move || {
-                let _ = stream.set_nonblocking(false);
-                let _ = stream.set_nodelay(true);
-                match admit(stream, &secret, count, &full) {
-                    Ok((index, stream, rtt)) => {
-                        let _ = joins.send((index, stream, peer, rtt));
-                    }
-                    Err(reason) => {
-                        eprintln!("warning: refused a shard connection from {peer}: {reason}")
-                    }
-                }
-            });
-        }
-    });
-}
-
-/// The coordinator's half of the handshake: the shard's hello, our proof and nonce,
-/// its proof. Returns the shard's index, or why it was refused (it is told too).
-fn admit(
-    mut stream: TcpStream,
-    secret: &str,
-    count: u64,
-    full: &AtomicBool,
-) -> Result<(u64, TcpStream, Duration), String> {
-    let _ = stream.set_read_timeout(Some(HANDSHAKE_FOR));
-    let refuse = |stream: &mut TcpStream, reason: String| {
-        let _ = wire::send(
-            stream,
-            &ToShard::Refused {
-                reason: reason.clone(),
-            },
-        );
-        Err(reason)
-    };
-    let (index, claimed, nonce) = match wire::recv(&mut stream, MAX_HANDSHAKE) {
-        Ok(FromShard::Hello {
-            version,
-            index,
-            count,
-            nonce,
-        }) if version == wire::VERSION => (index, count, nonce),
-        Ok(FromShard::Hello { version, .. }) => {
-            return refuse(
-                &mut stream,
-                format!(
-                    "shard version {version:?}, the coordinator's is {:?}",
-                    wire::VERSION
-                ),
-            )
-        }
-        Ok(other) => return refuse(&mut stream, format!("expected a hello, got {other:?}")),
-        Err(e) => return Err(format!("no hello: {e}")),
-    };
-    if claimed != count || index >= count {
-        return refuse(
-            &mut stream,
-            format!("shard {index} of {claimed}; this run has {count} shards"),
-        );
-    }
-    let ours = auth::nonce();
-    let mac = auth::coordinator_mac(secret, &nonce, index, count);
-    let sent = Instant::now();
-    if let Err(e) = wire::send(
-        &mut stream,
-        &ToShard::Challenge {
-            mac,
-            nonce: ours.clone(),
-        },
-    ) {
-        return Err(e.to_string());
-    }
-    let proof = match wire::recv(&mut stream, MAX_HANDSHAKE) {
-        Ok(FromShard::Proof { mac }) => mac,
-        // A shard that found our proof wrong hangs up: it has the wrong secret.
-        Ok(other) => return refuse(&mut stream, format!("expected a proof, got {other:?}")),
-        Err(e) => {
-            return Err(format!(
-                "it hung up during the handshake ({e}): it does not know the run's secret"
-            ))
-        }
-    };
-    let rtt = sent.elapsed();
-    let parts = auth::shard_parts((&ours, &nonce), index, count);
-    let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
-    if !auth::verify(secret, &parts, &proof) {
-        return refuse(&mut stream, "it does not know the run's secret".into());
-    }
-    if full.load(Ordering::SeqCst) {
-        return refuse(&mut stream, "the run has all its shards".into());
-    }
-    let _ = stream.set_read_timeout(None);
-    Ok((index, stream, rtt))
 }

@@ -10,6 +10,7 @@
 //!   network namespace of its own ([`netns`]).
 //! - [`wire`] and [`auth`]: the control channel's frames and its per-run secret.
 
+mod admit;
 pub mod auth;
 pub mod coordinator;
 pub mod kube;
@@ -20,6 +21,7 @@ pub mod wire;
 pub mod worker;
 
 pub use coordinator::{CoordError, Coordinator};
+pub use summary::KEEP_SHARES_ENV;
 
 /// Where a run's shards run, and how to tell that one of them ended: local processes,
 /// or a Kubernetes Job's pods.

@@ -1,4 +1,9 @@
-//! A shard's line of the run summary ([`ShardSummary`]).
+//! What a sharded run reports beyond the merged figures: each shard's line of the
+//! summary ([`ShardSummary`]), the coordinator's own CPU, and the raw shares kept for an
+//! audit ([`KEEP_SHARES_ENV`]).
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use crate::engine::{self, Share};
 use crate::metrics::summary::{Generator, ShardSummary};
@@ -49,4 +54,44 @@ impl ShardSummary {
             ..ShardSummary::default()
         }
     }
+}
+
+/// The environment variable naming a directory where the coordinator keeps each
+/// shard's raw share as it arrived (`share-<job>-<index>.json`), to audit a merge.
+pub const KEEP_SHARES_ENV: &str = "HEADROOM_KEEP_SHARES";
+
+/// Writes the shares to [`KEEP_SHARES_ENV`]'s directory, when it is set; a share that
+/// cannot be written costs a warning.
+pub(super) fn keep_shares(shares: &[Option<(Share, i64)>]) {
+    let Some(dir) = std::env::var_os(KEEP_SHARES_ENV) else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    static JOB: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let job = JOB.fetch_add(1, Ordering::SeqCst);
+    for (i, (share, _)) in shares
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| Some((i, s.as_ref()?)))
+    {
+        let path = dir.join(format!("share-{job}-{i}.json"));
+        if let Err(e) = crate::commands::common::write_json(&path, share) {
+            eprintln!(
+                "warning: cannot keep shard {i}'s share in {}: {e}",
+                path.display()
+            );
+        }
+    }
+}
+
+/// CPU time this whole process has used (every thread, not its children: the local
+/// shards are processes of their own).
+pub(super) fn own_cpu() -> Duration {
+    use nix::sys::resource::{getrusage, UsageWho};
+    getrusage(UsageWho::RUSAGE_SELF).map_or(Duration::ZERO, |u| {
+        let t = |tv: nix::sys::time::TimeVal| {
+            Duration::new(tv.tv_sec().max(0) as u64, tv.tv_usec().max(0) as u32 * 1000)
+        };
+        t(u.user_time()) + t(u.system_time())
+    })
 }

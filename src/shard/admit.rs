@@ -1,0 +1,150 @@
+//! Admission to a sharded run: the coordinator's listener, the handshake that makes a
+//! peer prove it knows the run's secret (on a thread per connection, so a slow or
+//! hostile peer holds up no one), and the reader of an admitted shard's messages.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::auth;
+use super::wire::{self, FromShard, ToShard, WireError, MAX_FRAME, MAX_HANDSHAKE};
+
+/// How long a handshake may take.
+const HANDSHAKE_FOR: Duration = Duration::from_secs(10);
+
+/// A shard that authenticated: its index, stream, address and handshake round trip.
+pub(super) type Joined = (u64, TcpStream, SocketAddr, Duration);
+
+/// What the readers hear: a shard's message, or that its connection ended.
+pub(super) type Heard = (usize, Result<FromShard, WireError>);
+
+/// Reads shard `i`'s messages on a thread of their own until its connection ends.
+pub(super) fn read_from(i: usize, mut stream: TcpStream, tx: Sender<Heard>) {
+    std::thread::spawn(move || loop {
+        let msg = wire::recv::<FromShard>(&mut stream, MAX_FRAME);
+        let end = msg.is_err();
+        if tx.send((i, msg)).is_err() || end {
+            return;
+        }
+    });
+}
+
+/// Accepts connections until `closed`, each authenticated on a thread of its own (a
+/// slow or hostile peer holds up no one); shards that prove the secret go to `joins`
+/// until the run is `full`, everything else is refused with a warning.
+pub(super) fn accept_on(
+    listener: TcpListener,
+    secret: String,
+    count: u64,
+    joins: Sender<Joined>,
+    closed: Arc<AtomicBool>,
+    full: Arc<AtomicBool>,
+) {
+    let _ = listener.set_nonblocking(true);
+    let secret = Arc::new(secret);
+    std::thread::spawn(move || {
+        while !closed.load(Ordering::SeqCst) {
+            let (stream, peer) = match listener.accept() {
+                Ok(accepted) => accepted,
+                Err(_) => {
+                    // Nonblocking: nothing waiting (or a transient accept error).
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
+            };
+            let (secret, joins, full) = (secret.clone(), joins.clone(), full.clone());
+            std::thread::spawn(move || {
+                let _ = stream.set_nonblocking(false);
+                let _ = stream.set_nodelay(true);
+                match admit(stream, &secret, count, &full) {
+                    Ok((index, stream, rtt)) => {
+                        let _ = joins.send((index, stream, peer, rtt));
+                    }
+                    Err(reason) => {
+                        eprintln!("warning: refused a shard connection from {peer}: {reason}")
+                    }
+                }
+            });
+        }
+    });
+}
+
+/// The coordinator's half of the handshake: the shard's hello, our proof and nonce,
+/// its proof. Returns the shard's index, or why it was refused (it is told too).
+fn admit(
+    mut stream: TcpStream,
+    secret: &str,
+    count: u64,
+    full: &AtomicBool,
+) -> Result<(u64, TcpStream, Duration), String> {
+    let _ = stream.set_read_timeout(Some(HANDSHAKE_FOR));
+    let refuse = |stream: &mut TcpStream, reason: String| {
+        let _ = wire::send(
+            stream,
+            &ToShard::Refused {
+                reason: reason.clone(),
+            },
+        );
+        Err(reason)
+    };
+    let (index, claimed, nonce) = match wire::recv(&mut stream, MAX_HANDSHAKE) {
+        Ok(FromShard::Hello {
+            version,
+            index,
+            count,
+            nonce,
+        }) if version == wire::VERSION => (index, count, nonce),
+        Ok(FromShard::Hello { version, .. }) => {
+            return refuse(
+                &mut stream,
+                format!(
+                    "shard version {version:?}, the coordinator's is {:?}",
+                    wire::VERSION
+                ),
+            )
+        }
+        Ok(other) => return refuse(&mut stream, format!("expected a hello, got {other:?}")),
+        Err(e) => return Err(format!("no hello: {e}")),
+    };
+    if claimed != count || index >= count {
+        return refuse(
+            &mut stream,
+            format!("shard {index} of {claimed}; this run has {count} shards"),
+        );
+    }
+    let ours = auth::nonce();
+    let mac = auth::coordinator_mac(secret, &nonce, index, count);
+    let sent = Instant::now();
+    if let Err(e) = wire::send(
+        &mut stream,
+        &ToShard::Challenge {
+            mac,
+            nonce: ours.clone(),
+        },
+    ) {
+        return Err(e.to_string());
+    }
+    let proof = match wire::recv(&mut stream, MAX_HANDSHAKE) {
+        Ok(FromShard::Proof { mac }) => mac,
+        // A shard that found our proof wrong hangs up: it has the wrong secret.
+        Ok(other) => return refuse(&mut stream, format!("expected a proof, got {other:?}")),
+        Err(e) => {
+            return Err(format!(
+                "it hung up during the handshake ({e}): it does not know the run's secret"
+            ))
+        }
+    };
+    let rtt = sent.elapsed();
+    let parts = auth::shard_parts((&ours, &nonce), index, count);
+    let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+    if !auth::verify(secret, &parts, &proof) {
+        return refuse(&mut stream, "it does not know the run's secret".into());
+    }
+    if full.load(Ordering::SeqCst) {
+        return refuse(&mut stream, "the run has all its shards".into());
+    }
+    let _ = stream.set_read_timeout(None);
+    Ok((index, stream, rtt))
+}
