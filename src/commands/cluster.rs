@@ -84,14 +84,7 @@ fn manifest(args: &ManifestArgs) -> Result<String, String> {
         .shards
         .or(plan.cluster.shards.and_then(|n| u32::try_from(n).ok()))
         .ok_or("--shards: give the number of shards (or `cluster: {shards: N}` in the scenario)")?;
-    let k = plan.cluster.kubernetes.clone().unwrap_or_default();
-    let defaults = ClusterDefaults {
-        namespace: k.namespace,
-        image: k.image,
-        cpu: k.cpu,
-        memory: k.memory,
-        advertise: plan.cluster.advertise.clone(),
-    };
+    let defaults = ClusterDefaults::from(&plan.cluster);
     let scenario = match &args.scenario {
         Some(path) => {
             let text = std::fs::read_to_string(path)

@@ -20,7 +20,7 @@ use crate::store::{self, RunKind};
 use super::common;
 pub use super::find_record::StepKeeper;
 use super::find_record::WatchPlan;
-use super::sharded::{Engine, SetupError};
+use super::sharded::Engine;
 
 /// Thresholds a step must pass when neither the scenario nor `--threshold` gives any.
 pub const DEFAULT_THRESHOLDS: [&str; 2] = ["p95 < 500ms", DEFAULT_ERROR_RULE];
@@ -62,10 +62,7 @@ pub fn run(args: &FindArgs) -> i32 {
         Ok(engine) => engine,
         Err(e) => {
             eprintln!("error: {e}");
-            return match e {
-                SetupError::BadInput(_) => EXIT_BAD_INPUT,
-                SetupError::Failed(_) => EXIT_FAILURE,
-            };
+            return e.exit_code();
         }
     };
     let control = Control::default();

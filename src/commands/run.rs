@@ -16,7 +16,7 @@ use crate::store::{self, RunKind};
 use crate::watch::Watches;
 
 use super::common;
-use super::sharded::{Engine, SetupError};
+use super::sharded::Engine;
 
 /// Runs `headroom run` and returns the exit code.
 pub fn run(args: &RunArgs) -> i32 {
@@ -49,10 +49,7 @@ pub fn run(args: &RunArgs) -> i32 {
         Ok(engine) => engine,
         Err(e) => {
             eprintln!("error: {e}");
-            return match e {
-                SetupError::BadInput(_) => EXIT_BAD_INPUT,
-                SetupError::Failed(_) => EXIT_FAILURE,
-            };
+            return e.exit_code();
         }
     };
     let specs = common::watch_specs(&plan, &args.common);

@@ -30,16 +30,9 @@ fn kube_spec(
     count: u64,
     secret: &str,
     scenario: Option<(String, String)>,
-    advertise: Option<String>,
 ) -> Result<ClusterSpec, SetupError> {
-    let k = plan.cluster.kubernetes.clone().unwrap_or_default();
-    let defaults = ClusterDefaults {
-        namespace: k.namespace,
-        image: k.image,
-        cpu: k.cpu,
-        memory: k.memory,
-        advertise,
-    };
+    // The flags win over the scenario's block (`ClusterArgs::spec` picks).
+    let defaults = ClusterDefaults::from(&plan.cluster);
     let count = u32::try_from(count).unwrap_or(u32::MAX);
     let length = plan.duration();
     common
@@ -80,6 +73,16 @@ pub enum SetupError {
     /// The shards could not be started or did not join.
     #[error("{0}")]
     Failed(String),
+}
+
+impl SetupError {
+    /// 2 for bad input, 1 for a failure.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            SetupError::BadInput(_) => crate::cli::EXIT_BAD_INPUT,
+            SetupError::Failed(_) => crate::cli::EXIT_FAILURE,
+        }
+    }
 }
 
 impl Engine {
@@ -169,7 +172,7 @@ impl Engine {
                 None,
             )
         } else if kubernetes {
-            let spec = kube_spec(common, plan, count, &secret, scenario.clone(), advertise)?;
+            let spec = kube_spec(common, plan, count, &secret, scenario.clone())?;
             let shards =
                 KubeShards::launch(&spec).map_err(|e| SetupError::Failed(e.to_string()))?;
             if !common.quiet {

@@ -237,7 +237,7 @@ impl Coordinator {
                 return Err(EngineError::NotStarted);
             }
             if let Some(lost) = self.placement_lost(&[]) {
-                return self.give_up(lost);
+                return self.give_up(lost.1);
             }
             if Instant::now() > deadline {
                 let slow: Vec<String> = (0..n)
@@ -465,24 +465,9 @@ impl Coordinator {
     }
 
     /// Ends a job that could not start: every shard is told to give it up.
-    fn give_up<T>(&mut self, why: impl Into<GiveUp>) -> Result<T, EngineError> {
+    fn give_up<T>(&mut self, why: String) -> Result<T, EngineError> {
         self.broadcast(&ToShard::Stop);
-        Err(EngineError::Shard(why.into().0))
-    }
-}
-
-/// Words for a reason to give a job up.
-struct GiveUp(String);
-
-impl From<String> for GiveUp {
-    fn from(s: String) -> Self {
-        GiveUp(s)
-    }
-}
-
-impl From<(usize, String)> for GiveUp {
-    fn from((_, s): (usize, String)) -> Self {
-        GiveUp(s)
+        Err(EngineError::Shard(why))
     }
 }
 
