@@ -3,7 +3,7 @@
 #
 #   docker build -t headroom:0.1.0 .
 #
-# Two stages: the release binary is built with the Rust toolchain (a C compiler is
+# Two stages: the shipped binary is built with the Rust toolchain (a C compiler is
 # needed for ring and the bundled SQLite, both in the rust image), then copied alone
 # into a slim Debian. No CA bundle is installed: HTTPS targets are verified against
 # the Mozilla roots compiled into headroom, and the Kubernetes client trusts the
@@ -12,8 +12,9 @@
 FROM rust:1.95-slim-bookworm AS build
 WORKDIR /src
 COPY . .
-RUN cargo build --release --locked --bin headroom \
-    && install -m 0755 target/release/headroom /headroom
+# `dist`: the release profile with thin LTO across the workspace's crates (Cargo.toml).
+RUN cargo build --profile dist --locked --bin headroom \
+    && install -m 0755 target/dist/headroom /headroom
 
 FROM debian:bookworm-slim
 # A fixed, unprivileged user: shards need no privilege (load is plain sockets), and a

@@ -26,8 +26,8 @@ mkdir -p "$BENCH_OUT"
 # workers service-time capacity
 TARGETS=("2 10ms 200" "4 5ms 800" "10 5ms 2000")
 
-cargo build --release --quiet
-HEADROOM=${CARGO_TARGET_DIR:-target}/release/headroom
+cargo build --profile dist --quiet
+HEADROOM=${CARGO_TARGET_DIR:-target}/dist/headroom
 
 K6=""
 if [[ -n ${NO_K6:-} ]]; then :; elif [[ -x "$HOME/go/bin/k6" ]]; then K6="$HOME/go/bin/k6"; elif command -v k6 >/dev/null; then K6=$(command -v k6); fi

@@ -81,13 +81,13 @@ find_tool() {
     return 1
 }
 
-# The headroom binary, built in release mode if it is missing; empty if `run` lacks
+# The headroom binary, built with the dist profile if it is missing; empty if `run` lacks
 # the flags this benchmark uses.
 find_headroom() {
-    local bin="${CARGO_TARGET_DIR:-$REPO/target}/release/headroom"
+    local bin="${CARGO_TARGET_DIR:-$REPO/target}/dist/headroom"
     if [ ! -x "$bin" ] && command -v cargo >/dev/null 2>&1; then
-        say "building headroom (cargo build --release)..."
-        (cd "$REPO" && cargo build --release -q) >&2 || true
+        say "building headroom (cargo build --profile dist)..."
+        (cd "$REPO" && cargo build --profile dist -q) >&2 || true
     fi
     [ -x "$bin" ] || return 1
     "$bin" run --help 2>/dev/null | grep -q -- '--users' || return 1
@@ -111,7 +111,7 @@ for tool in $BENCH_TOOLS; do
         BIN[$tool]=$path
         say "found $tool: $path"
     elif [ "$tool" = headroom ]; then
-        say "skipping headroom: no release binary with \`headroom run --users/--rate/--out\` yet"
+        say "skipping headroom: no dist binary with \`headroom run --users/--rate/--out\` yet"
     else
         say "skipping $tool: not installed (BENCH_INSTALL=1 installs nginx, wrk, h2load, oha and hey; see bench/README.md)"
     fi

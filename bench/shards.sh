@@ -52,10 +52,10 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$NGINX" ] || die "nginx is not installed (apt-get install -y nginx)"
 K6=$(command -v k6 || ls "$HOME/go/bin/k6" 2>/dev/null || true)
 
-BIN="${CARGO_TARGET_DIR:-$REPO/target}/release/headroom"
+BIN="${CARGO_TARGET_DIR:-$REPO/target}/dist/headroom"
 if [ ! -x "$BIN" ]; then
-    say "building headroom (cargo build --release)..."
-    (cd "$REPO" && cargo build --release -q) >&2
+    say "building headroom (cargo build --profile dist)..."
+    (cd "$REPO" && cargo build --profile dist -q) >&2
 fi
 "$BIN" run --help | grep -q -- '--shard-netns' || die "$BIN has no --shard-netns; rebuild it"
 

@@ -63,10 +63,10 @@ wait_port() {
     return 1
 }
 
-BIN="${CARGO_TARGET_DIR:-$REPO/target}/release/headroom"
+BIN="${CARGO_TARGET_DIR:-$REPO/target}/dist/headroom"
 if [ ! -x "$BIN" ]; then
-    say "building headroom (cargo build --release)..."
-    (cd "$REPO" && cargo build --release -q) >&2
+    say "building headroom (cargo build --profile dist)..."
+    (cd "$REPO" && cargo build --profile dist -q) >&2
 fi
 "$BIN" run --help | grep -q -- '--watch' || die "$BIN has no --watch; rebuild it"
 

@@ -49,10 +49,10 @@ done
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 [ "$(ulimit -n)" -ge 25000 ] || say "warning: ulimit -n is $(ulimit -n); 10000 connections need more"
 
-HEADROOM="${CARGO_TARGET_DIR:-$REPO/target}/release/headroom"
+HEADROOM="${CARGO_TARGET_DIR:-$REPO/target}/dist/headroom"
 if [ ! -x "$HEADROOM" ]; then
-    say "building headroom (cargo build --release)..."
-    (cd "$REPO" && cargo build --release -q) >&2
+    say "building headroom (cargo build --profile dist)..."
+    (cd "$REPO" && cargo build --profile dist -q) >&2
 fi
 K6=$(command -v k6 || echo "$HOME/go/bin/k6")
 ARTILLERY=$(command -v artillery || echo /opt/artillery/node_modules/.bin/artillery)

@@ -11,7 +11,7 @@
 pub mod check;
 pub mod cli;
 pub mod client;
-pub mod cluster;
+pub use headroom_cluster as cluster;
 pub mod commands;
 pub mod convert;
 pub mod dashboard;
@@ -23,11 +23,11 @@ pub mod report;
 pub mod scenario;
 pub mod search;
 pub mod shard;
-pub mod sink;
+pub use headroom_sink as sink;
 pub mod store;
 pub(crate) mod stream;
-pub mod target;
-pub mod template;
+pub use headroom_target as target;
+pub use headroom_template as template;
 pub mod watch;
 
 #[cfg(test)]

@@ -29,6 +29,8 @@ mod parse;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
+mod tests_delivery;
+#[cfg(test)]
 mod tests_streams;
 
 use std::fmt;

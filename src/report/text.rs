@@ -27,7 +27,8 @@ pub fn render(summary: &Summary) -> String {
     if let Some(d) = &summary.delivery {
         out.push_str("\ndelivery through the sink (request sent → delivery received):\n");
         out.push_str(&d.table());
-        out.push_str(&d.rates(&summary.timeline));
+        let requests: Vec<u64> = summary.timeline.iter().map(|s| s.requests).collect();
+        out.push_str(&d.rates(&requests));
     }
     if summary.by_name.len() > 1 {
         names(&mut out, summary);

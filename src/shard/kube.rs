@@ -5,7 +5,8 @@
 use std::time::{Duration, Instant};
 
 use super::Placement;
-use crate::cluster::{ClusterError, ClusterSpec, Launched};
+use crate::cluster::{ClusterDefaults, ClusterError, ClusterSpec, Launched};
+use crate::plan::ClusterPlan;
 
 /// How often the pods are looked at (one list call each time).
 const POLL: Duration = Duration::from_secs(1);
@@ -109,5 +110,19 @@ impl Placement for KubeShards {
 impl Drop for KubeShards {
     fn drop(&mut self) {
         self.finish();
+    }
+}
+
+impl From<&ClusterPlan> for ClusterDefaults {
+    /// The defaults a scenario's `cluster:` block gives the flags.
+    fn from(plan: &ClusterPlan) -> ClusterDefaults {
+        let k = plan.kubernetes.clone().unwrap_or_default();
+        ClusterDefaults {
+            namespace: k.namespace,
+            image: k.image,
+            cpu: k.cpu,
+            memory: k.memory,
+            advertise: plan.advertise.clone(),
+        }
     }
 }

@@ -80,10 +80,11 @@ pub struct DeliverySummary {
 }
 
 impl DeliverySummary {
-    /// Requests per second beside deliveries per second, one line per second (at most
-    /// 30 lines: longer runs are summed into equal buckets).
-    pub fn rates(&self, timeline: &[crate::metrics::summary::Second]) -> String {
-        let len = timeline.len().max(self.per_second.len());
+    /// Requests per second (`requests[i]` completed in second `i`) beside deliveries
+    /// per second, one line per second (at most 30 lines: longer runs are summed into
+    /// equal buckets).
+    pub fn rates(&self, requests: &[u64]) -> String {
+        let len = requests.len().max(self.per_second.len());
         if len == 0 {
             return String::new();
         }
@@ -94,9 +95,9 @@ impl DeliverySummary {
         );
         for start in (0..len).step_by(bucket) {
             let end = (start + bucket).min(len);
-            let sent: u64 = timeline
-                .get(start..end.min(timeline.len()))
-                .map_or(0, |s| s.iter().map(|x| x.requests).sum());
+            let sent: u64 = requests
+                .get(start..end.min(requests.len()))
+                .map_or(0, |s| s.iter().sum());
             let got: u64 = self
                 .per_second
                 .get(start..end.min(self.per_second.len()))

@@ -73,20 +73,6 @@ pub struct ClusterDefaults {
     pub advertise: Option<String>,
 }
 
-impl From<&crate::plan::ClusterPlan> for ClusterDefaults {
-    /// The defaults a scenario's `cluster:` block gives the flags.
-    fn from(plan: &crate::plan::ClusterPlan) -> ClusterDefaults {
-        let k = plan.kubernetes.clone().unwrap_or_default();
-        ClusterDefaults {
-            namespace: k.namespace,
-            image: k.image,
-            cpu: k.cpu,
-            memory: k.memory,
-            advertise: plan.advertise.clone(),
-        }
-    }
-}
-
 impl ClusterArgs {
     /// The spec of a run with these flags, each absent one taken from `defaults`
     /// ([`DEFAULT_IMAGE`] and [`DEFAULT_NAMESPACE`] last); no advertised address at

@@ -8,6 +8,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::error::OptionsError;
+
 /// How the service time of one `/work` request is drawn.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ServiceDist {
@@ -124,21 +126,21 @@ impl TargetOptions {
 
     /// Checks the options make a usable server: at least one worker, one thread and
     /// one HTTP/2 stream, and a certificate path only with TLS.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), OptionsError> {
         if self.workers == 0 {
-            return Err("target workers must be at least 1".into());
+            return Err(OptionsError::NoWorkers);
         }
         if self.threads == 0 {
-            return Err("target threads must be at least 1".into());
+            return Err(OptionsError::NoThreads);
         }
         if self.h2_max_streams == 0 {
-            return Err("target h2 max streams must be at least 1".into());
+            return Err(OptionsError::NoH2Streams);
         }
         if self.graphql_error_ppm > 1_000_000 {
-            return Err("--graphql-error-share must be between 0 and 1".into());
+            return Err(OptionsError::GraphqlErrorShare);
         }
         if self.tls_cert_out.is_some() && !self.tls {
-            return Err("--tls-cert-out needs --tls".into());
+            return Err(OptionsError::CertOutWithoutTls);
         }
         Ok(())
     }

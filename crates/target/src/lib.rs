@@ -18,6 +18,7 @@
 
 mod admin;
 mod conn;
+mod error;
 mod graphql;
 mod metrics;
 mod options;
@@ -44,13 +45,14 @@ mod tests_postgres;
 #[cfg(test)]
 mod tests_protocols;
 
+pub use error::{OptionsError, TargetError};
 pub use options::{ServiceDist, TargetOptions, DEFAULT_H2_MAX_STREAMS};
 pub use server::{spawn, RunningTarget};
 pub use tls::TargetTlsError;
 
 /// Runs a target until Ctrl-C or SIGTERM, after printing one line with its URL and
 /// capacity to stdout. Errors as [`spawn`], or if the signal handler cannot be set.
-pub fn serve_forever(opts: TargetOptions) -> anyhow::Result<()> {
+pub fn serve_forever(opts: TargetOptions) -> Result<(), TargetError> {
     let (workers, service_time, dist) = (opts.workers, opts.service_time, opts.service_dist);
     let store = if opts.postgres.is_some() {
         "postgres"

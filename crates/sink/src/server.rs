@@ -13,7 +13,6 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
@@ -22,7 +21,7 @@ use rand::Rng as _;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use super::options::{Correlate, SinkLatency, SinkOptions};
+use super::options::{Correlate, SinkLatency, SinkOptions, SinkOptionsError};
 use super::tracker::{Tracker, Verdict};
 
 /// A sink serving on its own thread; stops on [`RunningSink::shutdown`] or drop.
@@ -75,14 +74,36 @@ struct Shared {
     tracker: Arc<Tracker>,
 }
 
+/// The sink could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum SinkError {
+    /// The options are invalid.
+    #[error("{0}")]
+    Options(#[from] SinkOptionsError),
+    /// The listening address could not be bound (taken, or not local).
+    #[error("binding the sink to {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why it could not be bound.
+        source: std::io::Error,
+    },
+    /// The sink's thread could not be started.
+    #[error("starting the sink thread: {0}")]
+    Thread(std::io::Error),
+}
+
 /// Binds (in the caller's thread, so a busy port fails at once) and serves deliveries
 /// into `tracker` until shut down. Errors if the options are invalid or binding fails.
-pub fn spawn(opts: SinkOptions, tracker: Arc<Tracker>) -> anyhow::Result<RunningSink> {
+pub fn spawn(opts: SinkOptions, tracker: Arc<Tracker>) -> Result<RunningSink, SinkError> {
     opts.validate()?;
-    let std_listener = std::net::TcpListener::bind(opts.listen)
-        .with_context(|| format!("binding the sink to {}", opts.listen))?;
-    std_listener.set_nonblocking(true)?;
-    let addr = std_listener.local_addr()?;
+    let bind_error = |source| SinkError::Bind {
+        addr: opts.listen,
+        source,
+    };
+    let std_listener = std::net::TcpListener::bind(opts.listen).map_err(bind_error)?;
+    std_listener.set_nonblocking(true).map_err(bind_error)?;
+    let addr = std_listener.local_addr().map_err(bind_error)?;
     let (stop_tx, stop_rx) = oneshot::channel();
     let shared = Arc::new(Shared {
         opts,
@@ -103,7 +124,8 @@ pub fn spawn(opts: SinkOptions, tracker: Arc<Tracker>) -> anyhow::Result<Running
             };
             let local = tokio::task::LocalSet::new();
             local.block_on(&runtime, serve(std_listener, shared, stop_rx));
-        })?;
+        })
+        .map_err(SinkError::Thread)?;
     Ok(RunningSink {
         addr,
         tracker,

@@ -35,13 +35,13 @@ async fn connect(
 
 #[test]
 fn messages_far_bigger_than_a_read_chunk_arrive_whole_both_ways() {
-    // Both ends read 4 KiB at a time (`stream::ws::READ_CHUNK`); a message of the
+    // Both ends read 4 KiB at a time (`super::READ_CHUNK`); a message of the
     // target's largest size must still come back as one message, byte for byte.
     let t = target();
     block_on(async {
         let tcp = tokio::net::TcpStream::connect(t.addr()).await.unwrap();
         let url = format!("ws://{}/ws/echo", t.addr());
-        let config = crate::stream::ws::config();
+        let config = super::config();
         let (mut ws, _) = tokio_tungstenite::client_async_with_config(url, tcp, Some(config))
             .await
             .expect("upgrade");

@@ -35,6 +35,20 @@ pub(crate) const MAX_ROOMS: usize = 1024;
 pub(crate) const MAX_MEMBERS: usize = 4096;
 /// Messages queued for one room member before the overflow is dropped.
 pub(crate) const MEMBER_QUEUE: usize = 256;
+/// Bytes read from a socket at a time. Small on purpose: tungstenite's default 128 KiB
+/// read buffer is zero-filled before every read and stays resident per connection, and
+/// the target holds thousands of them; a bigger message is read in several chunks.
+pub(crate) const READ_CHUNK: usize = 4096;
+
+/// The server side's protocol configuration: bounded messages and frames, small read
+/// chunks, and no write buffering (every send is flushed at once anyway).
+pub(crate) fn config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .max_message_size(Some(MAX_MESSAGE))
+        .max_frame_size(Some(MAX_MESSAGE))
+        .read_buffer_size(READ_CHUNK)
+        .write_buffer_size(0)
+}
 /// Longest echo delay.
 pub(crate) const MAX_DELAY_MS: u64 = 60_000;
 
@@ -179,13 +193,7 @@ pub(crate) fn upgrade(state: Arc<State>, mut req: Request<Incoming>) -> Reply {
             }
             return;
         };
-        // Small read chunks for the reason in `stream::ws::READ_CHUNK`: the default
-        // 128 KiB is zero-filled before every read and stays resident per connection.
-        let config = WebSocketConfig::default()
-            .max_message_size(Some(MAX_MESSAGE))
-            .max_frame_size(Some(MAX_MESSAGE))
-            .read_buffer_size(crate::stream::ws::READ_CHUNK)
-            .write_buffer_size(0);
+        let config = config();
         let ws =
             WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config))
                 .await;

@@ -27,6 +27,6 @@ pub use options::{
     Attached, Correlate, Fail, SinkLatency, SinkOptions, SinkOptionsError, SinkPlan, DEFAULT_GRACE,
     DEFAULT_MAX_BODY, DEFAULT_MAX_IDS, DEFAULT_SETTLE,
 };
-pub use server::{spawn, RunningSink};
+pub use server::{spawn, RunningSink, SinkError};
 pub use summary::{DeliveryLatency, DeliverySummary};
 pub use tracker::{Registered, Tracker, Verdict, MAX_SECONDS};

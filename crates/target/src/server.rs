@@ -14,7 +14,6 @@ use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::{Request, StatusCode};
@@ -23,6 +22,7 @@ use tokio::sync::oneshot;
 
 use super::admin::Stall;
 use super::conn::{self, Protocols};
+use super::error::TargetError;
 use super::graphql::{self, GraphqlErrors, TasksSchema};
 use super::metrics::{ConnectionMetrics, Endpoint, Held, TargetMetrics};
 use super::options::TargetOptions;
@@ -67,7 +67,7 @@ impl State {
     async fn new(
         opts: &TargetOptions,
         tls: Option<Arc<rustls::ServerConfig>>,
-    ) -> anyhow::Result<Self> {
+    ) -> Result<Self, TargetError> {
         let metrics = TargetMetrics::new(opts.workers);
         let work = WorkPool::new(
             opts,
@@ -79,14 +79,17 @@ impl State {
             Some(url) => TaskStore::Postgres(
                 PgTasks::connect(url)
                     .await
-                    .context("connecting the tasks store to PostgreSQL")?,
+                    .map_err(|e| TargetError::Postgres(e.to_string()))?,
             ),
         };
         let tasks = Arc::new(tasks);
         let scheduler = Scheduler::new(DEFAULT_MAX_PENDING, metrics.scheduler.clone());
         Ok(State {
             scheduler,
-            timer: PreciseTimer::start().context("starting the target's timer thread")?,
+            timer: PreciseTimer::start().map_err(|source| TargetError::Start {
+                what: "starting the target's timer thread",
+                source,
+            })?,
             work,
             graphql: graphql::schema(tasks.clone()),
             graphql_errors: GraphqlErrors::new(opts.graphql_error_share()),
@@ -186,13 +189,17 @@ impl Drop for RunningTarget {
 /// `tls_cert_out`). Errors: invalid options, the certificate cannot be made or written,
 /// the address cannot be bound, the database cannot be reached, or threads cannot be
 /// started.
-pub fn spawn(opts: TargetOptions) -> anyhow::Result<RunningTarget> {
-    opts.validate().map_err(anyhow::Error::msg)?;
+pub fn spawn(opts: TargetOptions) -> Result<RunningTarget, TargetError> {
+    opts.validate()?;
     let (cert_pem, tls_config) = if opts.tls {
         let made = tls::self_signed(opts.listen)?;
         if let Some(path) = &opts.tls_cert_out {
-            std::fs::write(path, &made.cert_pem)
-                .with_context(|| format!("writing the certificate to {}", path.display()))?;
+            std::fs::write(path, &made.cert_pem).map_err(|source| {
+                TargetError::WriteCertificate {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
         }
         (Some(made.cert_pem), Some(made.config))
     } else {
@@ -208,17 +215,26 @@ pub fn spawn(opts: TargetOptions) -> anyhow::Result<RunningTarget> {
     .enable_all()
     .thread_name("headroom-target")
     .build()
-    .context("building the target's runtime")?;
+    .map_err(|source| TargetError::Start {
+        what: "building the target's runtime",
+        source,
+    })?;
     // Bind here, in the caller's thread, so a taken port is reported by `spawn`; the
     // listener is registered with the runtime that will move to the server thread.
     let listener = {
         let _entered = runtime.enter();
-        bind(opts.listen).with_context(|| format!("binding the target to {}", opts.listen))?
+        bind(opts.listen).map_err(|source| TargetError::Bind {
+            addr: opts.listen,
+            source,
+        })?
     };
-    let addr = listener.local_addr()?;
+    let addr = listener.local_addr().map_err(|source| TargetError::Bind {
+        addr: opts.listen,
+        source,
+    })?;
 
     type Ready = (ConnectionMetrics, Option<u32>);
-    let (ready_tx, ready_rx) = mpsc::channel::<anyhow::Result<Ready>>();
+    let (ready_tx, ready_rx) = mpsc::channel::<Result<Ready, TargetError>>();
     let single_thread = opts.threads == 1;
     let (stop_tx, stop_rx) = oneshot::channel();
     let capacity = opts.capacity();
@@ -240,7 +256,10 @@ pub fn spawn(opts: TargetOptions) -> anyhow::Result<RunningTarget> {
             });
             // Dropping the runtime here cancels every connection task.
         })
-        .context("starting the target thread")?;
+        .map_err(|source| TargetError::Start {
+            what: "starting the target thread",
+            source,
+        })?;
 
     let mut running = RunningTarget {
         addr,
@@ -263,7 +282,7 @@ pub fn spawn(opts: TargetOptions) -> anyhow::Result<RunningTarget> {
         }
         Err(_) => {
             running.stop_and_join();
-            anyhow::bail!("the target thread stopped before it was ready")
+            Err(TargetError::ThreadStopped)
         }
     }
 }
