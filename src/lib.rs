@@ -2,7 +2,8 @@
 //! ceiling, watch the system under test and the generator, keep each run, and write
 //! the report.
 //!
-//! The binary is a thin shell over [`cli::main`]. Data flows as DESIGN.md draws it:
+//! The binary is a thin shell over [`cli::main`]. Data flows as ARCHITECTURE.md (at the root
+//! of the repository) draws it:
 //! [`scenario`] parses and validates a file into a [`plan::Plan`]; the [`engine`] runs
 //! it on one thread per core, each with its own [`client`] connections and
 //! [`metrics::recorder::Recorder`]; recorders merge into a

@@ -1,5 +1,5 @@
 //! Error kinds against misbehaving servers on loopback: timeouts, resets, malformed
-//! responses, failed expectations, unexpected statuses (DESIGN.md rule 4).
+//! responses, failed expectations, unexpected statuses (ARCHITECTURE.md rule 4).
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

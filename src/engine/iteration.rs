@@ -4,7 +4,7 @@
 //!
 //! Every request is a [`Pending`] from the moment the run sets out to send it until
 //! its result is recorded; one dropped unrecorded (the run ended first) counts as
-//! abandoned. So each scheduled request lands in exactly one count (DESIGN.md rule 6).
+//! abandoned. So each scheduled request lands in exactly one count (ARCHITECTURE.md rule 6).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;

@@ -1,4 +1,4 @@
-//! The generator's verdict on itself (DESIGN.md rule 5): did the generator, rather
+//! The generator's verdict on itself (ARCHITECTURE.md rule 5): did the generator, rather
 //! than the target, limit what this run measured? And if it did, was it short of
 //! threads, or starved of CPU by other processes on a saturated host ([`starved`])?
 //! The advice differs: more `--threads` help the first, only another machine helps

@@ -8,7 +8,7 @@ pub mod threshold;
 
 use std::fmt;
 
-/// The kind of a failed request (DESIGN.md measurement rule 4). A hit error is counted
+/// The kind of a failed request (ARCHITECTURE.md rule 4). A hit error is counted
 /// by kind and never stops the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ErrorKind {

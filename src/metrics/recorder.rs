@@ -5,7 +5,7 @@
 //! connections opened and reused, and the current second's [`SecondBucket`]. Recorders
 //! are never shared: each thread owns one, hands finished seconds to the engine as they
 //! end, and returns the whole recorder at the end, when the engine merges them
-//! (histograms merge exactly, DESIGN.md rule 3).
+//! (histograms merge exactly, ARCHITECTURE.md rule 3).
 
 use std::time::Duration;
 
@@ -20,7 +20,7 @@ mod timing;
 
 pub use timing::{Breakdown, Connections, Timing};
 
-/// Significant digits of every run-level histogram (DESIGN.md rule 3).
+/// Significant digits of every run-level histogram (ARCHITECTURE.md rule 3).
 const SIGFIG: u8 = 3;
 /// Per-second histograms only feed the timeline's percentiles; two digits (1%) keep
 /// them small, since one is allocated per thread per second.

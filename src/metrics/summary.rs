@@ -1,4 +1,4 @@
-//! The run summary: the v1 JSON contract of DESIGN.md (`--out`), built from the merged
+//! The run summary: the v1 JSON contract of ARCHITECTURE.md (`--out`), built from the merged
 //! recorders. Fields may be added; none of the contract's may be renamed or removed.
 
 use std::collections::BTreeMap;
@@ -24,7 +24,7 @@ pub struct Summary {
     pub dropped: u64,
     /// Requests the run set out to send: every request begun (including one still
     /// waiting for a connection) plus every dropped iteration. The accounting identity
-    /// (DESIGN.md rule 6) always holds:
+    /// (ARCHITECTURE.md rule 6) always holds:
     /// `scheduled = completed + errors.count + dropped + abandoned`.
     #[serde(default)]
     pub scheduled: u64,

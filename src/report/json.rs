@@ -1,5 +1,5 @@
 //! The JSON report of one stored run: its summary exactly as stored (the v1 contract
-//! of DESIGN.md, with any fields added since, such as `watches`).
+//! of ARCHITECTURE.md, with any fields added since, such as `watches`).
 
 use crate::store::StoredRun;
 

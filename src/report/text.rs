@@ -53,7 +53,7 @@ fn header(out: &mut String, s: &Summary) {
 
 fn volume(out: &mut String, s: &Summary) {
     let mut t = Table::new(&[]);
-    // The accounting identity (DESIGN.md rule 6), spelled out; a closed model
+    // The accounting identity (ARCHITECTURE.md rule 6), spelled out; a closed model
     // never drops, so its term is left out there.
     let dropped = if s.model == OPEN_MODEL || s.dropped > 0 {
         format!(" + {} dropped", s.dropped)

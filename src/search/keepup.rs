@@ -1,4 +1,4 @@
-//! Did the target keep up with a step's load? ([`judge`], DESIGN.md rule 7.)
+//! Did the target keep up with a step's load? ([`judge`], ARCHITECTURE.md rule 7.)
 //!
 //! A step whose thresholds hold can still be past the target's capacity: the queue
 //! grows, it just has not yet crossed the latency threshold when a short window ends.

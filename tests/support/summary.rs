@@ -37,7 +37,7 @@ pub(crate) fn read_summary(path: &Path) -> Summary {
     summary
 }
 
-/// Fails the test unless every scheduled request is accounted for (DESIGN.md rule 6):
+/// Fails the test unless every scheduled request is accounted for (ARCHITECTURE.md rule 6):
 /// `scheduled = completed + errors.count + dropped + abandoned`, the errors by kind
 /// sum to `errors.count`, and `requests = completed + errors.count`.
 #[track_caller]

@@ -97,7 +97,7 @@ impl Tracker {
         Tracker {
             inner: Mutex::new(Inner {
                 ids: HashMap::new(),
-                // 1 µs to 1 hour, 3 significant digits (DESIGN rule 3).
+                // 1 µs to 1 hour, 3 significant digits (ARCHITECTURE.md rule 3).
                 latency_us: Histogram::new_with_bounds(1, 3_600_000_000, 3)
                     .expect("valid histogram bounds"),
                 counts: Counts::default(),
