@@ -13,11 +13,10 @@ use tokio::task::LocalSet;
 
 use crate::client::ConnectionModel;
 use crate::engine::cpu::{thread_cpu_time, thread_times, ThreadTimes};
-use crate::engine::iteration::{
-    pick, run_iteration, think_for, Pending, Scratch, Seed, ThreadState,
-};
+use crate::engine::iteration::{pick, run_iteration, think_for, Scratch};
 use crate::engine::pacer::Pacer;
 use crate::engine::start::StartLine;
+use crate::engine::thread::{Pending, Seed, ThreadState, MEASURING, WARMING};
 use crate::engine::timer::PreciseTimer;
 use crate::metrics::recorder::{Recorder, SecondBucket};
 use crate::plan::{Load, Schedule, Slice, Think};
@@ -42,11 +41,6 @@ const USER_TICK: Duration = Duration::from_millis(50);
 /// Pause of a closed-model user after a connection could not be opened, so a dead
 /// target is probed steadily rather than in a tight loop.
 const CONNECT_BACKOFF: Duration = Duration::from_millis(50);
-
-/// [`ThreadState::phase`] during a warm-up.
-pub(crate) const WARMING: u32 = 0;
-/// [`ThreadState::phase`] in the measured window.
-pub(crate) const MEASURING: u32 = 1;
 
 /// What an engine thread sends to the coordinating thread.
 pub(crate) enum Report {

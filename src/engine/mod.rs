@@ -22,6 +22,8 @@ mod selfcheck;
 mod share;
 mod start;
 pub(crate) mod summarize;
+mod summarize_streams;
+pub(crate) mod thread;
 mod timeline;
 mod timer;
 pub(crate) mod work;

@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 
 use super::attack::{self, Report, Slot};
 use super::cpu::ThreadTimes;
-use super::iteration::Seed;
 use super::start::StartLine;
+use super::thread::Seed;
 use super::timeline::Timeline;
 use super::{work, Control, EngineError, Observer, LAG_BOUND};
 use crate::client::connect::{resolved, Connector};

@@ -16,20 +16,7 @@ use crate::plan::{Load, Plan};
 
 /// Latency percentiles of a microsecond histogram, in milliseconds.
 pub(crate) fn latency(h: &Histogram<u64>) -> Latency {
-    if h.is_empty() {
-        return Latency::default();
-    }
-    let ms = |us: u64| us as f64 / 1000.0;
-    Latency {
-        min: ms(h.min()),
-        avg: h.mean() / 1000.0,
-        p50: ms(h.value_at_quantile(0.50)),
-        p90: ms(h.value_at_quantile(0.90)),
-        p95: ms(h.value_at_quantile(0.95)),
-        p99: ms(h.value_at_quantile(0.99)),
-        p999: ms(h.value_at_quantile(0.999)),
-        max: ms(h.max()),
-    }
+    Latency::of_micros(h)
 }
 
 fn phase(h: &Histogram<u64>) -> Phase {
@@ -147,7 +134,7 @@ pub(crate) fn summarize(
             (name.clone(), s)
         })
         .collect();
-    let (streams, stream_totals) = crate::metrics::streams::summarize(plan, rec, secs);
+    let (streams, stream_totals) = super::summarize_streams::summarize(plan, rec, secs);
     let mut summary = Summary {
         version: 1,
         name: plan.name.clone(),

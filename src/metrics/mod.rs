@@ -1,6 +1,7 @@
 //! Measurement: per-thread [`recorder::Recorder`]s fed by the engine, merged into a
 //! [`summary::Summary`] and judged by [`threshold::Threshold`]s.
 
+pub mod figures;
 pub mod recorder;
 pub mod streams;
 pub mod summary;

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::figures::{Errors, Latency};
+
 /// Everything a run measured, ready to print, judge and store.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
@@ -187,45 +189,6 @@ pub struct Rates {
     pub offered: f64,
     /// Completed requests divided by the measured duration.
     pub achieved: f64,
-}
-
-/// Latency percentiles in milliseconds.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
-pub struct Latency {
-    /// Fastest.
-    pub min: f64,
-    /// Mean.
-    pub avg: f64,
-    /// Median.
-    pub p50: f64,
-    /// 90th percentile.
-    pub p90: f64,
-    /// 95th percentile.
-    pub p95: f64,
-    /// 99th percentile.
-    pub p99: f64,
-    /// 99.9th percentile.
-    #[serde(rename = "p99.9")]
-    pub p999: f64,
-    /// Slowest.
-    pub max: f64,
-}
-
-/// Error counts.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct Errors {
-    /// Requests that ended in any error.
-    pub count: u64,
-    /// `count / requests` (0 when there were no requests).
-    pub rate: f64,
-    /// Count per kind (`connect`, `timeout`, `reset`, `status_4xx`, `status_5xx`, `check`,
-    /// `protocol`, `generator`, `tls`, `goaway`, `stream_reset`, `graphql`, `stream`, `grpc`).
-    pub by_kind: BTreeMap<String, u64>,
-    /// The run's first failure message by kind, for the kinds that carry one
-    /// (`graphql`: the first error's `message`, or that the body was not JSON). Raw
-    /// text, at most 300 characters; renderers escape it.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub first_message: BTreeMap<String, String>,
 }
 
 /// Figures for one request name.

@@ -4,7 +4,7 @@
 //! Cells hold plain text; [`markdown`] escapes them, so a statement from the target
 //! cannot break a table.
 
-use super::markdown::escape;
+use super::escape::markdown as escape;
 use super::table::Table;
 
 /// A table: a header row, then rows; the first column is a label, the rest numbers.

@@ -12,7 +12,7 @@ use std::fmt::Write;
 
 use super::capacity::{Capacity, StepPoint};
 use super::charts::{nice_step, number, YAxis};
-use super::html::escape;
+use super::escape::html as escape;
 use crate::report::units::{latency, per_second};
 use crate::search::result::value;
 

@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use hdrhistogram::Histogram;
 
-use super::html::escape;
+use super::escape::html as escape;
 
 /// Width of every chart's view box; the capacity chart shares it and the margins.
 pub(super) const WIDTH: f64 = 720.0;

@@ -9,6 +9,7 @@
 //!
 //! Every text that came from the target or the user goes through [`escape`].
 
+pub use super::escape::html as escape;
 use std::fmt::Write;
 
 use serde_json::Value;
@@ -34,25 +35,6 @@ td:first-child,th:first-child{text-align:left}ul.answer{font-size:15px;padding-l
 .mark{stroke-dasharray:5 4;stroke-width:1.5}.mark.ceiling{stroke:var(--ceil)}.mark.knee{stroke:var(--knee)}.mark-label.ceiling{fill:var(--ceil)}.mark-label.knee{fill:var(--knee)}\
 .t-p95{fill:var(--p95)}.t-achieved{fill:var(--ach)}\
 @media print{:root{--fg:#000;--muted:#333;--bg:#fff;--line:#999;--grid:#ddd}body{max-width:none;margin:0}.chart,table,.steps{break-inside:avoid}h2,h3,h4{break-after:avoid}}";
-
-/// Text made safe for HTML and XML content and attribute values; control characters
-/// that XML forbids are dropped.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// The whole report as one HTML document.
 pub fn render(run: &StoredRun) -> String {

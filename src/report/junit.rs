@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::html::escape;
+use super::escape::html as escape;
 use crate::store::StoredRun;
 
 /// The report as a JUnit XML document.

@@ -6,30 +6,13 @@
 //! per-name table and errors by kind. [`render`] is pure; [`escape`] keeps target- or
 //! user-supplied text from breaking the tables or injecting HTML.
 
+pub use super::escape::markdown as escape;
 use std::fmt::Write;
 
 use crate::metrics::summary::{Latency, Summary};
 use crate::report::units::{latency, per_second, percent, seconds, share};
 use crate::search::result::value;
 use crate::store::StoredRun as Run;
-
-/// Text made safe for a Markdown table cell: HTML special characters as entities,
-/// `|` escaped, line breaks as spaces.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '|' => out.push_str("\\|"),
-            '`' => out.push_str("\\`"),
-            '\n' | '\r' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// The run's report in Markdown, ending in a newline. A run without a summary (killed
 /// or failed) gets its header and what its recorded seconds show.

@@ -17,6 +17,7 @@ pub mod capacity;
 pub mod capacity_chart;
 pub mod charts;
 pub mod csv;
+pub mod escape;
 pub mod html;
 pub mod json;
 pub mod junit;

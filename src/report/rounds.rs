@@ -14,8 +14,8 @@ use std::fmt::Write;
 
 use super::capacity::Capacity;
 use super::charts::{LineChart, Series, XAxis};
-use super::html::escape as html_escape;
-use super::markdown::escape as md;
+use super::escape::html as html_escape;
+use super::escape::markdown as md;
 use super::units::{latency, per_second, percent};
 use crate::commands::compare::{change, noise_of, DEFAULT_NOISE_PCT};
 use crate::search::result::value;

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use super::charts::{nice_step, number, YAxis};
-use super::html::escape;
+use super::escape::html as escape;
 use super::view::{whole_seconds, StepView};
 use crate::search::result::value;
 

@@ -4,9 +4,9 @@
 
 use std::fmt::Write as _;
 
+use super::escape::markdown as escape;
 use crate::metrics::streams::StreamSummary;
 use crate::metrics::summary::Summary;
-use crate::report::markdown::escape;
 use crate::report::table::Table;
 use crate::report::units::{latency, percent};
 

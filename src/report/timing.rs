@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
+use super::escape::markdown as escape;
 use crate::metrics::summary::{Phase, Summary};
-use crate::report::markdown::escape;
 use crate::report::table::Table;
 use crate::report::units::{latency, per_second};
 

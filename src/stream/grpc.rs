@@ -151,7 +151,7 @@ async fn pump(mut responses: Responses, inbox: Rc<Inbox>) {
 /// user's for its requests. Other connection models (shared pool, per request) and
 /// HTTP/1.1 runs leave gRPC with its own connection per user.
 pub(crate) fn share_with_session(
-    state: &crate::engine::iteration::ThreadState,
+    state: &crate::engine::thread::ThreadState,
     session: &mut crate::client::session::Session,
     streams: &super::Streams,
 ) {

@@ -9,7 +9,7 @@ use std::time::Instant;
 use tokio::sync::Notify;
 
 use super::{Failure, Message};
-use crate::engine::iteration::ThreadState;
+use crate::engine::thread::ThreadState;
 use crate::metrics::ErrorKind;
 
 /// How a stream ended, as its pump reported it.

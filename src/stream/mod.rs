@@ -8,6 +8,8 @@
 //! - [`step::run_step`]: the engine's hook: one stream step is one operation (`Pending`).
 //! - [`proto`]: the one place protocols plug in (`open`, the writer's `send`/`close`).
 
+pub(crate) mod connectors;
+pub(crate) mod failure;
 pub(crate) mod grpc;
 pub(crate) mod inbox;
 pub(crate) mod proto;
@@ -19,9 +21,8 @@ pub(crate) mod ws;
 use std::rc::Rc;
 use std::time::Instant;
 
+pub(crate) use failure::Failure;
 pub(crate) use inbox::Inbox;
-
-use crate::metrics::ErrorKind;
 
 /// One message received on a stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,31 +34,6 @@ pub(crate) struct Message {
     pub(crate) data: String,
     /// Bytes on the wire for it (frame/event/message size), for bytes/s.
     pub(crate) wire_bytes: usize,
-}
-
-/// Why a stream operation failed: the error kind it counts as, and the reason in words.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{reason}")]
-pub(crate) struct Failure {
-    /// The kind recorded.
-    pub(crate) kind: ErrorKind,
-    /// What happened.
-    pub(crate) reason: String,
-}
-
-impl Failure {
-    /// A failure of `kind`.
-    pub(crate) fn new(kind: ErrorKind, reason: impl Into<String>) -> Failure {
-        Failure {
-            kind,
-            reason: reason.into(),
-        }
-    }
-
-    /// A `stream` failure.
-    pub(crate) fn stream(reason: impl Into<String>) -> Failure {
-        Failure::new(ErrorKind::Stream, reason)
-    }
 }
 
 /// One open stream of a user.
@@ -73,7 +49,7 @@ pub(crate) struct Open {
     /// When it opened (for the session duration).
     pub(crate) since: Instant,
     /// Records its session duration when finished (`None` in tests).
-    pub(crate) sink: Option<Rc<crate::engine::iteration::ThreadState>>,
+    pub(crate) sink: Option<Rc<crate::engine::thread::ThreadState>>,
 }
 
 impl Open {

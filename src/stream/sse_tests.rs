@@ -236,7 +236,7 @@ fn an_oversized_event_or_line_fails_the_stream_as_protocol() {
 
 #[test]
 fn the_recorder_counts_events_by_type_gaps_reconnects_and_the_204() {
-    use crate::engine::iteration::Seed;
+    use crate::engine::thread::Seed;
     use crate::engine::work::Workload;
     use std::sync::atomic::AtomicBool;
 

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::proto::{self, OpenCx};
 use super::{url, Failure, Inbox, Message, Open, Streams};
-use crate::engine::iteration::{Pending, ThreadState};
+use crate::engine::thread::{Pending, ThreadState};
 use crate::metrics::recorder::{Hit, Timing};
 use crate::metrics::ErrorKind;
 use crate::plan::{MessageExpect, StreamStep};

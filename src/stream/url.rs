@@ -1,7 +1,7 @@
 //! Where a stream step's `url:` points: a path joined to the target (ws/wss from
 //! http/https), or a full URL (`ws://`, `wss://`, `http://`, `https://`).
 
-use super::Failure;
+use super::failure::Failure;
 use crate::plan::Target;
 
 /// A stream's endpoint.
