@@ -6,7 +6,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cli::CommonArgs;
 use crate::cluster::{new_run_name, ClusterDefaults, ClusterKind, ClusterSpec};
 use crate::engine::{Control, EngineError, Local, Observer, Outcome, Runner, Step};
 use crate::plan::Plan;
@@ -15,6 +14,9 @@ use crate::shard::local::{ExternalShards, LocalShards};
 use crate::shard::netns::Bridge;
 use crate::shard::wire::Setup;
 use crate::shard::{auth, Coordinator, Placement};
+
+use super::args::CommonArgs;
+use super::exit::ExitCode;
 
 /// How long local shards have to start and join.
 const LOCAL_JOIN: Duration = Duration::from_secs(30);
@@ -77,10 +79,10 @@ pub enum SetupError {
 
 impl SetupError {
     /// 2 for bad input, 1 for a failure.
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit_code(&self) -> ExitCode {
         match self {
-            SetupError::BadInput(_) => crate::cli::EXIT_BAD_INPUT,
-            SetupError::Failed(_) => crate::cli::EXIT_FAILURE,
+            SetupError::BadInput(_) => ExitCode::BAD_INPUT,
+            SetupError::Failed(_) => ExitCode::FAILURE,
         }
     }
 }
