@@ -8,9 +8,11 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
-use crate::cli::{EXIT_BAD_INPUT, EXIT_OK};
 use crate::cluster::{self, ClusterArgs, ClusterDefaults};
 use crate::scenario::{self, parse_duration, Overrides};
+
+use super::error::CommandError;
+use super::exit::ExitCode;
 
 /// Flags of `headroom cluster`.
 #[derive(Debug, Args, Clone)]
@@ -53,24 +55,16 @@ pub struct ManifestArgs {
     pub cluster: ClusterArgs,
 }
 
-/// Runs `headroom cluster ...` and returns the exit code.
-pub fn run(args: &ClusterCommandArgs) -> i32 {
+/// Runs `headroom cluster ...`: prints what it was asked for.
+pub fn run(args: &ClusterCommandArgs) -> Result<ExitCode, CommandError> {
     match &args.command {
-        ClusterCommand::Manifest(m) => match manifest(m) {
-            Ok(text) => {
-                print!("{text}");
-                EXIT_OK
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                EXIT_BAD_INPUT
-            }
-        },
+        ClusterCommand::Manifest(m) => print!("{}", manifest(m)?),
     }
+    Ok(ExitCode::OK)
 }
 
 /// The manifest text of `args`, or what is wrong with them.
-fn manifest(args: &ManifestArgs) -> Result<String, String> {
+fn manifest(args: &ManifestArgs) -> Result<String, CommandError> {
     let overrides = Overrides {
         url: args.url.clone(),
         duration: args.duration,
@@ -79,32 +73,35 @@ fn manifest(args: &ManifestArgs) -> Result<String, String> {
         fallback_rate: Some(1.0),
         ..Overrides::default()
     };
-    let plan = scenario::load(args.scenario.as_deref(), &overrides).map_err(|e| e.to_string())?;
+    let plan = scenario::load(args.scenario.as_deref(), &overrides)?;
     let shards = args
         .shards
         .or(plan.cluster.shards.and_then(|n| u32::try_from(n).ok()))
-        .ok_or("--shards: give the number of shards (or `cluster: {shards: N}` in the scenario)")?;
+        .ok_or(CommandError::Flag {
+            flag: "--shards",
+            reason: "give the number of shards (or `cluster: {shards: N}` in the scenario)",
+        })?;
     let defaults = ClusterDefaults::from(&plan.cluster);
     let scenario = match &args.scenario {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("{}: cannot read the scenario: {e}", path.display()))?;
+            let text =
+                std::fs::read_to_string(path).map_err(|source| CommandError::ReadScenario {
+                    path: path.clone(),
+                    source,
+                })?;
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
             Some((name.unwrap_or_else(|| "scenario.yaml".into()), text))
         }
         None => None,
     };
     let run = args.name.clone().unwrap_or_else(cluster::new_run_name);
-    let spec = args
-        .cluster
-        .spec(
-            run,
-            shards,
-            cluster::new_secret(),
-            scenario,
-            plan.duration(),
-            &defaults,
-        )
-        .map_err(|e| e.to_string())?;
+    let spec = args.cluster.spec(
+        run,
+        shards,
+        cluster::new_secret(),
+        scenario,
+        plan.duration(),
+        &defaults,
+    )?;
     Ok(cluster::manifest_yaml(&spec))
 }

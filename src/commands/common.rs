@@ -7,7 +7,6 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::cli::CommonArgs;
 use crate::dashboard::{Dashboard, DashboardError};
 use crate::engine::Control;
 use crate::otlp::{Otlp, OtlpError};
@@ -15,10 +14,14 @@ use crate::plan::Plan;
 use crate::scenario::Overrides;
 use crate::store::{RunKind, RunMeta, RunWriter, Store};
 
+use super::args::CommonArgs;
+use super::error::CommandError;
+use super::quick::BodyFileError;
+
 /// The scenario overrides that `--url` and the shared flags give; the caller adds its
 /// own (the load model and its size). Fails, saying why, when `--body-file` cannot be
 /// read.
-pub fn overrides(url: Option<&str>, common: &CommonArgs) -> Result<Overrides, String> {
+pub fn overrides(url: Option<&str>, common: &CommonArgs) -> Result<Overrides, BodyFileError> {
     Ok(Overrides {
         url: url.map(str::to_owned),
         threads: common.threads,
@@ -121,13 +124,8 @@ fn noun(kind: RunKind) -> &'static str {
 /// Opens the run store at `path`. A store that cannot be opened or written is bad
 /// input, found before any load is sent: a run the user cannot keep is not worth
 /// sending, and `--store` (or `HEADROOM_STORE`) says where to keep it instead.
-pub fn open_store(path: &Path) -> Result<Store, String> {
-    Store::open(path).map_err(|e| {
-        format!(
-            "{e} (the run store; choose another with --store or {})",
-            crate::store::STORE_ENV
-        )
-    })
+pub fn open_store(path: &Path) -> Result<Store, CommandError> {
+    Store::open(path).map_err(CommandError::StoreUnusable)
 }
 
 /// Records the start of a `kind` run of `plan` (from the `scenario` file, if any) in
@@ -169,19 +167,15 @@ pub fn write_json(path: &Path, value: &impl Serialize) -> std::io::Result<()> {
     written
 }
 
-/// Writes `value` to `out` when `--out` was given. Returns false, having said why on
-/// stderr, when the file cannot be written.
-pub fn write_out(out: Option<&Path>, value: &impl Serialize) -> bool {
+/// Writes `value` to `out` when `--out` was given; an error names the file.
+pub fn write_out(out: Option<&Path>, value: &impl Serialize) -> Result<(), CommandError> {
     let Some(path) = out else {
-        return true;
+        return Ok(());
     };
-    match write_json(path, value) {
-        Ok(()) => true,
-        Err(e) => {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            false
-        }
-    }
+    write_json(path, value).map_err(|source| CommandError::Write {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 #[cfg(test)]
@@ -206,7 +200,7 @@ mod tests {
         assert!(blocked.join("x").exists());
         // A directory that does not exist: nothing is created.
         let missing = dir.path().join("no/such/s.json");
-        assert!(!write_out(Some(&missing), &1));
+        assert!(write_out(Some(&missing), &1).is_err());
         assert!(!dir.path().join("no").exists());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }

@@ -12,11 +12,13 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use crate::cli::{EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK};
 use crate::report::markdown::escape as md;
 use crate::report::table::Table;
 use crate::report::units::{latency, per_second, percent};
 use crate::store::{self, RunFilter, RunRef, RunRow, Store};
+
+use super::error::{CommandError, ValueError};
+use super::exit::ExitCode;
 
 /// Noise assumed when no repeated runs tell better, in percent.
 pub const DEFAULT_NOISE_PCT: f64 = 5.0;
@@ -52,11 +54,11 @@ pub struct CompareArgs {
 }
 
 /// Parses `10%` or `10` as 10.0.
-pub fn parse_percent(text: &str) -> Result<f64, String> {
+pub fn parse_percent(text: &str) -> Result<f64, ValueError> {
     let number = text.trim().trim_end_matches('%').trim();
     match number.parse::<f64>() {
         Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
-        _ => Err(format!("expected a percentage like 10%, found {text:?}")),
+        _ => Err(ValueError::new("a percentage like 10%", text)),
     }
 }
 
@@ -95,25 +97,16 @@ pub struct Comparison {
     pub noise_from_repeats: bool,
 }
 
-/// Runs `headroom compare` and returns the exit code.
-pub fn run(args: &CompareArgs) -> i32 {
-    let refs: Result<Vec<RunRef>, _> = args.runs.iter().map(|r| r.parse()).collect();
-    let refs = match refs {
-        Ok(refs) => refs,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
-    let comparison = super::runs::open(args.store.as_deref())
-        .and_then(|store| compare(&store, &refs).map_err(|e| e.to_string()));
-    let comparison = match comparison {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_FAILURE;
-        }
-    };
+/// Runs `headroom compare`: prints the table; with `--fail-on-regression`, a
+/// regression beyond the limit is an error.
+pub fn run(args: &CompareArgs) -> Result<ExitCode, CommandError> {
+    let refs = args
+        .runs
+        .iter()
+        .map(|r| r.parse())
+        .collect::<Result<Vec<RunRef>, _>>()
+        .map_err(CommandError::Reference)?;
+    let comparison = compare(&super::runs::open(args.store.as_deref())?, &refs)?;
     match args.format {
         CompareFormat::Text => print!("{}", render_text(&comparison)),
         CompareFormat::Md => print!("{}", render_markdown(&comparison)),
@@ -124,11 +117,10 @@ pub fn run(args: &CompareArgs) -> i32 {
     }
     if let Some(limit) = args.fail_on_regression {
         if let Some(why) = regression(&comparison, limit) {
-            eprintln!("regression: {why}");
-            return EXIT_FAILURE;
+            return Err(CommandError::Regression(why));
         }
     }
-    EXIT_OK
+    Ok(ExitCode::OK)
 }
 
 /// Builds the comparison of the runs `refs` names, in that order.

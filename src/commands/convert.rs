@@ -6,8 +6,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::cli::{EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK};
 use crate::convert::{self, ConvertError};
+
+use super::error::CommandError;
+use super::exit::ExitCode;
+use super::report::write_or_print;
 
 /// Flags of `headroom convert`.
 #[derive(Debug, Args, Clone)]
@@ -72,32 +75,13 @@ fn convert(args: &ConvertArgs) -> Result<String, ConvertError> {
     convert::scenario(&name, &exchanges, flow)
 }
 
-/// Runs `headroom convert` and returns the exit code: 2 when the input cannot be
-/// converted.
-pub fn run(args: &ConvertArgs) -> i32 {
-    let yaml = match convert(args) {
-        Ok(yaml) => yaml,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
+/// Runs `headroom convert`: prints or writes the scenario. Input that cannot be
+/// converted is bad input (2).
+pub fn run(args: &ConvertArgs) -> Result<ExitCode, CommandError> {
+    let yaml = convert(args)?;
     // What is printed must load: the compiler checks it as it would the file.
-    if let Err(e) = crate::scenario::load_text("converted", &yaml, &Default::default()) {
-        eprintln!("error: the converted scenario does not load ({e}); please report it");
-        return EXIT_FAILURE;
-    }
-    match &args.output {
-        Some(path) => match std::fs::write(path, yaml) {
-            Ok(()) => EXIT_OK,
-            Err(e) => {
-                eprintln!("error: cannot write {}: {e}", path.display());
-                EXIT_FAILURE
-            }
-        },
-        None => {
-            print!("{yaml}");
-            EXIT_OK
-        }
-    }
+    crate::scenario::load_text("converted", &yaml, &Default::default())
+        .map_err(CommandError::Unloadable)?;
+    write_or_print(args.output.as_deref(), &yaml)?;
+    Ok(ExitCode::OK)
 }

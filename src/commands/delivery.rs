@@ -10,14 +10,17 @@ use crate::metrics::threshold::evaluate_all;
 use crate::plan::Plan;
 use crate::sink::{self, Attached, RunningSink, Tracker};
 
-/// Starts the plan's sink, if it has one, and attaches it to the plan.
-pub fn start(plan: &mut Plan) -> anyhow::Result<Option<RunningSink>> {
+use super::error::Chain;
+
+/// Starts the plan's sink, if it has one, and attaches it to the plan. An error (its
+/// address cannot be listened on...) comes with its causes.
+pub fn start(plan: &mut Plan) -> Result<Option<RunningSink>, Chain> {
     let Some(sink_plan) = plan.sink.as_mut() else {
         return Ok(None);
     };
     let opts = sink_plan.options.clone();
     let tracker = Arc::new(Tracker::new(Instant::now(), opts.max_ids, opts.fail, false));
-    let running = sink::spawn(opts, tracker.clone())?;
+    let running = sink::spawn(opts, tracker.clone()).map_err(Chain::new)?;
     sink_plan.attached = Some(Attached {
         url: running.url(),
         tracker,

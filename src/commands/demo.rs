@@ -9,7 +9,6 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::cli::{DemoArgs, EXIT_FAILURE};
 use crate::commands::{common, find};
 use crate::engine::Control;
 use crate::plan::Plan;
@@ -19,6 +18,10 @@ use crate::search::result::value;
 use crate::search::{text, IsolationOptions, Range, SearchOptions, SearchResult, StepTiming};
 use crate::store::{RunKind, RunMeta};
 use crate::target::{self, TargetOptions};
+
+use super::args::DemoArgs;
+use super::error::{Chain, CommandError};
+use super::exit::ExitCode;
 
 pub mod delivery;
 pub mod tls;
@@ -78,34 +81,58 @@ pub fn demo_search() -> SearchOptions {
     }
 }
 
+/// Why the demo stopped. Its message, as [`CommandError::Demo`] shows it, is followed
+/// by its causes ([`Chain`]).
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    /// The built-in target cannot start.
+    #[error(transparent)]
+    Target(Chain),
+    /// A file or directory under `--out-dir` cannot be made or written.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// A demo scenario does not load.
+    #[error(transparent)]
+    Scenario(#[from] crate::scenario::ScenarioError),
+    /// The delivery phase's sink cannot start.
+    #[error(transparent)]
+    Sink(Chain),
+    /// The delivery phase's scenario has no `sink:` (a bug of the demo).
+    #[error("no sink")]
+    NoSink,
+    /// The delivery phase's summary has no `delivery` object (a bug of the demo).
+    #[error("no delivery summary")]
+    NoDeliverySummary,
+    /// The engine could not run the delivery phase.
+    #[error(transparent)]
+    Engine(#[from] crate::engine::EngineError),
+    /// The recorded search cannot be read back for the HTML report.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+}
+
 /// Runs the demo and returns the exit code (0 when a ceiling was found).
-pub fn run(args: &DemoArgs) -> i32 {
-    match demo_with(&args.out_dir, args.tls) {
-        Ok((result, reports)) => {
-            println!("Report:     {}", reports.markdown.display());
-            if let Some(html) = &reports.html {
-                println!("HTML:       {}", html.display());
-            }
-            find::exit_code(&result)
-        }
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            EXIT_FAILURE
-        }
+pub fn run(args: &DemoArgs) -> Result<ExitCode, CommandError> {
+    let (result, reports) =
+        demo_with(&args.out_dir, args.tls).map_err(|e| CommandError::Demo(Chain::new(e)))?;
+    println!("Report:     {}", reports.markdown.display());
+    if let Some(html) = &reports.html {
+        println!("HTML:       {}", html.display());
     }
+    Ok(find::exit_code(&result))
 }
 
 /// Starts the target, searches (recording into `out_dir`'s own store), prints, and
 /// writes the reports in `out_dir`; returns the search result and the reports' paths.
-pub fn demo(out_dir: &Path) -> anyhow::Result<(SearchResult, DemoReports)> {
+pub fn demo(out_dir: &Path) -> Result<(SearchResult, DemoReports), DemoError> {
     demo_with(out_dir, false)
 }
 
 /// [`demo`], and with `tls` a second search of the same target served over HTTPS
 /// (see [`tls`]), compared with the first in the terminal and the Markdown report.
-pub fn demo_with(out_dir: &Path, tls: bool) -> anyhow::Result<(SearchResult, DemoReports)> {
+pub fn demo_with(out_dir: &Path, tls: bool) -> Result<(SearchResult, DemoReports), DemoError> {
     let options = demo_target();
-    let target = target::spawn(options.clone())?;
+    let target = target::spawn(options.clone()).map_err(|e| DemoError::Target(Chain::new(e)))?;
     let capacity = target.capacity();
     println!(
         "headroom demo: built-in target at {} — {} workers × {} per request = capacity {} req/s",
@@ -181,7 +208,7 @@ fn search(
     client: ClientFlags,
     control: &Control,
     store: Option<&crate::store::Store>,
-) -> anyhow::Result<Searched> {
+) -> Result<Searched, DemoError> {
     let overrides = Overrides {
         url: Some(format!("{}/work", target.url())),
         rate: Some(1.0),

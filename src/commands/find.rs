@@ -6,7 +6,6 @@
 
 use std::time::Duration;
 
-use crate::cli::{FindArgs, EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK};
 use crate::dashboard::Dashboard;
 use crate::engine::{Control, Runner};
 use crate::metrics::threshold::{Metric, Threshold};
@@ -17,7 +16,10 @@ use crate::search::{self, text, Event, IsolationOptions, Range, SearchOptions, S
 use crate::search::{StepTiming, Unit};
 use crate::store::{self, RunKind};
 
+use super::args::FindArgs;
 use super::common;
+use super::error::{CommandError, ValueError};
+use super::exit::ExitCode;
 pub use super::find_record::StepKeeper;
 use super::find_record::WatchPlan;
 use super::sharded::Engine;
@@ -29,58 +31,24 @@ pub const DEFAULT_THRESHOLDS: [&str; 2] = ["p95 < 500ms", DEFAULT_ERROR_RULE];
 pub const DEFAULT_ERROR_RULE: &str = "errors < 1%";
 
 /// Runs `headroom find` and returns the exit code: 0 when a ceiling was found (or every
-/// step up to `--to` passed), 1 otherwise, 2 for bad input.
-pub fn run(args: &FindArgs) -> i32 {
-    let (plan, opts) = match prepare(args) {
-        Ok(prepared) => prepared,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return EXIT_BAD_INPUT;
-        }
-    };
+/// step up to `--to` passed), 1 otherwise; or why it stopped (bad input...).
+pub fn run(args: &FindArgs) -> Result<ExitCode, CommandError> {
+    let (plan, opts) = prepare(args)?;
     if plan.sink.is_some() {
         // A search judges request steps; deliveries would straddle its steps.
-        eprintln!("error: `headroom find` does not run a scenario's `sink:`; use `headroom run` for delivery timing");
-        return EXIT_BAD_INPUT;
+        return Err(CommandError::FindSink);
     }
     let watch = WatchPlan {
         specs: common::watch_specs(&plan, &args.common),
         interval: args.common.watch_interval,
     };
-    if let Err(e) = watch.check() {
-        eprintln!("error: {e}");
-        return EXIT_BAD_INPUT;
-    }
-    let store = match common::open_store(&store::resolve_path(args.common.store.as_deref())) {
-        Ok(store) => store,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
-    let mut engine = match Engine::start(&args.common, args.scenario.as_deref(), &plan) {
-        Ok(engine) => engine,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return e.exit_code();
-        }
-    };
+    watch.check()?;
+    let store = common::open_store(&store::resolve_path(args.common.store.as_deref()))?;
+    let mut engine = Engine::start(&args.common, args.scenario.as_deref(), &plan)?;
     let control = Control::default();
     common::stop_on_ctrl_c(&control, "; an interrupted search will leave no report");
-    let otlp = match common::start_otlp(&args.common, "find", &plan) {
-        Ok(otlp) => otlp,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
-    let dashboard = match common::start_dashboard(&args.common, "find", &plan, &control) {
-        Ok(dashboard) => dashboard,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
+    let otlp = common::start_otlp(&args.common, "find", &plan)?;
+    let dashboard = common::start_dashboard(&args.common, "find", &plan, &control)?;
     let writer = common::begin_record(
         &store,
         RunKind::Find,
@@ -110,20 +78,17 @@ pub fn run(args: &FindArgs) -> i32 {
     if let Some(watched) = crate::report::limits::terminal(&result) {
         println!("\n{watched}");
     }
-    let code = if common::write_out(args.common.out.as_deref(), &result) {
-        exit_code(&result)
-    } else {
-        EXIT_FAILURE
-    };
+    let ended = common::write_out(args.common.out.as_deref(), &result).map(|()| exit_code(&result));
     if let Some(d) = dashboard {
-        d.search_finished(&result, code);
+        let code = ended.as_ref().map_or_else(CommandError::exit_code, |c| *c);
+        d.search_finished(&result, code.into());
     }
-    code
+    ended
 }
 
 /// Builds the plan and the search options from the flags (first stage: nothing runs).
-/// Errors are messages about bad input.
-pub fn prepare(args: &FindArgs) -> Result<(Plan, SearchOptions), String> {
+/// Errors are bad input.
+pub fn prepare(args: &FindArgs) -> Result<(Plan, SearchOptions), CommandError> {
     prepare_from(args, None)
 }
 
@@ -132,7 +97,7 @@ pub fn prepare(args: &FindArgs) -> Result<(Plan, SearchOptions), String> {
 pub fn prepare_from(
     args: &FindArgs,
     text: Option<&(String, String)>,
-) -> Result<(Plan, SearchOptions), String> {
+) -> Result<(Plan, SearchOptions), CommandError> {
     let mut overrides = common::overrides(args.url.as_deref(), &args.common)?;
     // The model is decided once: `--users` asks for users; otherwise the scenario's
     // `load` section decides, and only a scenario without one (or no scenario) is
@@ -143,12 +108,12 @@ pub fn prepare_from(
     } else {
         overrides.fallback_rate = Some(1.0);
     }
-    let mut plan =
-        common::load_plan(args.scenario.as_deref(), text, &overrides).map_err(|e| e.to_string())?;
+    let mut plan = common::load_plan(args.scenario.as_deref(), text, &overrides)?;
+    let threshold = |t: &str| Threshold::parse(t).map_err(|e| CommandError::Threshold(e.into()));
     if plan.thresholds.is_empty() {
         plan.thresholds = DEFAULT_THRESHOLDS
             .iter()
-            .map(|t| Threshold::parse(t))
+            .map(|t| threshold(t))
             .collect::<Result<_, _>>()?;
     }
     // Fast failures would otherwise let a latency rule pass a step where most requests
@@ -158,7 +123,7 @@ pub fn prepare_from(
         .iter()
         .any(|t| t.metric == Metric::ErrorPercent && t.scope.is_none())
     {
-        plan.thresholds.push(Threshold::parse(DEFAULT_ERROR_RULE)?);
+        plan.thresholds.push(threshold(DEFAULT_ERROR_RULE)?);
     }
     let unit = Unit::of(&plan);
     let range = Range {
@@ -172,9 +137,14 @@ pub fn prepare_from(
         }),
         precision: args.precision,
     };
-    range.validate()?;
+    range
+        .validate()
+        .map_err(|e| CommandError::Range(e.into()))?;
     if args.step_duration < Duration::from_millis(500) {
-        return Err("--step-duration: expected at least 500ms".into());
+        return Err(CommandError::Flag {
+            flag: "--step-duration",
+            reason: "expected at least 500ms",
+        });
     }
     let opts = SearchOptions {
         range,
@@ -273,29 +243,27 @@ pub fn execute(
 
 /// 105 when the search was interrupted, 0 when it answered its question
 /// ([`SearchResult::found`]), 1 otherwise.
-pub fn exit_code(result: &SearchResult) -> i32 {
+pub fn exit_code(result: &SearchResult) -> ExitCode {
     if result.limited_by == search::LimitedBy::Interrupted {
-        EXIT_INTERRUPTED
+        ExitCode::INTERRUPTED
     } else if result.found() {
-        EXIT_OK
+        ExitCode::OK
     } else {
-        EXIT_FAILURE
+        ExitCode::FAILURE
     }
 }
 
 /// Parses a precision as a percentage, with or without `%` (`5%`, `2.5`), into a
 /// fraction (0.05, 0.025). It must lie strictly between 0 % and 100 %.
-pub fn parse_percent(text: &str) -> Result<f64, String> {
+pub fn parse_percent(text: &str) -> Result<f64, ValueError> {
     let number = text.trim().trim_end_matches('%').trim();
     let p: f64 = number
         .parse()
-        .map_err(|_| format!("expected a percentage such as 5%, found {text:?}"))?;
+        .map_err(|_| ValueError::new("a percentage such as 5%", text))?;
     if p > 0.0 && p < 100.0 {
         Ok(p / 100.0)
     } else {
-        Err(format!(
-            "expected a percentage between 0% and 100%, found {text:?}"
-        ))
+        Err(ValueError::new("a percentage between 0% and 100%", text))
     }
 }
 
@@ -314,12 +282,15 @@ mod tests {
 
     fn args(extra: &[&str]) -> FindArgs {
         use clap::Parser;
-        let mut argv = vec!["headroom", "find"];
+        let mut argv = vec!["find"];
         argv.extend_from_slice(extra);
-        match crate::cli::Cli::parse_from(argv).command {
-            crate::cli::Command::Find(a) => a,
-            other => panic!("{other:?}"),
+        /// `headroom find`'s flags alone, as the command line parses them.
+        #[derive(clap::Parser)]
+        struct Find {
+            #[command(flatten)]
+            args: FindArgs,
         }
+        Find::parse_from(argv).args
     }
 
     #[test]
@@ -376,7 +347,9 @@ mod tests {
             plan.client.connection,
             crate::client::ConnectionModel::Shared(Some(4))
         );
-        let e = prepare(&args(&[path, "--max-in-flight", "4"])).unwrap_err();
+        let e = prepare(&args(&[path, "--max-in-flight", "4"]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--max-in-flight"), "{e}");
         let (plan, _) = prepare(&args(&[path])).unwrap();
         assert_eq!(Unit::of(&plan), Unit::Users);
@@ -409,7 +382,9 @@ mod tests {
             "target: http://127.0.0.1:9\nrequests: [{pth: /work}]\n",
         )
         .unwrap();
-        let e = prepare(&args(&[broken.to_str().unwrap()])).unwrap_err();
+        let e = prepare(&args(&[broken.to_str().unwrap()]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("x.yaml:2"), "{e}");
     }
 
@@ -436,7 +411,9 @@ mod tests {
             "target: http://127.0.0.1:9\nrequests: [{path: /}]\nhooks:\n  after_step: [\"echo ok\", \" \"]\n",
         )
         .unwrap();
-        let e = prepare(&args(&[file.to_str().unwrap()])).unwrap_err();
+        let e = prepare(&args(&[file.to_str().unwrap()]))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("h.yaml:4:") && e.contains("hooks.after_step[1]"),
             "{e}"
@@ -453,6 +430,6 @@ mod tests {
             "--to",
             "50",
         ]));
-        assert!(e.unwrap_err().contains("--to"));
+        assert!(e.unwrap_err().to_string().contains("--to"));
     }
 }

@@ -10,6 +10,8 @@ use clap::Args;
 
 use crate::scenario::{QuickBody, QuickRequest};
 
+use super::error::ValueError;
+
 /// The largest `--body-file` read, bytes: one request body, held in memory and sent
 /// with every request.
 pub const MAX_BODY_FILE: u64 = 16 << 20;
@@ -36,19 +38,46 @@ pub struct RequestFlags {
 }
 
 /// Parses curl's `Name: value` (the value may be empty; surrounding spaces go).
-pub fn parse_header(text: &str) -> Result<(String, String), String> {
+pub fn parse_header(text: &str) -> Result<(String, String), ValueError> {
     match text.split_once(':') {
         Some((name, value)) if !name.trim().is_empty() => {
             Ok((name.trim().to_string(), value.trim().to_string()))
         }
-        _ => Err(format!("expected `Name: value`, found {text:?}")),
+        _ => Err(ValueError::new("`Name: value`", text)),
     }
+}
+
+/// Why `--body-file` cannot be sent as a request body; the file is named.
+#[derive(Debug, thiserror::Error)]
+pub enum BodyFileError {
+    /// It cannot be opened or read.
+    #[error("--body-file {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// It is larger than [`MAX_BODY_FILE`].
+    #[error("--body-file {}: larger than {} MiB", path.display(), MAX_BODY_FILE >> 20)]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+    },
+    /// It is not UTF-8 text.
+    #[error("--body-file {}: not UTF-8 text (byte {valid_up_to})", path.display())]
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+        /// How many bytes from the start are valid UTF-8.
+        valid_up_to: usize,
+    },
 }
 
 impl RequestFlags {
     /// The flags as the scenario layer takes them; the body file is read here. An
     /// unreadable, too large or non-UTF-8 file is an error naming it.
-    pub fn request(&self) -> Result<QuickRequest, String> {
+    pub fn request(&self) -> Result<QuickRequest, BodyFileError> {
         let body = match (&self.body, &self.json, &self.body_file) {
             (Some(text), _, _) => Some(QuickBody::Text(text.clone())),
             (_, Some(json), _) => Some(QuickBody::Json(json.clone())),
@@ -63,8 +92,11 @@ impl RequestFlags {
     }
 }
 
-fn read_body(path: &std::path::Path) -> Result<String, String> {
-    let cannot = |e: std::io::Error| format!("--body-file {}: {e}", path.display());
+fn read_body(path: &std::path::Path) -> Result<String, BodyFileError> {
+    let cannot = |source| BodyFileError::Read {
+        path: path.to_owned(),
+        source,
+    };
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .map_err(cannot)?
@@ -72,18 +104,13 @@ fn read_body(path: &std::path::Path) -> Result<String, String> {
         .read_to_end(&mut bytes)
         .map_err(cannot)?;
     if bytes.len() as u64 > MAX_BODY_FILE {
-        return Err(format!(
-            "--body-file {}: larger than {} MiB",
-            path.display(),
-            MAX_BODY_FILE >> 20
-        ));
+        return Err(BodyFileError::TooLarge {
+            path: path.to_owned(),
+        });
     }
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "--body-file {}: not UTF-8 text (byte {})",
-            path.display(),
-            e.utf8_error().valid_up_to()
-        )
+    String::from_utf8(bytes).map_err(|e| BodyFileError::NotUtf8 {
+        path: path.to_owned(),
+        valid_up_to: e.utf8_error().valid_up_to(),
     })
 }
 
@@ -119,14 +146,26 @@ mod tests {
             Some(QuickBody::File("{\"a\": 1}".into()))
         );
         std::fs::write(&path, [0xff, 0xfe]).unwrap();
-        assert!(flags.request().unwrap_err().contains("not UTF-8"));
+        assert!(flags
+            .request()
+            .unwrap_err()
+            .to_string()
+            .contains("not UTF-8"));
         let big = std::fs::File::create(&path).unwrap();
         big.set_len(MAX_BODY_FILE + 1).unwrap();
-        assert!(flags.request().unwrap_err().contains("larger than 16 MiB"));
+        assert!(flags
+            .request()
+            .unwrap_err()
+            .to_string()
+            .contains("larger than 16 MiB"));
         let missing = RequestFlags {
             body_file: Some(dir.path().join("none")),
             ..RequestFlags::default()
         };
-        assert!(missing.request().unwrap_err().starts_with("--body-file"));
+        assert!(missing
+            .request()
+            .unwrap_err()
+            .to_string()
+            .starts_with("--body-file"));
     }
 }

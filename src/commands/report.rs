@@ -7,9 +7,11 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use crate::cli::{EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK};
 use crate::report::{csv, html, json, junit, markdown};
 use crate::store::{self, RunRef, StoredRun};
+
+use super::error::{CommandError, ValueError};
+use super::exit::ExitCode;
 
 /// Report formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -59,12 +61,10 @@ pub struct ReportArgs {
 }
 
 /// A `--size-for` load: a positive number.
-fn positive(text: &str) -> Result<f64, String> {
+fn positive(text: &str) -> Result<f64, ValueError> {
     match text.trim().parse::<f64>() {
         Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
-        _ => Err(format!(
-            "expected a positive load such as 1500, found {text:?}"
-        )),
+        _ => Err(ValueError::new("a positive load such as 1500", text)),
     }
 }
 
@@ -83,60 +83,43 @@ pub fn render_sized(run: &StoredRun, format: ReportFormat, size_for: &[f64]) -> 
     }
 }
 
-/// Runs `headroom report` and returns the exit code.
-pub fn run(args: &ReportArgs) -> i32 {
+/// Runs `headroom report`: writes the report (and `--csv`'s files).
+pub fn run(args: &ReportArgs) -> Result<ExitCode, CommandError> {
     if args.rounds {
         return super::rounds::run(args);
     }
-    let reference: RunRef = match args.run.parse() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
-    let loaded = super::runs::open(args.store.as_deref()).and_then(|store| {
-        store
-            .resolve(&reference)
-            .and_then(|id| store.load(id))
-            .map_err(|e| e.to_string())
-    });
-    let run = match loaded {
-        Ok(run) => run,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_FAILURE;
-        }
-    };
+    let reference: RunRef = args.run.parse().map_err(CommandError::Reference)?;
+    let store = super::runs::open(args.store.as_deref())?;
+    let run = store.load(store.resolve(&reference)?)?;
     if let Some(prefix) = &args.csv {
-        let Some(summary) = &run.row.summary else {
-            eprintln!("error: run {} has no summary to write as CSV", run.row.id);
-            return EXIT_FAILURE;
-        };
-        if let Err(e) = csv::write(prefix, summary, &run.timeline, &run.steps) {
-            eprintln!("error: {e}");
-            return EXIT_FAILURE;
-        }
+        let summary = run
+            .row
+            .summary
+            .as_ref()
+            .ok_or(CommandError::NoCsvSummary(run.row.id))?;
+        csv::write(prefix, summary, &run.timeline, &run.steps).map_err(CommandError::Csv)?;
         if args.output.is_none() {
-            return EXIT_OK;
+            return Ok(ExitCode::OK);
         }
     }
-    let Some(text) = render_sized(&run, args.format, &args.size_for) else {
-        eprintln!(
-            "error: run {} has no summary ({}); try --format md or html",
-            run.row.id,
-            run.row.status.as_str()
-        );
-        return EXIT_FAILURE;
-    };
-    match &args.output {
-        Some(path) => {
-            if let Err(e) = std::fs::write(path, text) {
-                eprintln!("error: cannot write {}: {e}", path.display());
-                return EXIT_FAILURE;
-            }
+    let text = render_sized(&run, args.format, &args.size_for).ok_or(CommandError::NoSummary {
+        id: run.row.id,
+        status: run.row.status.as_str(),
+    })?;
+    write_or_print(args.output.as_deref(), &text)?;
+    Ok(ExitCode::OK)
+}
+
+/// Writes `text` to `output` when given, else prints it on stdout.
+pub fn write_or_print(output: Option<&std::path::Path>, text: &str) -> Result<(), CommandError> {
+    match output {
+        Some(path) => std::fs::write(path, text).map_err(|source| CommandError::Write {
+            path: path.to_owned(),
+            source,
+        }),
+        None => {
+            print!("{text}");
+            Ok(())
         }
-        None => print!("{text}"),
     }
-    EXIT_OK
 }

@@ -4,10 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::cli::{
-    RunArgs, EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_THRESHOLD,
-};
-use crate::engine::{self, Control, Live, Runner};
+use crate::engine::{Control, Live, Runner};
 use crate::metrics::summary::Summary;
 use crate::plan::Plan;
 use crate::report::progress::Progress;
@@ -15,69 +12,39 @@ use crate::scenario::Overrides;
 use crate::store::{self, RunKind};
 use crate::watch::Watches;
 
+use super::args::RunArgs;
 use super::common;
+use super::error::CommandError;
+use super::exit::ExitCode;
+use super::quick::BodyFileError;
 use super::sharded::Engine;
 
-/// Runs `headroom run` and returns the exit code.
-pub fn run(args: &RunArgs) -> i32 {
-    let plan = load(args, None);
-    let mut plan = match plan {
-        Ok(plan) => plan,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
+/// Runs `headroom run` and returns its exit code (the verdict), or why it stopped.
+pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
+    let mut plan = load(args, None)?;
     // The sink listens before any request is sent, so `{{ sink_url }}` is known and no
     // delivery can arrive before it.
-    let sink = match super::delivery::start(&mut plan) {
-        Ok(sink) => sink,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            return EXIT_BAD_INPUT;
-        }
-    };
+    let sink = super::delivery::start(&mut plan).map_err(CommandError::ScenarioSink)?;
     let plan = Arc::new(plan);
-    let store = match common::open_store(&store::resolve_path(args.common.store.as_deref())) {
-        Ok(store) => store,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
-    let mut engine = match Engine::start(&args.common, args.scenario.as_deref(), &plan) {
-        Ok(engine) => engine,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return e.exit_code();
-        }
-    };
+    let store = common::open_store(&store::resolve_path(args.common.store.as_deref()))?;
+    let mut engine = Engine::start(&args.common, args.scenario.as_deref(), &plan)?;
     let specs = common::watch_specs(&plan, &args.common);
     // Watches start before any load is sent, so one that cannot start is bad input
     // with nothing sent yet.
-    let watches = match Watches::start(&specs, args.common.watch_interval) {
-        Ok(watches) => watches,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
+    let watches = Watches::start(&specs, args.common.watch_interval)?;
     let control = Control::default();
     common::stop_on_ctrl_c(&control, "; an interrupted run will leave no summary");
-    let otlp = match common::start_otlp(&args.common, "run", &plan) {
-        Ok(otlp) => otlp,
+    let started = common::start_otlp(&args.common, "run", &plan)
+        .map_err(CommandError::from)
+        .and_then(|otlp| {
+            let dashboard = common::start_dashboard(&args.common, "run", &plan, &control)?;
+            Ok((otlp, dashboard))
+        });
+    let (otlp, dashboard) = match started {
+        Ok(started) => started,
         Err(e) => {
             watches.finish(None);
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
-    let dashboard = match common::start_dashboard(&args.common, "run", &plan, &control) {
-        Ok(dashboard) => dashboard,
-        Err(e) => {
-            watches.finish(None);
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
+            return Err(e);
         }
     };
     if let Some(d) = &dashboard {
@@ -118,19 +85,14 @@ pub fn run(args: &RunArgs) -> i32 {
         Ok(outcome) => outcome,
         Err(e) => {
             watches.finish(None);
-            eprintln!("error: {e}");
-            if let Some(Err(e)) = writer.map(|w| w.fail(&e.to_string())) {
-                eprintln!("warning: {e}");
+            if let Some(Err(w)) = writer.map(|w| w.fail(&e.to_string())) {
+                eprintln!("warning: {w}");
             }
-            let code = match e {
-                // The plan asks for a request its protocol cannot carry.
-                engine::EngineError::Request(_) => EXIT_BAD_INPUT,
-                _ => EXIT_FAILURE,
-            };
+            let e = CommandError::from(e);
             if let Some(d) = dashboard {
-                d.failed(&e.to_string(), code);
+                d.failed(&e.to_string(), e.exit_code().into());
             }
-            return code;
+            return Err(e);
         }
     };
     if let Some(sink) = sink {
@@ -153,27 +115,30 @@ pub fn run(args: &RunArgs) -> i32 {
     if let Some(failure) = &outcome.tls_failure {
         eprintln!("warning: {}", tls_warning(failure));
     }
-    let mut written = common::write_out(args.common.out.as_deref(), summary);
+    // What the run could not deliver: its files, or the shares of lost shards.
+    let mut unfinished = Vec::new();
+    if let Err(e) = common::write_out(args.common.out.as_deref(), summary) {
+        unfinished.push(e);
+    }
     if let Some(prefix) = &args.csv {
         if let Err(e) = crate::report::csv::write(prefix, summary, &summary.timeline, &[]) {
-            eprintln!("error: {e}");
-            written = false;
+            unfinished.push(CommandError::Csv(e));
         }
     }
     if let Some(lost) = &outcome.lost {
-        eprintln!("error: {lost}; the figures above are the other shards' alone");
+        unfinished.push(CommandError::Lost(lost.clone()));
     }
-    let code = if !written || outcome.lost.is_some() {
-        EXIT_FAILURE
-    } else {
-        verdict(summary, outcome.connect_failure.is_some())
+    let ended = match CommandError::all(unfinished) {
+        Some(e) => Err(e),
+        None => Ok(verdict(summary, outcome.connect_failure.is_some())),
     };
     // The page hears the end last, once the summary is printed and written: then the
     // server stops, so an open tab never holds the process.
     if let Some(d) = dashboard {
-        d.run_finished(summary, code);
+        let code = ended.as_ref().map_or_else(CommandError::exit_code, |c| *c);
+        d.run_finished(summary, code.into());
     }
-    code
+    ended
 }
 
 /// The end-of-run line for the first failed TLS handshake (`address: reason`), with
@@ -192,12 +157,16 @@ fn tls_warning(failure: &str) -> String {
 
 /// The plan `args` describe, from the scenario's `text` when given (a shard's, from
 /// its coordinator) instead of its file.
-pub fn load(args: &RunArgs, text: Option<&(String, String)>) -> Result<Plan, String> {
+pub fn load(args: &RunArgs, text: Option<&(String, String)>) -> Result<Plan, CommandError> {
     let overrides = overrides(args)?;
-    common::load_plan(args.scenario.as_deref(), text, &overrides).map_err(|e| e.to_string())
+    Ok(common::load_plan(
+        args.scenario.as_deref(),
+        text,
+        &overrides,
+    )?)
 }
 
-fn overrides(args: &RunArgs) -> Result<Overrides, String> {
+fn overrides(args: &RunArgs) -> Result<Overrides, BodyFileError> {
     Ok(Overrides {
         rate: args.rate,
         users: args.users,
@@ -209,15 +178,15 @@ fn overrides(args: &RunArgs) -> Result<Overrides, String> {
 /// 105 when the run was interrupted (partial data decides nothing); 99 when a
 /// threshold failed; 1 when nothing got through because no connection could ever be
 /// opened; 0 otherwise.
-fn verdict(summary: &Summary, connect_failed: bool) -> i32 {
+fn verdict(summary: &Summary, connect_failed: bool) -> ExitCode {
     let kind = |k: &str| summary.errors.by_kind.get(k).copied().unwrap_or(0);
     if summary.interrupted {
-        EXIT_INTERRUPTED
+        ExitCode::INTERRUPTED
     } else if summary.thresholds.iter().any(|t| !t.ok) {
-        EXIT_THRESHOLD
+        ExitCode::THRESHOLD
     } else if connect_failed && kind("connect") + kind("generator") == summary.requests {
-        EXIT_FAILURE
+        ExitCode::FAILURE
     } else {
-        EXIT_OK
+        ExitCode::OK
     }
 }

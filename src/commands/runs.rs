@@ -6,10 +6,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::cli::{EXIT_FAILURE, EXIT_OK};
 use crate::report::table::{Align, Table};
 use crate::report::units::{latency, per_second, percent};
 use crate::store::{self, RunFilter, RunRow, RunStatus, Store};
+
+use super::error::{CommandError, ValueError};
+use super::exit::ExitCode;
 
 /// Flags of `headroom runs`.
 #[derive(Debug, Args, Clone, Default)]
@@ -26,48 +28,36 @@ pub struct RunsArgs {
 }
 
 /// Parses `key=value` (the value may be empty and may hold `=`; the key may not be empty).
-pub fn parse_label(text: &str) -> Result<(String, String), String> {
+pub fn parse_label(text: &str) -> Result<(String, String), ValueError> {
     match text.split_once('=') {
         Some((key, value)) if !key.trim().is_empty() => {
             Ok((key.trim().to_string(), value.to_string()))
         }
-        _ => Err(format!("expected key=value, found {text:?}")),
+        _ => Err(ValueError::new("key=value", text)),
     }
 }
 
-/// Runs `headroom runs` and returns the exit code.
-pub fn run(args: &RunsArgs) -> i32 {
-    let listed = open(args.store.as_deref()).and_then(|store| {
-        store
-            .runs(&RunFilter {
-                labels: args.labels.clone(),
-                limit: Some(args.limit),
-            })
-            .map_err(|e| e.to_string())
-    });
-    match listed {
-        Ok(rows) if rows.is_empty() => {
-            println!("no runs stored yet");
-            EXIT_OK
-        }
-        Ok(rows) => {
-            print!("{}", render(&rows));
-            EXIT_OK
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            EXIT_FAILURE
-        }
+/// Runs `headroom runs`: prints the table (or that there is none yet).
+pub fn run(args: &RunsArgs) -> Result<ExitCode, CommandError> {
+    let rows = open(args.store.as_deref())?.runs(&RunFilter {
+        labels: args.labels.clone(),
+        limit: Some(args.limit),
+    })?;
+    if rows.is_empty() {
+        println!("no runs stored yet");
+    } else {
+        print!("{}", render(&rows));
     }
+    Ok(ExitCode::OK)
 }
 
 /// Opens the store for reading, refusing to create one where none exists.
-pub(crate) fn open(flag: Option<&std::path::Path>) -> Result<Store, String> {
+pub(crate) fn open(flag: Option<&std::path::Path>) -> Result<Store, CommandError> {
     let path = store::resolve_path(flag);
     if !path.exists() {
-        return Err(format!("no run history at {}", path.display()));
+        return Err(CommandError::NoHistory(path));
     }
-    Store::open(&path).map_err(|e| e.to_string())
+    Ok(Store::open(&path)?)
 }
 
 /// `k=v k2=v2`, sorted by key.

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::cli::{EXIT_FAILURE, EXIT_OK};
+use super::error::CommandError;
+use super::exit::ExitCode;
+use super::report::write_or_print;
 
 /// Flags of `headroom schema`.
 #[derive(Debug, Args, Clone, Default)]
@@ -17,22 +19,11 @@ pub struct SchemaArgs {
     pub output: Option<PathBuf>,
 }
 
-/// Runs `headroom schema` and returns the exit code.
-pub fn run(args: &SchemaArgs) -> i32 {
+/// Runs `headroom schema`: prints or writes the schema.
+pub fn run(args: &SchemaArgs) -> Result<ExitCode, CommandError> {
     let mut text = serde_json::to_string_pretty(&crate::scenario::scenario_schema())
         .expect("a schema serializes");
     text.push('\n');
-    match &args.output {
-        Some(path) => match std::fs::write(path, text) {
-            Ok(()) => EXIT_OK,
-            Err(e) => {
-                eprintln!("error: cannot write {}: {e}", path.display());
-                EXIT_FAILURE
-            }
-        },
-        None => {
-            print!("{text}");
-            EXIT_OK
-        }
-    }
+    write_or_print(args.output.as_deref(), &text)?;
+    Ok(ExitCode::OK)
 }

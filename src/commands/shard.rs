@@ -3,10 +3,14 @@
 
 use clap::Args;
 
-use crate::cli::{EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK};
+use crate::plan::BadSlice;
 use crate::plan::Slice;
+use crate::shard::auth::WeakSecret;
 use crate::shard::auth::SECRET_ENV;
 use crate::shard::worker::{self, Identity};
+
+use super::error::CommandError;
+use super::exit::ExitCode;
 
 /// Flags of `headroom shard`.
 #[derive(Debug, Args, Clone)]
@@ -16,45 +20,60 @@ pub struct ShardArgs {
     pub coordinator: String,
 }
 
-/// Runs the shard; 0 once its work is delivered, 1 when it failed, 2 when its
-/// environment is not a shard's.
-pub fn run(args: &ShardArgs) -> i32 {
-    let me = match identity() {
-        Ok(me) => me,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
-    match worker::serve(&args.coordinator, &me) {
-        Ok(()) => EXIT_OK,
-        Err(e) => {
-            eprintln!("error: shard {}: {e}", me.slice.index());
-            EXIT_FAILURE
-        }
-    }
+/// Why the environment is not a shard's: a variable unset or wrong, named.
+#[derive(Debug, thiserror::Error)]
+pub enum ShardEnvError {
+    /// Neither index variable is set.
+    #[error("HEADROOM_SHARD_INDEX (or JOB_COMPLETION_INDEX) is not set")]
+    NoIndex,
+    /// The variable is not set.
+    #[error("{0} is not set")]
+    Unset(&'static str),
+    /// The variable is not a number.
+    #[error("{name}={text:?} is not a number")]
+    NotANumber {
+        /// The variable.
+        name: &'static str,
+        /// Its value.
+        text: String,
+    },
+    /// The index does not fit the count.
+    #[error("shard index: {0}")]
+    Slice(#[from] BadSlice),
+    /// The run's secret is too weak to be the coordinator's.
+    #[error("{0}")]
+    Secret(#[from] WeakSecret),
+}
+
+/// Runs the shard: 0 once its work is delivered; an error when it failed (1) or its
+/// environment is not a shard's (2).
+pub fn run(args: &ShardArgs) -> Result<ExitCode, CommandError> {
+    let me = identity()?;
+    worker::serve(&args.coordinator, &me).map_err(|source| CommandError::Shard {
+        index: me.slice.index(),
+        source,
+    })?;
+    Ok(ExitCode::OK)
 }
 
 /// The shard's identity: `HEADROOM_SHARD_INDEX` (else an Indexed Job's
 /// `JOB_COMPLETION_INDEX`) of `HEADROOM_SHARD_COUNT`, and the run's secret.
-fn identity() -> Result<Identity, String> {
+fn identity() -> Result<Identity, ShardEnvError> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let number = |name: &str, text: String| {
+    let number = |name: &'static str, text: String| {
         text.trim()
             .parse::<u64>()
-            .map_err(|_| format!("{name}={text:?} is not a number"))
+            .map_err(|_| ShardEnvError::NotANumber { name, text })
     };
     let index = match (var("HEADROOM_SHARD_INDEX"), var("JOB_COMPLETION_INDEX")) {
         (Some(i), _) => number("HEADROOM_SHARD_INDEX", i)?,
         (None, Some(i)) => number("JOB_COMPLETION_INDEX", i)?,
-        (None, None) => {
-            return Err("HEADROOM_SHARD_INDEX (or JOB_COMPLETION_INDEX) is not set".into())
-        }
+        (None, None) => return Err(ShardEnvError::NoIndex),
     };
-    let count = var("HEADROOM_SHARD_COUNT").ok_or("HEADROOM_SHARD_COUNT is not set")?;
+    let count = var("HEADROOM_SHARD_COUNT").ok_or(ShardEnvError::Unset("HEADROOM_SHARD_COUNT"))?;
     let count = number("HEADROOM_SHARD_COUNT", count)?;
-    let slice = Slice::new(index, count).map_err(|e| format!("shard index: {e}"))?;
-    let secret = var(SECRET_ENV).ok_or_else(|| format!("{SECRET_ENV} is not set"))?;
-    crate::shard::auth::check_secret(&secret).map_err(|e| e.to_string())?;
+    let slice = Slice::new(index, count)?;
+    let secret = var(SECRET_ENV).ok_or(ShardEnvError::Unset(SECRET_ENV))?;
+    crate::shard::auth::check_secret(&secret)?;
     Ok(Identity { slice, secret })
 }

@@ -2,19 +2,24 @@
 //! `--shards N` — a coordinator and its N shards ([`crate::shard`]).
 
 use std::net::{SocketAddr, TcpListener};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cli::CommonArgs;
-use crate::cluster::{new_run_name, ClusterDefaults, ClusterKind, ClusterSpec};
+use crate::cluster::{
+    new_run_name, ClusterDefaults, ClusterError, ClusterKind, ClusterSpec, SpecError,
+};
 use crate::engine::{Control, EngineError, Local, Observer, Outcome, Runner, Step};
 use crate::plan::Plan;
+use crate::shard::auth::WeakSecret;
 use crate::shard::kube::KubeShards;
-use crate::shard::local::{ExternalShards, LocalShards};
-use crate::shard::netns::Bridge;
+use crate::shard::local::{ExternalShards, LocalError, LocalShards};
+use crate::shard::netns::{Bridge, NetnsError};
 use crate::shard::wire::Setup;
-use crate::shard::{auth, Coordinator, Placement};
+use crate::shard::{auth, CoordError, Coordinator, Placement};
+
+use super::args::CommonArgs;
+use super::exit::ExitCode;
 
 /// How long local shards have to start and join.
 const LOCAL_JOIN: Duration = Duration::from_secs(30);
@@ -45,7 +50,7 @@ fn kube_spec(
             length,
             &defaults,
         )
-        .map_err(|e| SetupError::BadInput(e.to_string()))
+        .map_err(SetupError::Spec)
 }
 
 /// The port of an advertised `HOST:PORT` (0 when there is none).
@@ -67,20 +72,68 @@ pub enum Engine {
 /// Why the shards could not be set up: bad input (exit 2) or a failure (exit 1).
 #[derive(Debug, thiserror::Error)]
 pub enum SetupError {
-    /// The flags or the scenario do not allow a sharded run.
+    /// `--coordinator` or `--shard-netns` without a number of shards.
+    #[error("--coordinator and --shard-netns need --shards N (or `cluster: {{shards: N}}` in the scenario)")]
+    NotSharded,
+    /// The scenario has a `sink:`, which runs in one process.
+    #[error("--shards: a scenario's `sink:` (delivery timing) runs in one process; run it without --shards")]
+    Sink,
+    /// The scenario file cannot be read to send to the shards.
+    #[error("cannot read {}: {source}", path.display())]
+    ReadScenario {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// `--shard-netns`'s bridge cannot be used.
+    #[error("--shard-netns: {0}")]
+    Netns(NetnsError),
+    /// `--shard-netns` with shards on Kubernetes.
+    #[error(
+        "--shard-netns places shards on this machine; it does not go with --cluster kubernetes"
+    )]
+    NetnsOnCluster,
+    /// The coordinator cannot listen where it was asked to.
+    #[error("--coordinator: cannot listen on {addr}: {source}")]
+    Listen {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// `--cluster external` without the run's secret in the environment.
+    #[error("--cluster external: set {env} to the run's secret (the `secret` key of the manifest's Secret)", env = auth::SECRET_ENV)]
+    NoSecret,
+    /// The run's secret given is too weak.
     #[error("{0}")]
-    BadInput(String),
-    /// The shards could not be started or did not join.
+    WeakSecret(WeakSecret),
+    /// The cluster flags (or the scenario's `cluster:` block) do not make a spec.
     #[error("{0}")]
-    Failed(String),
+    Spec(SpecError),
+    /// The coordinator's listening address cannot be read (a failure).
+    #[error("{0}")]
+    Address(std::io::Error),
+    /// The shards' Job cannot be created (a failure).
+    #[error("{0}")]
+    Launch(ClusterError),
+    /// The local shard processes cannot be started (a failure).
+    #[error("{0}")]
+    Spawn(LocalError),
+    /// The shards did not join (a failure).
+    #[error("{0}")]
+    Join(CoordError),
 }
 
 impl SetupError {
     /// 2 for bad input, 1 for a failure.
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit_code(&self) -> ExitCode {
         match self {
-            SetupError::BadInput(_) => crate::cli::EXIT_BAD_INPUT,
-            SetupError::Failed(_) => crate::cli::EXIT_FAILURE,
+            SetupError::Address(_)
+            | SetupError::Launch(_)
+            | SetupError::Spawn(_)
+            | SetupError::Join(_) => ExitCode::FAILURE,
+            _ => ExitCode::BAD_INPUT,
         }
     }
 }
@@ -95,40 +148,33 @@ impl Engine {
     ) -> Result<Engine, SetupError> {
         let Some(count) = common.shards.or(plan.cluster.shards) else {
             if common.coordinator.is_some() || common.shard_netns.is_some() {
-                return Err(SetupError::BadInput(
-                    "--coordinator and --shard-netns need --shards N (or `cluster: {shards: N}` in the scenario)".into(),
-                ));
+                return Err(SetupError::NotSharded);
             }
             return Ok(Engine::Local);
         };
         if plan.sink.is_some() {
-            return Err(SetupError::BadInput(
-                "--shards: a scenario's `sink:` (delivery timing) runs in one process; run it without --shards".into(),
-            ));
+            return Err(SetupError::Sink);
         }
         let scenario = match scenario {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    SetupError::BadInput(format!("cannot read {}: {e}", path.display()))
-                })?;
+                let text =
+                    std::fs::read_to_string(path).map_err(|source| SetupError::ReadScenario {
+                        path: path.to_owned(),
+                        source,
+                    })?;
                 Some((path.display().to_string(), text))
             }
             None => None,
         };
         let bridge = match &common.shard_netns {
-            Some(name) => Some(
-                Bridge::open(name)
-                    .map_err(|e| SetupError::BadInput(format!("--shard-netns: {e}")))?,
-            ),
+            Some(name) => Some(Bridge::open(name).map_err(SetupError::Netns)?),
             None => None,
         };
         let external = common.cluster.cluster == Some(ClusterKind::External);
         let kubernetes =
             !external && (common.cluster.cluster.is_some() || plan.cluster.kubernetes.is_some());
         if kubernetes && bridge.is_some() {
-            return Err(SetupError::BadInput(
-                "--shard-netns places shards on this machine; it does not go with --cluster kubernetes".into(),
-            ));
+            return Err(SetupError::NetnsOnCluster);
         }
         let advertise = common
             .cluster
@@ -145,22 +191,16 @@ impl Engine {
             }
             (None, false) => SocketAddr::from(([127, 0, 0, 1], 0)),
         });
-        let listener = TcpListener::bind(listen).map_err(|e| {
-            SetupError::BadInput(format!("--coordinator: cannot listen on {listen}: {e}"))
+        let listener = TcpListener::bind(listen).map_err(|source| SetupError::Listen {
+            addr: listen,
+            source,
         })?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| SetupError::Failed(e.to_string()))?;
+        let addr = listener.local_addr().map_err(SetupError::Address)?;
         let secret = match external {
             // Shards started elsewhere were given their secret there.
             true => {
-                let secret = std::env::var(auth::SECRET_ENV).map_err(|_| {
-                    SetupError::BadInput(format!(
-                        "--cluster external: set {} to the run's secret (the `secret` key of the manifest's Secret)",
-                        auth::SECRET_ENV
-                    ))
-                })?;
-                auth::check_secret(&secret).map_err(|e| SetupError::BadInput(e.to_string()))?;
+                let secret = std::env::var(auth::SECRET_ENV).map_err(|_| SetupError::NoSecret)?;
+                auth::check_secret(&secret).map_err(SetupError::WeakSecret)?;
                 secret
             }
             false => auth::new_secret(),
@@ -173,8 +213,7 @@ impl Engine {
             )
         } else if kubernetes {
             let spec = kube_spec(common, plan, count, &secret, scenario.clone())?;
-            let shards =
-                KubeShards::launch(&spec).map_err(|e| SetupError::Failed(e.to_string()))?;
+            let shards = KubeShards::launch(&spec).map_err(SetupError::Launch)?;
             if !common.quiet {
                 eprintln!(
                     "created Job {}/{} ({count} shards, image {}); they dial {}",
@@ -185,7 +224,7 @@ impl Engine {
             (Box::new(shards) as Box<dyn Placement>, KUBE_JOIN, None)
         } else {
             let shards = LocalShards::spawn(count, addr, &secret, bridge.as_ref(), common.quiet)
-                .map_err(|e| SetupError::Failed(e.to_string()))?;
+                .map_err(SetupError::Spawn)?;
             // Local shards share this machine's cores rather than each taking all of them.
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
             let threads = (cores / count as usize).max(1);
@@ -210,7 +249,7 @@ impl Engine {
             threads,
         };
         let coordinator = Coordinator::join(listener, &secret, &setup, shards, join_for)
-            .map_err(|e| SetupError::Failed(e.to_string()))?;
+            .map_err(SetupError::Join)?;
         Ok(Engine::Sharded(Box::new(coordinator)))
     }
 

@@ -11,9 +11,11 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use crate::cli::{EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK};
 use crate::scenario::parse_duration;
 use crate::sink::{self, Correlate, Fail, SinkLatency, SinkOptions, Tracker};
+
+use super::error::{Chain, CommandError};
+use super::exit::ExitCode;
 
 /// Flags of `headroom sink`.
 #[derive(Debug, Args, Clone)]
@@ -57,15 +59,17 @@ pub struct SinkArgs {
     pub out: Option<PathBuf>,
 }
 
-fn options(args: &SinkArgs) -> Result<SinkOptions, String> {
-    let d = |s: &str| parse_duration(s.trim());
+/// The sink `args` describe; an error is bad input.
+fn options(args: &SinkArgs) -> Result<SinkOptions, CommandError> {
+    let d = |s: &str| parse_duration(s.trim()).map_err(|e| CommandError::SinkFlags(e.into()));
     let latency = match args.latency.split_once("..") {
         Some((lo, hi)) => SinkLatency::Range(d(lo)?, d(hi)?),
         None => SinkLatency::Fixed(d(&args.latency)?),
     };
     let correlate = match &args.id_header {
         Some(h) => Correlate::Header(h.to_ascii_lowercase()),
-        None => Correlate::json_path(&args.id_json_path).map_err(|e| e.to_string())?,
+        None => Correlate::json_path(&args.id_json_path)
+            .map_err(|e| CommandError::SinkFlags(e.into()))?,
     };
     let fail = (args.fail_share > 0.0).then_some(Fail {
         share: args.fail_share,
@@ -81,28 +85,18 @@ fn options(args: &SinkArgs) -> Result<SinkOptions, String> {
         max_ids: args.max_ids,
         max_body: args.max_body,
     };
-    opts.validate().map_err(|e| e.to_string())?;
+    opts.validate()
+        .map_err(|e| CommandError::SinkFlags(e.into()))?;
     Ok(opts)
 }
 
-/// Runs `headroom sink` and returns the exit code.
-pub fn run(args: &SinkArgs) -> i32 {
-    let opts = match options(args) {
-        Ok(opts) => opts,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
+/// Runs `headroom sink` until Ctrl-C or `--duration`; an error says why it could not.
+pub fn run(args: &SinkArgs) -> Result<ExitCode, CommandError> {
+    let opts = options(args)?;
     let start = Instant::now();
     let tracker = Arc::new(Tracker::new(start, opts.max_ids, opts.fail, true));
-    let running = match sink::spawn(opts, tracker.clone()) {
-        Ok(running) => running,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            return EXIT_FAILURE;
-        }
-    };
+    let running =
+        sink::spawn(opts, tracker.clone()).map_err(|e| CommandError::Sink(Chain::new(e)))?;
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     if let Err(e) = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed)) {
@@ -137,10 +131,10 @@ pub fn run(args: &SinkArgs) -> i32 {
     println!("\n{}", summary.table());
     if let Some(path) = &args.out {
         let json = serde_json::to_string_pretty(&summary).unwrap_or_default();
-        if let Err(e) = std::fs::write(path, json) {
-            eprintln!("error: writing {}: {e}", path.display());
-            return EXIT_FAILURE;
-        }
+        std::fs::write(path, json).map_err(|source| CommandError::Writing {
+            path: path.clone(),
+            source,
+        })?;
     }
-    EXIT_OK
+    Ok(ExitCode::OK)
 }

@@ -1,10 +1,13 @@
 //! `headroom target`: serve the built-in target until interrupted.
 
-use crate::cli::{TargetArgs, EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK};
 use crate::target::{self, TargetOptions};
 
-/// Runs `headroom target` and returns the exit code.
-pub fn run(args: &TargetArgs) -> i32 {
+use super::args::TargetArgs;
+use super::error::{Chain, CommandError};
+use super::exit::ExitCode;
+
+/// Runs `headroom target` until it is stopped; an error says why it could not serve.
+pub fn run(args: &TargetArgs) -> Result<ExitCode, CommandError> {
     let opts = TargetOptions {
         listen: args.listen,
         workers: args.workers,
@@ -19,15 +22,8 @@ pub fn run(args: &TargetArgs) -> i32 {
         graphql_error_ppm: 0,
     }
     .with_graphql_error_share(args.graphql_error_share);
-    if let Err(e) = opts.validate() {
-        eprintln!("error: {e}");
-        return EXIT_BAD_INPUT;
-    }
-    match target::serve_forever(opts) {
-        Ok(()) => EXIT_OK,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            EXIT_FAILURE
-        }
-    }
+    opts.validate()
+        .map_err(|e| CommandError::TargetFlags(e.into()))?;
+    target::serve_forever(opts).map_err(|e| CommandError::Target(Chain::new(e)))?;
+    Ok(ExitCode::OK)
 }

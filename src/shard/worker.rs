@@ -71,10 +71,12 @@ pub fn base_plan(setup: &Setup) -> Result<Plan, String> {
     let cli = crate::cli::Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
     let mut plan = match cli.command {
         crate::cli::Command::Run(args) => {
-            crate::commands::run::load(&args, setup.scenario.as_ref())?
+            crate::commands::run::load(&args, setup.scenario.as_ref()).map_err(|e| e.to_string())?
         }
         crate::cli::Command::Find(args) => {
-            crate::commands::find::prepare_from(&args, setup.scenario.as_ref())?.0
+            crate::commands::find::prepare_from(&args, setup.scenario.as_ref())
+                .map_err(|e| e.to_string())?
+                .0
         }
         _ => return Err("only `run` and `find` run on shards".into()),
     };

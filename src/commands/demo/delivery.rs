@@ -11,6 +11,8 @@ use crate::engine::{self, Control, Live};
 use crate::metrics::summary::Summary;
 use crate::scenario::{self, Overrides};
 
+use super::DemoError;
+
 /// Tasks posted per second.
 pub const RATE: u32 = 50;
 /// Each task's `deliver_in_ms`: what the delivery latency should read, plus the
@@ -48,14 +50,20 @@ thresholds:
 
 /// Runs the phase against `target_url`, prints the delivery table and returns the
 /// Markdown section for the report.
-pub(super) fn phase(out_dir: &Path, target_url: &str, control: &Control) -> anyhow::Result<String> {
+pub(super) fn phase(
+    out_dir: &Path,
+    target_url: &str,
+    control: &Control,
+) -> Result<String, DemoError> {
     let file = out_dir.join(SCENARIO_FILE);
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir)?;
     }
     std::fs::write(&file, scenario(target_url))?;
     let mut plan = scenario::load(Some(&file), &Overrides::default())?;
-    let sink = delivery::start(&mut plan)?.ok_or_else(|| anyhow::anyhow!("no sink"))?;
+    let sink = delivery::start(&mut plan)
+        .map_err(DemoError::Sink)?
+        .ok_or(DemoError::NoSink)?;
     println!(
         "\nDelivery: {RATE} tasks/s for 2 s through the target's scheduler (due in {DELAY_MS} ms) to a sink at {} answering after 100 ms",
         sink.url()
@@ -68,7 +76,7 @@ pub(super) fn phase(out_dir: &Path, target_url: &str, control: &Control) -> anyh
     let d = summary
         .delivery
         .as_ref()
-        .ok_or_else(|| anyhow::anyhow!("no delivery summary"))?;
+        .ok_or(DemoError::NoDeliverySummary)?;
     println!("{}", d.table());
     let verdict: Vec<String> = summary
         .thresholds

@@ -11,7 +11,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{demo_target, search, Searched};
+use super::{demo_target, search, DemoError, Searched};
+use crate::commands::error::Chain;
 use crate::engine::Control;
 use crate::metrics::summary::Summary;
 use crate::report::units::latency;
@@ -44,7 +45,7 @@ pub(super) fn compare(
     plain: &Searched,
     control: &Control,
     store: Option<&Store>,
-) -> anyhow::Result<String> {
+) -> Result<String, DemoError> {
     let cert = out_dir.join(CERT_FILE);
     if let Some(dir) = cert.parent() {
         std::fs::create_dir_all(dir)?;
@@ -54,7 +55,7 @@ pub(super) fn compare(
         tls_cert_out: Some(cert.clone()),
         ..demo_target()
     };
-    let target = target::spawn(options)?;
+    let target = target::spawn(options).map_err(|e| DemoError::Target(Chain::new(e)))?;
     println!(
         "\nheadroom demo --tls: the same target over HTTPS at {} (self-signed certificate, trusted with --cacert {})",
         target.url(),
