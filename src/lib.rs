@@ -32,3 +32,5 @@ pub mod watch;
 
 #[cfg(test)]
 mod test_alloc;
+#[cfg(test)]
+pub(crate) mod test_require;
