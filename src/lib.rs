@@ -33,3 +33,5 @@ pub mod watch;
 
 #[cfg(test)]
 mod test_alloc;
+#[cfg(test)]
+pub(crate) mod test_require;

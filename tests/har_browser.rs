@@ -2,26 +2,40 @@
 //! is opened on the built-in target and sends a GET with a query string, a POST with
 //! a JSON body and a custom header and a PUT to `/echo` with a text body; the test
 //! records them from the DevTools protocol's Network events (`requestWillBeSent`,
-//! `responseReceived`, `loadingFinished`, and `Network.getRequestPostData` for
-//! bodies) and writes HAR 1.2 from them as DevTools' own exporter does (CDP has no HAR
-//! export). Chromium may also fetch `/favicon.ico` for the page (a 404 here): it stays
-//! in the recording, as it would in a HAR saved from DevTools. The converted scenario
-//! then runs against the same target, which must have received those requests:
-//! counted by route and status on its `/metrics`, the posted tasks stored with their
-//! fields, and `/echo` answering with the method, query, header and body the browser
-//! sent.
+//! `responseReceived`, `loadingFinished`, their `*ExtraInfo` twins with the headers
+//! on the wire, and `Network.getRequestPostData` for bodies) and writes HAR 1.2 from
+//! them as DevTools' own exporter does (CDP has no HAR export).
+//!
+//! The recording assumes no order of events: each is merged into its request id's
+//! exchange as it comes (an id that never had a `requestWillBeSent` is no request of
+//! the page's), and the test waits, bounded, until each expected request was sent,
+//! answered and finished. Events are read as CDP's JSON, including the ones
+//! chromiumoxide's protocol types reject (Chromium 156's `requestWillBeSentExtraInfo`
+//! carries a `localNetworkAccessRequestPolicy` that chromiumoxide 0.9 does not know).
+//!
+//! Chromium may also fetch `/favicon.ico` for the page (a 404 here): it stays in the
+//! recording when it finished in time, as it would in a HAR saved from DevTools. The
+//! converted scenario then runs against the same target, which must have received
+//! those requests: counted by route and status on its `/metrics`, the posted tasks
+//! stored with their fields, and `/echo` answering with the method, query, header and
+//! body the browser sent.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use chromiumoxide::cdp::browser_protocol::network::{
-    EventLoadingFinished, EventRequestWillBeSent, EventResponseReceived, GetRequestPostDataParams,
-    RequestId,
+    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent,
+    EventRequestWillBeSentExtraInfo, EventResponseReceived, EventResponseReceivedExtraInfo,
+    GetRequestPostDataParams, RequestId,
 };
+use chromiumoxide::cdp::IntoEventKind;
+use chromiumoxide::{MethodType, Page};
+use futures_util::stream::{self, BoxStream};
 use futures_util::StreamExt;
 use headroom::plan::{Item, Step};
 use headroom::target::{self, TargetOptions};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::support::{
@@ -29,6 +43,9 @@ use crate::support::{
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
+/// How long, once the page's requests finished, the recording still waits for the
+/// `*ExtraInfo` events Chromium announced (`responseReceived.hasExtraInfo`).
+const WIRE_GRACE: Duration = Duration::from_secs(2);
 
 /// The page's requests after it loaded, sent one after another as an app would.
 const SESSION: &str = r#"(async () => {
@@ -43,93 +60,245 @@ const SESSION: &str = r#"(async () => {
     return [work.status, task.status, echo.status];
 })()"#;
 
-/// One request as the Network domain reported it.
-#[derive(Default, Debug)]
-struct Exchange {
+/// What `requestWillBeSent` said of a request.
+#[derive(Debug)]
+struct Sent {
     wall_time: f64,
     sent_at: f64,
     method: String,
     url: String,
-    /// `requestWillBeSent`'s headers. (DevTools prefers `requestWillBeSentExtraInfo`'s,
-    /// the headers on the wire, but this Chromium does not send that event to
-    /// chromiumoxide's page session.)
+    /// The headers as Blink built them (no `Host`, `Connection`, `Content-Length`).
     headers: Value,
     has_body: bool,
-    body: Option<String>,
+}
+
+/// What `responseReceived` said of its answer.
+#[derive(Debug)]
+struct Received {
     status: i64,
     status_text: String,
     protocol: String,
-    response_headers: Value,
+    headers: Value,
     mime_type: String,
-    finished_at: Option<f64>,
-    size: f64,
+    /// Whether Chromium sends (or sent) the two `*ExtraInfo` events for this request.
+    has_extra_info: bool,
 }
 
-type Exchanges = Arc<Mutex<BTreeMap<String, Exchange>>>;
+/// One request as the Network domain reported it, event by event: each part is
+/// filled by its own event, whichever order they arrive in (Chromium sends the
+/// `*ExtraInfo` events from the network service, before or after the others, and
+/// chromiumoxide hands each event type over on its own channel).
+#[derive(Default, Debug)]
+struct Exchange {
+    /// `requestWillBeSent`; never set for an id that only had other events.
+    sent: Option<Sent>,
+    /// `requestWillBeSentExtraInfo`: the headers on the wire, which DevTools'
+    /// exporter prefers.
+    wire_headers: Option<Value>,
+    body: Option<String>,
+    received: Option<Received>,
+    /// `responseReceivedExtraInfo`: the response headers on the wire.
+    wire_response_headers: Option<Value>,
+    /// `loadingFinished`: when, and the bytes received.
+    finished: Option<(f64, f64)>,
+    /// `loadingFailed`: why.
+    failed: Option<String>,
+}
 
-/// Applies every event of `events` to the exchange of its request id.
-fn follow<E: Send + Sync + 'static>(
-    mut events: impl futures_util::Stream<Item = Arc<E>> + Unpin + Send + 'static,
-    into: Exchanges,
-    id: fn(&E) -> &RequestId,
-    apply: fn(&mut Exchange, &E),
-) {
+impl Exchange {
+    /// Sent, answered and finished: what a HAR entry is made of.
+    fn complete(&self) -> bool {
+        self.sent.is_some() && self.received.is_some() && self.finished.is_some()
+    }
+
+    /// Whether the `*ExtraInfo` events Chromium announced have both arrived.
+    fn wire_complete(&self) -> bool {
+        let announced = self.received.as_ref().is_some_and(|r| r.has_extra_info);
+        !announced || (self.wire_headers.is_some() && self.wire_response_headers.is_some())
+    }
+}
+
+/// The Network events a recording reads.
+const NETWORK_EVENTS: [&str; 6] = [
+    "Network.requestWillBeSent",
+    "Network.requestWillBeSentExtraInfo",
+    "Network.responseReceived",
+    "Network.responseReceivedExtraInfo",
+    "Network.loadingFinished",
+    "Network.loadingFailed",
+];
+
+/// The page's exchanges by request id, and how many of the messages chromiumoxide
+/// could not read ([`Chromium::unread`]) were looked at.
+#[derive(Default)]
+struct Recording {
+    exchanges: BTreeMap<String, Exchange>,
+    unread_seen: usize,
+}
+
+type Recorder = Arc<Mutex<Recording>>;
+
+impl Recording {
+    /// Puts what the Network event `method` says into the exchange of its request
+    /// id. Events are read as CDP's JSON, not as chromiumoxide's types, so that the
+    /// ones whose types reject what a newer Chromium sends read the same.
+    fn apply(&mut self, method: &str, params: &Value) {
+        let Some(id) = params["requestId"].as_str() else {
+            return;
+        };
+        if !NETWORK_EVENTS.contains(&method) {
+            return;
+        }
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        let number = |v: &Value| v.as_f64().unwrap_or_default();
+        let x = self.exchanges.entry(id.to_string()).or_default();
+        match method {
+            "Network.requestWillBeSent" => {
+                let request = &params["request"];
+                x.sent = Some(Sent {
+                    wall_time: number(&params["wallTime"]),
+                    sent_at: number(&params["timestamp"]),
+                    method: text(&request["method"]),
+                    url: text(&request["url"]),
+                    headers: request["headers"].clone(),
+                    has_body: request["hasPostData"] == json!(true),
+                });
+            }
+            "Network.requestWillBeSentExtraInfo" => {
+                x.wire_headers = Some(params["headers"].clone());
+            }
+            "Network.responseReceived" => {
+                let response = &params["response"];
+                x.received = Some(Received {
+                    status: response["status"].as_i64().unwrap_or_default(),
+                    status_text: text(&response["statusText"]),
+                    protocol: text(&response["protocol"]),
+                    headers: response["headers"].clone(),
+                    mime_type: text(&response["mimeType"]),
+                    has_extra_info: params["hasExtraInfo"] == json!(true),
+                });
+            }
+            "Network.responseReceivedExtraInfo" => {
+                x.wire_response_headers = Some(params["headers"].clone());
+            }
+            "Network.loadingFinished" => {
+                x.finished = Some((
+                    number(&params["timestamp"]),
+                    number(&params["encodedDataLength"]),
+                ));
+            }
+            "Network.loadingFailed" => x.failed = Some(text(&params["errorText"])),
+            _ => {}
+        }
+    }
+
+    /// Applies the Network events among the messages chromiumoxide could not read
+    /// that were not looked at yet.
+    fn absorb_unread(&mut self, chromium: &Chromium) {
+        let unread = chromium.unread.lock().unwrap();
+        for raw in &unread[self.unread_seen.min(unread.len())..] {
+            let Some(message) = raw.message.as_deref() else {
+                continue;
+            };
+            let Ok(message) = serde_json::from_str::<Value>(message) else {
+                continue;
+            };
+            if let Some(method) = message["method"].as_str() {
+                self.apply(method, &message["params"]);
+            }
+        }
+        self.unread_seen = unread.len();
+    }
+}
+
+/// The events of type `E`, each as its CDP method name and JSON params.
+async fn listen<E>(page: &Page) -> BoxStream<'static, (String, Value)>
+where
+    E: IntoEventKind + MethodType + Serialize + Unpin + Send + Sync + 'static,
+{
+    let events = page.event_listener::<E>().await.unwrap();
+    let method = E::method_id().into_owned();
+    events
+        .map(move |e| (method.clone(), serde_json::to_value(&*e).unwrap()))
+        .boxed()
+}
+
+/// Starts recording the page's exchanges: every Network event, of any type and in
+/// whatever order they come, merged by request id on one task.
+async fn record(chromium: &Chromium) -> Recorder {
+    let recorder: Recorder = Arc::default();
+    let page = &chromium.page;
+    let mut events = stream::select_all([
+        listen::<EventRequestWillBeSent>(page).await,
+        listen::<EventRequestWillBeSentExtraInfo>(page).await,
+        listen::<EventResponseReceived>(page).await,
+        listen::<EventResponseReceivedExtraInfo>(page).await,
+        listen::<EventLoadingFinished>(page).await,
+        listen::<EventLoadingFailed>(page).await,
+    ]);
+    let into = recorder.clone();
     tokio::spawn(async move {
-        while let Some(event) = events.next().await {
-            let mut all = into.lock().unwrap();
-            apply(all.entry(id(&event).inner().clone()).or_default(), &event);
+        while let Some((method, params)) = events.next().await {
+            into.lock().unwrap().apply(&method, &params);
         }
     });
+    recorder
 }
 
-/// Starts recording the page's exchanges.
-async fn record(chromium: &Chromium) -> Exchanges {
-    let all: Exchanges = Arc::default();
-    let page = &chromium.page;
-    let sent = page
-        .event_listener::<EventRequestWillBeSent>()
-        .await
-        .unwrap();
-    follow(
-        sent,
-        all.clone(),
-        |e| &e.request_id,
-        |x, e| {
-            x.wall_time = *e.wall_time.inner();
-            x.sent_at = *e.timestamp.inner();
-            x.method = e.request.method.clone();
-            x.url = e.request.url.clone();
-            x.headers = e.request.headers.inner().clone();
-            x.has_body = e.request.has_post_data == Some(true);
-        },
-    );
-    let received = page
-        .event_listener::<EventResponseReceived>()
-        .await
-        .unwrap();
-    follow(
-        received,
-        all.clone(),
-        |e| &e.request_id,
-        |x, e| {
-            x.status = e.response.status;
-            x.status_text = e.response.status_text.clone();
-            x.protocol = e.response.protocol.clone().unwrap_or_default();
-            x.response_headers = e.response.headers.inner().clone();
-            x.mime_type = e.response.mime_type.clone();
-        },
-    );
-    let finished = page.event_listener::<EventLoadingFinished>().await.unwrap();
-    follow(
-        finished,
-        all.clone(),
-        |e| &e.request_id,
-        |x, e| {
-            x.finished_at = Some(*e.timestamp.inner());
-            x.size = e.encoded_data_length;
-        },
-    );
-    all
+/// Waits, at most `limit`, until each of `want` (`(method, url)`) was sent, answered
+/// and finished; then, at most [`WIRE_GRACE`] longer, for the `*ExtraInfo` events
+/// Chromium announced for them (without them an entry keeps `requestWillBeSent`'s
+/// headers). Fails at once when one of them failed to load, and at the limit with
+/// everything recorded and every message chromiumoxide could not read.
+async fn wait_for(
+    chromium: &Chromium,
+    recorder: &Recorder,
+    want: &[(String, String)],
+    limit: Duration,
+) {
+    let started = Instant::now();
+    let mut complete_at: Option<Instant> = None;
+    loop {
+        let (complete, wire) = {
+            let mut recording = recorder.lock().unwrap();
+            recording.absorb_unread(chromium);
+            let all = &recording.exchanges;
+            let mut complete = true;
+            let mut wire = true;
+            for (method, url) in want {
+                let found = all.values().find(|x| {
+                    x.sent
+                        .as_ref()
+                        .is_some_and(|s| &s.method == method && &s.url == url)
+                });
+                let Some(x) = found else {
+                    complete = false;
+                    continue;
+                };
+                if let Some(why) = &x.failed {
+                    panic!("{method} {url} failed to load: {why}\n{all:#?}");
+                }
+                complete &= x.complete();
+                wire &= x.wire_complete();
+            }
+            (complete, wire)
+        };
+        if complete {
+            let at = *complete_at.get_or_insert_with(Instant::now);
+            if wire || at.elapsed() >= WIRE_GRACE {
+                return;
+            }
+        }
+        if started.elapsed() >= limit {
+            let all = &recorder.lock().unwrap().exchanges;
+            let unread = chromium.unread.lock().unwrap();
+            panic!(
+                "after {limit:?} not every one of {want:?} was sent, answered and finished:\n\
+                 {all:#?}\nmessages chromiumoxide could not read: {unread:#?}"
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// HAR `[{name, value}]` from a CDP headers object (repeated headers joined by `\n`).
@@ -148,26 +317,36 @@ fn http_version(protocol: &str) -> String {
     protocol.to_ascii_uppercase()
 }
 
-/// The HAR 1.2 entry of one finished exchange.
+/// The HAR 1.2 entry of one complete exchange ([`Exchange::complete`]), with the
+/// headers on the wire where Chromium sent them, as DevTools' exporter writes it.
 fn entry(x: &Exchange) -> Value {
-    let started = SystemTime::UNIX_EPOCH + Duration::from_secs_f64(x.wall_time);
-    let time_ms = (x.finished_at.unwrap() - x.sent_at) * 1000.0;
-    let query: Vec<Value> = url_query(&x.url)
+    let (Some(sent), Some(received), Some((finished_at, size))) =
+        (&x.sent, &x.received, x.finished)
+    else {
+        panic!("an entry of an incomplete exchange: {x:#?}")
+    };
+    let headers = x.wire_headers.as_ref().unwrap_or(&sent.headers);
+    let response_headers = x
+        .wire_response_headers
+        .as_ref()
+        .unwrap_or(&received.headers);
+    let started = SystemTime::UNIX_EPOCH + Duration::from_secs_f64(sent.wall_time);
+    let time_ms = (finished_at - sent.sent_at) * 1000.0;
+    let query: Vec<Value> = url_query(&sent.url)
         .map(|(n, v)| json!({"name": n, "value": v}))
         .collect();
     let mut request = json!({
-        "method": x.method,
-        "url": x.url,
-        "httpVersion": http_version(&x.protocol),
-        "headers": har_headers(&x.headers),
+        "method": sent.method,
+        "url": sent.url,
+        "httpVersion": http_version(&received.protocol),
+        "headers": har_headers(headers),
         "queryString": query,
         "cookies": [],
         "headersSize": -1,
         "bodySize": x.body.as_ref().map_or(0, String::len),
     });
     if let Some(text) = &x.body {
-        let mime = x
-            .headers
+        let mime = headers
             .as_object()
             .into_iter()
             .flatten()
@@ -181,11 +360,11 @@ fn entry(x: &Exchange) -> Value {
         "time": time_ms,
         "request": request,
         "response": {
-            "status": x.status, "statusText": x.status_text,
-            "httpVersion": http_version(&x.protocol),
-            "headers": har_headers(&x.response_headers), "cookies": [],
-            "content": {"size": x.size, "mimeType": x.mime_type},
-            "redirectURL": "", "headersSize": -1, "bodySize": x.size,
+            "status": received.status, "statusText": received.status_text,
+            "httpVersion": http_version(&received.protocol),
+            "headers": har_headers(response_headers), "cookies": [],
+            "content": {"size": size, "mimeType": received.mime_type},
+            "redirectURL": "", "headersSize": -1, "bodySize": size,
         },
         "cache": {},
         "timings": {"send": 0, "wait": time_ms, "receive": 0},
@@ -218,29 +397,29 @@ fn a_har_recorded_by_chromium_converts_to_a_scenario_the_target_receives() {
 
     chromium_runtime().block_on(async {
         let chromium = Chromium::launch().await;
-        let exchanges = record(&chromium).await;
+        let recorder = record(&chromium).await;
         let page_url = format!("{origin}/health");
         chromium.page.goto(page_url.as_str()).await.unwrap();
         let statuses: Vec<i64> = chromium.eval(SESSION).await;
         assert_eq!(statuses, [200, 201, 200]);
-        // Every exchange finished (its loadingFinished arrived), at most 10 s.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let done = {
-                let all = exchanges.lock().unwrap();
-                all.len() >= 4 && all.values().all(|x| x.finished_at.is_some())
-            };
-            if done {
-                break;
-            }
-            assert!(Instant::now() < deadline, "{:#?}", exchanges.lock().unwrap());
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let ids: Vec<String> = exchanges
+        let want = [
+            "GET /health",
+            "GET /work?ms=1&src=chromium",
+            "POST /tasks",
+            "PUT /echo?via=har",
+        ];
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|w| w.split_once(' ').unwrap())
+            .map(|(m, p)| (m.to_string(), format!("{origin}{p}")))
+            .collect();
+        wait_for(&chromium, &recorder, &want, Duration::from_secs(20)).await;
+        let ids: Vec<String> = recorder
             .lock()
             .unwrap()
+            .exchanges
             .iter()
-            .filter(|(_, x)| x.has_body)
+            .filter(|(_, x)| x.sent.as_ref().is_some_and(|s| s.has_body))
             .map(|(id, _)| id.clone())
             .collect();
         for id in ids {
@@ -251,24 +430,37 @@ fn a_har_recorded_by_chromium_converts_to_a_scenario_the_target_receives() {
                 .expect("Network.getRequestPostData")
                 .result
                 .post_data;
-            exchanges.lock().unwrap().get_mut(&id).unwrap().body = Some(body);
+            let mut recording = recorder.lock().unwrap();
+            recording.exchanges.get_mut(&id).unwrap().body = Some(body);
         }
-        let mut recorded: Vec<Exchange> =
-            std::mem::take(&mut *exchanges.lock().unwrap()).into_values().collect();
-        recorded.sort_by(|a, b| a.sent_at.total_cmp(&b.sent_at));
+        // Ids that only had other events (no `requestWillBeSent`) are no request of
+        // the page's; a favicon still loading stays out, as does its 404.
+        let mut recorded: Vec<Exchange> = std::mem::take(&mut recorder.lock().unwrap().exchanges)
+            .into_values()
+            .filter(|x| x.sent.is_some())
+            .collect();
+        recorded.sort_by(|a, b| {
+            let at = |x: &Exchange| x.sent.as_ref().map_or(0.0, |s| s.sent_at);
+            at(a).total_cmp(&at(b))
+        });
         let favicon = format!("{origin}/favicon.ico");
+        let is_favicon = |x: &Exchange| x.sent.as_ref().is_some_and(|s| s.url == favicon);
         let shown: Vec<(String, String)> = recorded
             .iter()
-            .filter(|x| x.url != favicon || x.status != 404)
-            .map(|x| (x.method.clone(), x.url.clone()))
-            .collect();
-        let want = ["GET /health", "GET /work?ms=1&src=chromium", "POST /tasks", "PUT /echo?via=har"];
-        let want: Vec<(String, String)> = want
-            .iter()
-            .map(|w| w.split_once(' ').unwrap())
-            .map(|(m, p)| (m.to_string(), format!("{origin}{p}")))
+            .filter(|x| !is_favicon(x))
+            .filter_map(|x| x.sent.as_ref())
+            .map(|s| (s.method.clone(), s.url.clone()))
             .collect();
         assert_eq!(shown, want, "what Chromium sent besides a favicon");
+        let favicon_status = recorded
+            .iter()
+            .filter(|x| is_favicon(x))
+            .find_map(|x| x.received.as_ref().map(|r| r.status));
+        assert!(
+            matches!(favicon_status, None | Some(404)),
+            "{favicon_status:?}"
+        );
+        recorded.retain(Exchange::complete);
         let entries: Vec<Value> = recorded.iter().map(entry).collect();
         let har_json = json!({"log": {
             "version": "1.2",

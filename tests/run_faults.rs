@@ -10,7 +10,7 @@ use std::time::Duration;
 use headroom::store::{RunFilter, RunStatus, Store};
 use headroom::target::{self, TargetOptions};
 
-use crate::support::{assert_adds_up, assert_exit, run_headroom, stderr, stdout};
+use crate::support::{assert_adds_up, assert_exit, require, run_headroom, stderr, stdout};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -84,12 +84,8 @@ impl Drop for Tmpfs {
 
 #[test]
 fn out_onto_a_full_file_system_fails_naming_the_file_and_the_run_is_still_kept() {
-    let tmpfs = match Tmpfs::mount("1m") {
-        Ok(t) => t,
-        Err(why) => {
-            println!("skipping the full-file-system test: {why}");
-            return;
-        }
+    let Some(tmpfs) = require("a tmpfs (`mount -t tmpfs`, as root)", Tmpfs::mount("1m")) else {
+        return;
     };
     tmpfs.fill();
     let target = target::spawn(TargetOptions::loopback()).expect("built-in target");

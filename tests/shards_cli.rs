@@ -18,7 +18,7 @@ use headroom::metrics::summary::Summary;
 use headroom::shard::wire::{self, FromShard, ToShard};
 
 use crate::support::{
-    free_port, headroom_bin, read_summary, run_command, stderr, Nginx, TestBridge,
+    free_port, headroom_bin, read_summary, require, run_command, stderr, Nginx, TestBridge,
 };
 
 const LIMIT: Duration = Duration::from_secs(90);
@@ -46,9 +46,11 @@ fn kept_shares(dir: &Path, count: usize) -> Vec<Share> {
 
 #[test]
 fn shards_in_their_own_namespaces_offer_the_exact_schedule_start_together_and_merge_exactly() {
-    let bridge = match TestBridge::create() {
-        Ok(b) => b,
-        Err(why) => return eprintln!("skipped: {why}"),
+    let Some(bridge) = require(
+        "a bridge for the shards' network namespaces (root, iproute2)",
+        TestBridge::create(),
+    ) else {
+        return;
     };
     let nginx = Nginx::start_logged(bridge.gateway.into());
     let dir = tempfile::tempdir().unwrap();

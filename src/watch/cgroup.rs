@@ -173,6 +173,7 @@ impl Sampler for CgroupSampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_require::machine_feature;
 
     #[test]
     fn cpu_max_is_quota_over_period() {
@@ -183,8 +184,10 @@ mod tests {
 
     #[test]
     fn own_cgroup_is_read_when_cgroup_v2_is_mounted() {
-        let (Some(_), Some(path)) = (cgroup2_mount(), cgroup_of(std::process::id())) else {
-            println!("skipping: cgroup v2 is not mounted");
+        let found = cgroup2_mount().and(cgroup_of(std::process::id())).ok_or(
+            "no cgroup2 file system in /proc/self/mountinfo, or no 0:: line in /proc/self/cgroup",
+        );
+        let Some(path) = machine_feature("cgroup v2", found) else {
             return;
         };
         let mut s = CgroupSampler::start(&path).unwrap();

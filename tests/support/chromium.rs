@@ -16,6 +16,7 @@ use chromiumoxide::cdp::browser_protocol::page::Viewport;
 use chromiumoxide::cdp::js_protocol::runtime::{
     ConsoleApiCalledType, EventConsoleApiCalled, EventExceptionThrown,
 };
+use chromiumoxide::error::CdpError;
 use chromiumoxide::page::ScreenshotParams;
 use chromiumoxide::{Browser, BrowserConfig, Page};
 use futures_util::StreamExt;
@@ -93,6 +94,15 @@ pub(crate) fn saturated([r, g, b]: [u8; 3]) -> bool {
     hi - lo > 60
 }
 
+/// A message from Chromium that chromiumoxide's handler could not read, or another
+/// error of the handler (`message` is then `None`).
+#[derive(Debug)]
+pub(crate) struct Unread {
+    pub(crate) error: String,
+    /// The message as Chromium sent it (CDP's JSON).
+    pub(crate) message: Option<String>,
+}
+
 /// A browser with one page open, and what the page did.
 pub(crate) struct Chromium {
     browser: Browser,
@@ -102,6 +112,10 @@ pub(crate) struct Chromium {
     pub(crate) problems: Arc<Mutex<Vec<String>>>,
     /// Every URL the page requested.
     pub(crate) requests: Arc<Mutex<Vec<String>>>,
+    /// What chromiumoxide's handler could not read, in order: an event this Chromium
+    /// sends in a shape chromiumoxide's protocol types reject (a newer enum value) is
+    /// not delivered to listeners, but its message is kept here.
+    pub(crate) unread: Arc<Mutex<Vec<Unread>>>,
     _profile: tempfile::TempDir,
 }
 
@@ -147,10 +161,29 @@ impl Chromium {
             .window_size(1280, 2000)
             .launch_timeout(Duration::from_secs(30))
             .request_timeout(Duration::from_secs(30))
+            // Keep what chromiumoxide cannot read (see `unread`) rather than drop it.
+            .surface_invalid_messages()
             .build()
             .unwrap();
         let (browser, mut handler) = Browser::launch(config).await.expect("launch chromium");
-        let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
+        let unread = Arc::new(Mutex::new(Vec::new()));
+        let kept = unread.clone();
+        let handler = tokio::spawn(async move {
+            while let Some(step) = handler.next().await {
+                let unread = match step {
+                    Ok(()) => continue,
+                    Err(CdpError::InvalidMessage(message, e)) => Unread {
+                        error: e.to_string(),
+                        message: Some(message),
+                    },
+                    Err(e) => Unread {
+                        error: e.to_string(),
+                        message: None,
+                    },
+                };
+                kept.lock().unwrap().push(unread);
+            }
+        });
         let page = browser.new_page("about:blank").await.unwrap();
         let problems = Arc::new(Mutex::new(Vec::new()));
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -189,6 +222,7 @@ impl Chromium {
             page,
             problems,
             requests,
+            unread,
             _profile: profile,
         }
     }

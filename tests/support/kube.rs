@@ -52,7 +52,8 @@ impl KubeCluster {
     /// garbage collector, namespace, pod GC, EndpointSlice and TTL controllers) and
     /// kube-scheduler, writes a kubeconfig, makes a bridge and registers a Node, and
     /// waits until pods can be created. `None`, saying why, only when the binaries are
-    /// missing and [`REQUIRE_ENV`] is unset; any other failure panics with the logs.
+    /// missing and neither [`REQUIRE_ENV`] nor `HEADROOM_REQUIRE_ALL` is set (see
+    /// [`super::require`]); any other failure panics with the logs.
     pub(crate) fn start() -> Option<KubeCluster> {
         let bin = kube_bin_dir();
         let missing: Vec<&str> = [
@@ -74,8 +75,7 @@ impl KubeCluster {
                 std::env::var_os(REQUIRE_ENV).is_none(),
                 "{REQUIRE_ENV} is set but {why}"
             );
-            println!("skipping a Kubernetes test: {why}");
-            return None;
+            return super::require::<KubeCluster, _>("a Kubernetes control plane", Err(why));
         }
         let dir = tempfile::tempdir().expect("a temporary directory");
         let bridge =

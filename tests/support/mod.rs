@@ -13,6 +13,9 @@
 //!   and [`NodeAgent`]: the test-only kubelet that runs that node's pods as local
 //!   processes in network namespaces on the cluster's 10.200.X.0/24 bridge.
 //! - [`Cluster`]: a throwaway PostgreSQL cluster on a free loopback port.
+//! - [`require`]: a test's prerequisite, or a skip when it is missing here (a failure
+//!   when `HEADROOM_REQUIRE_ALL` is set, as `scripts/test.sh` does);
+//!   [`machine_feature`]: the same for what no package installs, always a skip.
 //! - [`Chromium`]: headless Chromium driven through the DevTools protocol, with what
 //!   its page logged and requested, and [`Shot`]: a screenshot's pixels.
 //!
@@ -41,6 +44,9 @@ pub(crate) mod route_guide;
 #[cfg(test)]
 mod self_test;
 mod summary;
+// The library's skip-or-fail for a missing prerequisite, shared rather than copied.
+#[path = "../../src/test_require.rs"]
+mod test_require;
 
 pub(crate) use self::kube::KubeCluster;
 pub(crate) use chromium::{
@@ -59,23 +65,26 @@ pub(crate) use pg_cluster::Cluster;
 pub(crate) use ports::free_port;
 pub(crate) use route_guide::{route_guide_proto, RouteGuide};
 pub(crate) use summary::{assert_adds_up, assert_clean, read_summary, run_with_summary};
+pub(crate) use test_require::{machine_feature, require};
 
 /// A throwaway cluster that preloads `pg_stat_statements` (with `settings` besides),
-/// the extension created in its database; `None`, saying why, where PostgreSQL cannot
-/// run here (the caller skips).
+/// the extension created in its database; `None` where PostgreSQL cannot run here
+/// (the caller skips; a failure when `HEADROOM_REQUIRE_ALL` is set, see [`require`]).
 pub(crate) fn statements_cluster(settings: &[&str]) -> Option<Cluster> {
     let mut all = vec!["shared_preload_libraries=pg_stat_statements"];
     all.extend_from_slice(settings);
-    match Cluster::start_with(&all) {
-        Ok(cluster) => {
-            create_pg_stat_statements(&cluster.url());
-            Some(cluster)
-        }
-        Err(reason) => {
-            println!("skipping a PostgreSQL test: {reason}");
-            None
-        }
-    }
+    let cluster = require(
+        "a PostgreSQL server with pg_stat_statements",
+        Cluster::start_with(&all),
+    )?;
+    create_pg_stat_statements(&cluster.url());
+    Some(cluster)
+}
+
+/// A throwaway cluster; `None` where PostgreSQL cannot run here (the caller skips; a
+/// failure when `HEADROOM_REQUIRE_ALL` is set, see [`require`]).
+pub(crate) fn postgres_cluster() -> Option<Cluster> {
+    require("a PostgreSQL server", Cluster::start())
 }
 
 /// Creates `pg_stat_statements` in a test cluster's database (the cluster must preload it).

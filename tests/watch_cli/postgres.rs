@@ -5,7 +5,7 @@ use headroom::target::{self, TargetOptions};
 use headroom::watch::Detail;
 
 use super::{run, run_watching, watch, LIMIT};
-use crate::support::{assert_exit, run_headroom, stdout, Cluster, Nginx};
+use crate::support::{assert_exit, postgres_cluster, run_headroom, stdout, Nginx};
 
 #[test]
 fn postgres_watch_shows_the_targets_insert_and_dead_tuples_after_deletes() {
@@ -67,12 +67,8 @@ fn postgres_watch_shows_the_targets_insert_and_dead_tuples_after_deletes() {
 
 #[test]
 fn a_postgres_without_the_extension_is_a_notice_and_an_unreachable_one_is_bad_input() {
-    let cluster = match Cluster::start() {
-        Ok(c) => c,
-        Err(reason) => {
-            println!("skipping: {reason}");
-            return;
-        }
+    let Some(cluster) = postgres_cluster() else {
+        return;
     };
     let nginx = Nginx::start();
     let dir = tempfile::tempdir().unwrap();

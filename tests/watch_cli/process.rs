@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use headroom::watch::Detail;
 
 use super::{run_watching, watch, Reaped};
-use crate::support::{assert_exit, stdout, Nginx};
+use crate::support::{assert_exit, machine_feature, stdout, Nginx};
 
 #[test]
 fn an_nginx_worker_shows_cpu_under_load_and_the_generator_comes_first() {
@@ -121,8 +121,8 @@ fn cgroup2_mount() -> Option<PathBuf> {
 
 #[test]
 fn a_cgroup_with_a_busy_process_shows_its_cpu() {
-    let Some(mount) = cgroup2_mount() else {
-        println!("skipping the cgroup watch test: cgroup v2 is not mounted");
+    let found = cgroup2_mount().ok_or("no cgroup2 file system in /proc/self/mountinfo");
+    let Some(mount) = machine_feature("cgroup v2", found) else {
         return;
     };
     let name = format!("headroom-watch-test-{}", std::process::id());

@@ -3,6 +3,7 @@
 
 use super::test_client::{get, send};
 use super::*;
+use crate::test_require::require;
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
@@ -14,12 +15,8 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
 
 #[test]
 fn tasks_round_trip_through_postgres() {
-    let cluster = match super::pg_cluster::Cluster::start() {
-        Ok(cluster) => cluster,
-        Err(reason) => {
-            println!("skipping the PostgreSQL tasks test: {reason}");
-            return;
-        }
+    let Some(cluster) = require("a PostgreSQL server", super::pg_cluster::Cluster::start()) else {
+        return;
     };
     let t = spawn(TargetOptions {
         postgres: Some(cluster.url()),
