@@ -78,10 +78,10 @@ struct Shared {
 #[derive(Debug, thiserror::Error)]
 pub enum SinkError {
     /// The options are invalid.
-    #[error("{0}")]
+    #[error(transparent)]
     Options(#[from] SinkOptionsError),
     /// The listening address could not be bound (taken, or not local).
-    #[error("binding the sink to {addr}: {source}")]
+    #[error("binding the sink to {addr}")]
     Bind {
         /// The address asked for.
         addr: SocketAddr,
@@ -89,8 +89,8 @@ pub enum SinkError {
         source: std::io::Error,
     },
     /// The sink's thread could not be started.
-    #[error("starting the sink thread: {0}")]
-    Thread(std::io::Error),
+    #[error("starting the sink thread")]
+    Thread(#[source] std::io::Error),
 }
 
 /// Binds (in the caller's thread, so a busy port fails at once) and serves deliveries

@@ -1,5 +1,6 @@
 //! What can stop the built-in target from starting: one error type for [`spawn`] and
-//! [`serve_forever`], each variant naming the step that failed and why.
+//! [`serve_forever`], each variant naming the step that failed; the cause is its
+//! [`source`](std::error::Error::source), so a printer that walks the chain shows it once.
 //!
 //! [`spawn`]: crate::spawn
 //! [`serve_forever`]: crate::serve_forever
@@ -11,13 +12,13 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
     /// The options do not make a usable server.
-    #[error("{0}")]
+    #[error(transparent)]
     Options(#[from] OptionsError),
     /// The self-signed certificate or the TLS configuration could not be made.
-    #[error("{0}")]
+    #[error(transparent)]
     Tls(#[from] crate::TargetTlsError),
     /// The certificate could not be written to `--tls-cert-out`.
-    #[error("writing the certificate to {}: {source}", path.display())]
+    #[error("writing the certificate to {}", path.display())]
     WriteCertificate {
         /// Where it was to be written.
         path: PathBuf,
@@ -25,7 +26,7 @@ pub enum TargetError {
         source: std::io::Error,
     },
     /// The listening address could not be bound (taken, or not local).
-    #[error("binding the target to {addr}: {source}")]
+    #[error("binding the target to {addr}")]
     Bind {
         /// The address asked for.
         addr: SocketAddr,
@@ -36,7 +37,7 @@ pub enum TargetError {
     #[error("connecting the tasks store to PostgreSQL: {0}")]
     Postgres(String),
     /// The runtime, a thread or a signal handler could not be made.
-    #[error("{what}: {source}")]
+    #[error("{what}")]
     Start {
         /// What was being started.
         what: &'static str,
@@ -47,8 +48,8 @@ pub enum TargetError {
     #[error("the target thread stopped before it was ready")]
     ThreadStopped,
     /// The Ctrl-C handler could not be set.
-    #[error("setting the Ctrl-C handler: {0}")]
-    Signal(#[from] ctrlc::Error),
+    #[error("setting the Ctrl-C handler")]
+    Signal(#[source] ctrlc::Error),
 }
 
 /// Options that do not make a usable server, named as the user wrote them.

@@ -38,6 +38,11 @@ mod ws;
 mod pg_cluster;
 #[cfg(test)]
 mod test_client;
+// The workspace's one helper for tests that need something of the machine (here a
+// PostgreSQL server), shared with the main crate's tests rather than copied.
+#[cfg(test)]
+#[path = "../../../src/test_require.rs"]
+mod test_require;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -64,7 +69,8 @@ pub fn serve_forever(opts: TargetOptions) -> Result<(), TargetError> {
     let (tx, rx) = std::sync::mpsc::channel();
     ctrlc::set_handler(move || {
         let _ = tx.send(());
-    })?;
+    })
+    .map_err(TargetError::Signal)?;
     // The certificate line first: the `listening` line is the last one at start, what
     // scripts wait for.
     if let Some(path) = cert_out {

@@ -22,10 +22,10 @@ const SESSION_CACHE: usize = 4096;
 #[derive(Debug, thiserror::Error)]
 pub enum TargetTlsError {
     /// rcgen could not make the key or certificate.
-    #[error("making the self-signed certificate: {0}")]
+    #[error("making the self-signed certificate")]
     Certificate(#[from] rcgen::Error),
     /// rustls refused the configuration.
-    #[error("TLS server configuration: {0}")]
+    #[error("TLS server configuration")]
     Rustls(#[from] rustls::Error),
 }
 
