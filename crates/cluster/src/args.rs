@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use super::{ClusterSpec, SpecError, MAX_RUN_NAME};
+use super::{ClusterSpec, SpecError, SpecProblem, MAX_RUN_NAME};
 
 /// Longest flag value the checks here look at; longer ones are refused unread.
 pub const MAX_VALUE: usize = 512;
@@ -89,9 +89,9 @@ impl ClusterArgs {
     ) -> Result<ClusterSpec, SpecError> {
         let pick =
             |flag: &Option<String>, default: &Option<String>| flag.clone().or(default.clone());
-        let advertise = pick(&self.advertise, &defaults.advertise).ok_or_else(|| SpecError {
+        let advertise = pick(&self.advertise, &defaults.advertise).ok_or(SpecError {
             field: "--advertise",
-            message: "give the HOST:PORT the shards dial to reach the coordinator".into(),
+            problem: SpecProblem::NoAdvertise,
         })?;
         let spec = ClusterSpec {
             run,
@@ -111,10 +111,74 @@ impl ClusterArgs {
     }
 }
 
+/// A flag or field value the cluster cannot use: what was expected, and what was found
+/// (at most a few dozen characters of it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    /// Longer than [`MAX_VALUE`] bytes: refused unread.
+    #[error("longer than {MAX_VALUE} bytes")]
+    TooLong,
+    /// Not a Kubernetes quantity greater than zero.
+    #[error(
+        "expected a Kubernetes quantity greater than 0, such as `500m` or `2` (CPU) \
+         or `512Mi` or `2Gi` (memory), found {found:?}"
+    )]
+    Quantity {
+        /// The value given (its first 40 characters).
+        found: String,
+    },
+    /// No image at all.
+    #[error("expected an image such as `registry.example/headroom:0.1.0`, found nothing")]
+    NoImage,
+    /// An image reference with a space or control character.
+    #[error("an image reference has no {bad:?}, found {found:?}")]
+    ImageCharacter {
+        /// The character that cannot be in one.
+        bad: char,
+        /// The value given.
+        found: String,
+    },
+    /// Not an image reference.
+    #[error("expected an image such as `registry.example/headroom:0.1.0`, found {found:?}")]
+    Image {
+        /// The value given.
+        found: String,
+    },
+    /// `HOST:PORT` whose port is not 1 to 65535.
+    #[error(
+        "expected HOST:PORT such as `10.0.0.5:7700`, found {found:?}: the port must be from 1 to 65535"
+    )]
+    Port {
+        /// The value given.
+        found: String,
+    },
+    /// Not `HOST:PORT`.
+    #[error("expected HOST:PORT such as `10.0.0.5:7700`, found {found:?}")]
+    HostPort {
+        /// The value given.
+        found: String,
+    },
+    /// Not a DNS-1123 label.
+    #[error(
+        "expected a DNS-1123 label (1 to 63 lowercase letters, digits or `-`, starting \
+         and ending with a letter or digit), found {found:?}"
+    )]
+    DnsLabel {
+        /// The value given (its first 70 characters).
+        found: String,
+    },
+    /// A label too long or not starting with a letter for a run name.
+    #[error("expected at most {MAX_RUN_NAME} characters starting with a letter, found {found:?}")]
+    RunName {
+        /// The value given.
+        found: String,
+    },
+}
+
 /// Refuses a value longer than [`MAX_VALUE`] before looking at it.
-fn bounded(s: &str) -> Result<&str, String> {
+fn bounded(s: &str) -> Result<&str, ValueError> {
     if s.len() > MAX_VALUE {
-        return Err(format!("longer than {MAX_VALUE} bytes"));
+        return Err(ValueError::TooLong);
     }
     Ok(s)
 }
@@ -123,13 +187,9 @@ fn bounded(s: &str) -> Result<&str, String> {
 /// limits: a decimal number (`2`, `0.5`) with an optional suffix, binary (`Ki`, `Mi`,
 /// `Gi`, `Ti`, `Pi`, `Ei`), decimal SI (`n`, `u`, `m`, `k`, `M`, `G`, `T`, `P`, `E`)
 /// or an exponent (`1e3`, `5E-1`). Returns it unchanged.
-pub fn parse_quantity(s: &str) -> Result<String, String> {
-    let expected = || {
-        format!(
-            "expected a Kubernetes quantity greater than 0, such as `500m` or `2` (CPU) \
-             or `512Mi` or `2Gi` (memory), found {:?}",
-            s.chars().take(40).collect::<String>()
-        )
+pub fn parse_quantity(s: &str) -> Result<String, ValueError> {
+    let expected = || ValueError::Quantity {
+        found: s.chars().take(40).collect(),
     };
     let s = bounded(s)?;
     let digits_end = s
@@ -160,33 +220,40 @@ pub fn parse_quantity(s: &str) -> Result<String, String> {
 /// A container image reference: printable, without spaces, not starting with `-`.
 /// Its grammar in full (registry, tag, digest) is the runtime's to check; this catches
 /// what would never pull, such as a value of two words.
-pub fn parse_image(s: &str) -> Result<String, String> {
+pub fn parse_image(s: &str) -> Result<String, ValueError> {
     let s = bounded(s)?;
     if s.is_empty() {
-        return Err(
-            "expected an image such as `registry.example/headroom:0.1.0`, found nothing".into(),
-        );
+        return Err(ValueError::NoImage);
     }
-    if let Some(c) = s.chars().find(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!("an image reference has no {c:?}, found {s:?}"));
+    if let Some(bad) = s.chars().find(|c| c.is_whitespace() || c.is_control()) {
+        return Err(ValueError::ImageCharacter {
+            bad,
+            found: s.to_owned(),
+        });
     }
     if s.starts_with('-') || s.ends_with([':', '@', '/']) {
-        return Err(format!(
-            "expected an image such as `registry.example/headroom:0.1.0`, found {s:?}"
-        ));
+        return Err(ValueError::Image {
+            found: s.to_owned(),
+        });
     }
     Ok(s.to_owned())
 }
 
 /// `HOST:PORT` the shards dial: an IPv4 address, `[IPv6]` or a DNS name, and a port
 /// from 1 to 65535. Returns it unchanged.
-pub fn parse_advertise(s: &str) -> Result<String, String> {
+pub fn parse_advertise(s: &str) -> Result<String, ValueError> {
     let s = bounded(s)?;
-    let expected = || format!("expected HOST:PORT such as `10.0.0.5:7700`, found {s:?}");
+    let expected = || ValueError::HostPort {
+        found: s.to_owned(),
+    };
     let (host, port) = s.rsplit_once(':').ok_or_else(expected)?;
     match port.parse::<u16>() {
         Ok(p) if p > 0 => {}
-        _ => return Err(format!("{}: the port must be from 1 to 65535", expected())),
+        _ => {
+            return Err(ValueError::Port {
+                found: s.to_owned(),
+            })
+        }
     }
     let host_ok = if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
         v6.parse::<std::net::Ipv6Addr>().is_ok()
@@ -204,13 +271,13 @@ pub fn parse_advertise(s: &str) -> Result<String, String> {
 }
 
 /// `--namespace`: a DNS-1123 label.
-fn parse_namespace(s: &str) -> Result<String, String> {
+fn parse_namespace(s: &str) -> Result<String, ValueError> {
     check_dns_label(bounded(s)?).map(|()| s.to_owned())
 }
 
 /// A DNS-1123 label: 1 to 63 lowercase letters, digits or `-`, starting and ending
 /// with a letter or digit.
-pub fn check_dns_label(s: &str) -> Result<(), String> {
+pub fn check_dns_label(s: &str) -> Result<(), ValueError> {
     let ok = (1..=63).contains(&s.len())
         && s.bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
@@ -219,22 +286,20 @@ pub fn check_dns_label(s: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "expected a DNS-1123 label (1 to 63 lowercase letters, digits or `-`, starting \
-             and ending with a letter or digit), found {:?}",
-            s.chars().take(70).collect::<String>()
-        ))
+        Err(ValueError::DnsLabel {
+            found: s.chars().take(70).collect(),
+        })
     }
 }
 
 /// A run name: a DNS-1123 label of at most [`MAX_RUN_NAME`] characters starting with a
 /// letter (it names a Service, which must).
-pub fn check_run_name(s: &str) -> Result<(), String> {
+pub fn check_run_name(s: &str) -> Result<(), ValueError> {
     check_dns_label(s)?;
     if s.len() > MAX_RUN_NAME || !s.starts_with(|c: char| c.is_ascii_lowercase()) {
-        return Err(format!(
-            "expected at most {MAX_RUN_NAME} characters starting with a letter, found {s:?}"
-        ));
+        return Err(ValueError::RunName {
+            found: s.to_owned(),
+        });
     }
     Ok(())
 }
@@ -260,7 +325,7 @@ mod tests {
             "Mi",
         ] {
             let e = parse_quantity(bad).unwrap_err();
-            assert!(e.contains("Kubernetes quantity"), "{bad}: {e}");
+            assert!(e.to_string().contains("Kubernetes quantity"), "{bad}: {e}");
         }
     }
 
@@ -284,7 +349,10 @@ mod tests {
             "h:p",
         ] {
             assert!(
-                parse_advertise(bad).unwrap_err().contains("HOST:PORT"),
+                parse_advertise(bad)
+                    .unwrap_err()
+                    .to_string()
+                    .contains("HOST:PORT"),
                 "{bad}"
             );
         }
@@ -310,7 +378,10 @@ mod tests {
             parse_advertise,
             parse_namespace,
         ] {
-            assert!(check(&huge).unwrap_err().contains("longer than"));
+            assert!(check(&huge)
+                .unwrap_err()
+                .to_string()
+                .contains("longer than"));
         }
         // Every byte sequence is answered, never a panic.
         for s in [

@@ -27,7 +27,9 @@ pub mod pods;
 
 use std::time::Duration;
 
-pub use args::{ClusterArgs, ClusterDefaults, ClusterKind, DEFAULT_IMAGE, DEFAULT_NAMESPACE};
+pub use args::{
+    ClusterArgs, ClusterDefaults, ClusterKind, ValueError, DEFAULT_IMAGE, DEFAULT_NAMESPACE,
+};
 pub use kube::{ClusterError, Launched};
 pub use manifest::{manifest_yaml, objects, Objects};
 pub use pods::{PodFailure, PodState};
@@ -83,12 +85,29 @@ pub struct ClusterSpec {
 
 /// A [`ClusterSpec`] value that cannot make valid objects: which field, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {message}")]
+#[error("{field}: {problem}")]
 pub struct SpecError {
     /// The flag or field at fault, e.g. `--shard-cpu`.
     pub field: &'static str,
     /// What is wrong with it and what was expected.
-    pub message: String,
+    pub problem: SpecProblem,
+}
+
+/// What is wrong with a [`ClusterSpec`] field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecProblem {
+    /// A value that does not parse.
+    #[error(transparent)]
+    Value(#[from] args::ValueError),
+    /// No address for the shards to dial.
+    #[error("give the HOST:PORT the shards dial to reach the coordinator")]
+    NoAdvertise,
+    /// No shard at all.
+    #[error("at least 1 shard is needed")]
+    NoShards,
+    /// The secret is not 64 hex characters.
+    #[error("expected 64 hex characters")]
+    Secret,
 }
 
 impl ClusterSpec {
@@ -96,28 +115,28 @@ impl ClusterSpec {
     /// headroom's own rules (the secret's form, at least one shard), so that bad input
     /// is refused before anything is created.
     pub fn validate(&self) -> Result<(), SpecError> {
-        let err = |field, message: String| Err(SpecError { field, message });
+        let err = |field, problem: SpecProblem| Err(SpecError { field, problem });
         if let Err(m) = args::check_run_name(&self.run) {
-            return err("run name", m);
+            return err("run name", m.into());
         }
         if let Err(m) = args::check_dns_label(&self.namespace) {
-            return err("--namespace", m);
+            return err("--namespace", m.into());
         }
         if self.shards == 0 {
-            return err("--shards", "at least 1 shard is needed".into());
+            return err("--shards", SpecProblem::NoShards);
         }
         if let Err(m) = args::parse_image(&self.image) {
-            return err("--image", m);
+            return err("--image", m.into());
         }
         if let Err(m) = args::parse_advertise(&self.advertise) {
-            return err("--advertise", m);
+            return err("--advertise", m.into());
         }
         if self.secret.len() != 64 || !self.secret.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return err("secret", "expected 64 hex characters".into());
+            return err("secret", SpecProblem::Secret);
         }
         for (field, q) in [("--shard-cpu", &self.cpu), ("--shard-memory", &self.memory)] {
             if let Some(Err(m)) = q.as_deref().map(args::parse_quantity) {
-                return err(field, m);
+                return err(field, m.into());
             }
         }
         Ok(())

@@ -118,7 +118,21 @@ enum Route {
     Room(String),
 }
 
-fn route(path: &str, query: Option<&str>) -> Result<Route, String> {
+/// Why a `/ws/...` request names no WebSocket of the target (answered 404 with it).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+enum RouteError {
+    /// `delay_ms` out of range or not a number.
+    #[error("delay_ms: expected 0..={MAX_DELAY_MS}")]
+    Delay,
+    /// A query parameter the echo does not take.
+    #[error("unknown parameter {0:?}")]
+    Parameter(String),
+    /// No such socket.
+    #[error("expected /ws/echo or /ws/room/NAME (up to 64 of A-Z a-z 0-9 _ . -)")]
+    Path,
+}
+
+fn route(path: &str, query: Option<&str>) -> Result<Route, RouteError> {
     match path
         .trim_matches('/')
         .split('/')
@@ -134,9 +148,9 @@ fn route(path: &str, query: Option<&str>) -> Result<Route, String> {
                             .parse::<u64>()
                             .ok()
                             .filter(|d| *d <= MAX_DELAY_MS)
-                            .ok_or_else(|| format!("delay_ms: expected 0..={MAX_DELAY_MS}"))?;
+                            .ok_or(RouteError::Delay)?;
                     }
-                    _ => return Err(format!("unknown parameter {pair:?}")),
+                    _ => return Err(RouteError::Parameter(pair.to_owned())),
                 }
             }
             Ok(Route::Echo(Duration::from_millis(delay)))
@@ -150,7 +164,7 @@ fn route(path: &str, query: Option<&str>) -> Result<Route, String> {
         {
             Ok(Route::Room(name.to_string()))
         }
-        _ => Err("expected /ws/echo or /ws/room/NAME (up to 64 of A-Z a-z 0-9 _ . -)".into()),
+        _ => Err(RouteError::Path),
     }
 }
 
@@ -163,7 +177,7 @@ pub(crate) fn is_ws(req: &Request<Incoming>) -> bool {
 pub(crate) fn upgrade(state: Arc<State>, mut req: Request<Incoming>) -> Reply {
     let route = match route(req.uri().path(), req.uri().query()) {
         Ok(r) => r,
-        Err(e) => return reply::text(StatusCode::NOT_FOUND, e + "\n"),
+        Err(e) => return reply::text(StatusCode::NOT_FOUND, format!("{e}\n")),
     };
     let upgrade_asked = req
         .headers()
