@@ -149,7 +149,8 @@ pub fn prepare_from(
         plan.thresholds = DEFAULT_THRESHOLDS
             .iter()
             .map(|t| Threshold::parse(t))
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.to_string())?;
     }
     // Fast failures would otherwise let a latency rule pass a step where most requests
     // were turned away (a limiter's quick 503s): an error rule is always judged.
@@ -158,7 +159,8 @@ pub fn prepare_from(
         .iter()
         .any(|t| t.metric == Metric::ErrorPercent && t.scope.is_none())
     {
-        plan.thresholds.push(Threshold::parse(DEFAULT_ERROR_RULE)?);
+        plan.thresholds
+            .push(Threshold::parse(DEFAULT_ERROR_RULE).map_err(|e| e.to_string())?);
     }
     let unit = Unit::of(&plan);
     let range = Range {

@@ -58,7 +58,7 @@ pub struct SinkArgs {
 }
 
 fn options(args: &SinkArgs) -> Result<SinkOptions, String> {
-    let d = |s: &str| parse_duration(s.trim());
+    let d = |s: &str| parse_duration(s.trim()).map_err(|e| e.to_string());
     let latency = match args.latency.split_once("..") {
         Some((lo, hi)) => SinkLatency::Range(d(lo)?, d(hi)?),
         None => SinkLatency::Fixed(d(&args.latency)?),
