@@ -31,13 +31,33 @@ pub struct Resolve {
     pub addr: IpAddr,
 }
 
+/// A `--resolve` entry that is not `HOST:PORT:ADDR`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected HOST:PORT:ADDR such as example.com:443:127.0.0.1, found {text:?}")]
+pub struct ResolveError {
+    /// The entry as given.
+    pub text: String,
+}
+
+/// A target host that cannot be a TLS server name.
+#[derive(Debug, thiserror::Error)]
+#[error("{host:?} is not a valid TLS server name: {source}")]
+pub struct ServerNameError {
+    /// The host as given.
+    pub host: String,
+    /// Why rustls refused it.
+    #[source]
+    pub source: rustls::pki_types::InvalidDnsNameError,
+}
+
 impl std::str::FromStr for Resolve {
-    type Err = String;
+    type Err = ResolveError;
 
     /// `HOST:PORT:ADDR`, like curl: `example.com:443:127.0.0.1`, `example.com:443:[::1]`.
-    fn from_str(text: &str) -> Result<Resolve, String> {
-        let expected =
-            || format!("expected HOST:PORT:ADDR such as example.com:443:127.0.0.1, found {text:?}");
+    fn from_str(text: &str) -> Result<Resolve, ResolveError> {
+        let expected = || ResolveError {
+            text: text.to_string(),
+        };
         let (host, rest) = text.split_once(':').ok_or_else(expected)?;
         let (port, addr) = rest.split_once(':').ok_or_else(expected)?;
         if host.is_empty() || host.contains(['[', ']', '/', ' ']) {
@@ -153,9 +173,11 @@ impl Connector {
         addr: SocketAddr,
         host: &str,
         config: Arc<ClientConfig>,
-    ) -> Result<Connector, String> {
-        let name = ServerName::try_from(host.to_string())
-            .map_err(|e| format!("{host:?} is not a valid TLS server name: {e}"))?;
+    ) -> Result<Connector, ServerNameError> {
+        let name = ServerName::try_from(host.to_string()).map_err(|source| ServerNameError {
+            host: host.to_string(),
+            source,
+        })?;
         Ok(Connector {
             addr,
             tls: Some((config, name)),
@@ -331,7 +353,7 @@ mod tests {
             "[::1]:443:127.0.0.1",
             "example.com:443:127.0.0.1:80",
         ] {
-            let err = bad.parse::<Resolve>().unwrap_err();
+            let err = bad.parse::<Resolve>().unwrap_err().to_string();
             assert!(err.contains("expected HOST:PORT:ADDR"), "{bad}: {err}");
         }
     }

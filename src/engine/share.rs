@@ -193,7 +193,7 @@ pub fn run_share_at(
             Err(e) => {
                 // The threads already spawned wait at the line: let them go unused.
                 start_line.close();
-                return Err(EngineError::Thread(e.to_string()));
+                return Err(EngineError::Thread(e));
             }
         };
         handles.push(handle);
@@ -252,8 +252,8 @@ pub fn run_share_at(
     for handle in handles {
         match handle.join() {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(EngineError::Thread(e.to_string())),
-            Err(_) => return Err(EngineError::Thread("an engine thread panicked".into())),
+            Ok(Err(e)) => return Err(EngineError::Thread(e)),
+            Err(_) => return Err(EngineError::Panicked),
         }
     }
     // Everything below is about the measured window, which starts after the warm-up.
@@ -289,15 +289,17 @@ fn resolve(plan: &Plan) -> Result<SocketAddr, EngineError> {
     if let Some(addr) = resolved(&plan.client.resolve, &t.host, t.port) {
         return Ok(addr);
     }
-    let err = |reason: String| EngineError::Resolve {
-        host: t.host.clone(),
-        port: t.port,
-        reason,
-    };
     let mut addrs = (t.host.as_str(), t.port)
         .to_socket_addrs()
-        .map_err(|e| err(e.to_string()))?;
-    addrs.next().ok_or_else(|| err("no address".into()))
+        .map_err(|source| EngineError::Resolve {
+            host: t.host.clone(),
+            port: t.port,
+            source,
+        })?;
+    addrs.next().ok_or_else(|| EngineError::NoAddress {
+        host: t.host.clone(),
+        port: t.port,
+    })
 }
 
 /// The generator's self-check over one process's record and thread times.
