@@ -20,8 +20,11 @@ pub enum NetnsError {
         reason: String,
     },
     /// The bridge has no IPv4 address to share.
-    #[error("bridge {0} has no IPv4 address (give it one, e.g. 10.200.1.1/24)")]
-    NoAddress(String),
+    #[error("bridge {bridge} has no IPv4 address (give it one, e.g. 10.200.1.1/24)")]
+    NoAddress {
+        /// The bridge's name.
+        bridge: String,
+    },
 }
 
 /// A Linux bridge with an IPv4 address: the shards' network.
@@ -44,13 +47,15 @@ impl Bridge {
             .split_whitespace()
             .skip_while(|w| *w != "inet")
             .nth(1)
-            .ok_or_else(|| NetnsError::NoAddress(name.into()))?;
+            .ok_or_else(|| NetnsError::NoAddress {
+                bridge: name.into(),
+            })?;
         let (addr, prefix) = cidr.split_once('/').unwrap_or((cidr, "32"));
         Ok(Bridge {
             name: name.into(),
-            gateway: addr
-                .parse()
-                .map_err(|_| NetnsError::NoAddress(name.into()))?,
+            gateway: addr.parse().map_err(|_| NetnsError::NoAddress {
+                bridge: name.into(),
+            })?,
             prefix: prefix.parse().unwrap_or(32),
         })
     }
