@@ -174,7 +174,7 @@ pub fn prepare_from(
         }),
         precision: args.precision,
     };
-    range.validate()?;
+    range.validate().map_err(|e| e.to_string())?;
     if args.step_duration < Duration::from_millis(500) {
         return Err("--step-duration: expected at least 500ms".into());
     }
