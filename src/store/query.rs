@@ -160,7 +160,9 @@ impl Store {
                 RawRow::read,
             )
             .map_err(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => StoreError::NotFound(id.to_string()),
+                rusqlite::Error::QueryReturnedNoRows => StoreError::NotFound {
+                    reference: id.to_string(),
+                },
                 e => e.into(),
             })?;
         self.finish_row(raw)
