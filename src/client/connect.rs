@@ -143,9 +143,33 @@ pub enum ConnectError {
     /// The TCP connection failed.
     #[error("{0}")]
     Tcp(io::Error),
-    /// TCP connected, the TLS handshake did not complete (the reason in words).
+    /// TCP connected, the TLS handshake did not complete or agreed to the wrong protocol.
     #[error("{0}")]
-    Tls(String),
+    Tls(#[from] TlsFailure),
+}
+
+/// Why a TLS connection could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsFailure {
+    /// The handshake failed: rustls' own error when it has one ("invalid peer
+    /// certificate: UnknownIssuer"), else what happened to the connection.
+    #[error("{}", handshake_reason(.0))]
+    Handshake(#[source] io::Error),
+    /// `--http2`: the server refused `h2` with the `no_application_protocol` alert.
+    #[error(
+        "the server did not agree to HTTP/2 by ALPN (it refused h2 with the \
+         no_application_protocol alert); without --http2 the run speaks HTTP/1.1"
+    )]
+    H2Refused(#[source] io::Error),
+    /// `--http2`: the server picked another protocol (or none) by ALPN.
+    #[error(
+        "the server did not agree to HTTP/2 by ALPN (it chose {chosen}); \
+         without --http2 the run speaks HTTP/1.1"
+    )]
+    H2NotChosen {
+        /// The protocol chosen, or `no protocol`.
+        chosen: String,
+    },
 }
 
 /// Opens the run's connections: where to connect, and how to handshake. Built once
@@ -225,7 +249,7 @@ impl Connector {
                 let tls = TlsConnector::from(config.clone())
                     .connect(name.clone(), tcp)
                     .await
-                    .map_err(|e| ConnectError::Tls(self.handshake_reason(&e)))?;
+                    .map_err(|e| self.handshake_failure(e))?;
                 if self.h2 {
                     let chosen = tls.get_ref().1.alpn_protocol();
                     if chosen != Some(b"h2".as_slice()) {
@@ -233,10 +257,7 @@ impl Connector {
                             || "no protocol".to_string(),
                             |p| String::from_utf8_lossy(p).into_owned(),
                         );
-                        return Err(ConnectError::Tls(format!(
-                            "the server did not agree to HTTP/2 by ALPN (it chose {chosen}); \
-                             without --http2 the run speaks HTTP/1.1"
-                        )));
+                        return Err(TlsFailure::H2NotChosen { chosen }.into());
                     }
                 }
                 (Stream::Tls(Box::new(tls)), Some(connected.elapsed()))
@@ -262,7 +283,7 @@ pub struct Opened {
 impl Connector {
     /// A failed handshake in words; with `--http2`, a server's refusal of every
     /// protocol offered by ALPN says that it is HTTP/2 it refused.
-    fn handshake_reason(&self, e: &io::Error) -> String {
+    fn handshake_failure(&self, e: io::Error) -> ConnectError {
         let refused_alpn = e
             .get_ref()
             .and_then(|i| i.downcast_ref::<rustls::Error>())
@@ -273,11 +294,9 @@ impl Connector {
                 )
             });
         if self.h2 && refused_alpn {
-            return "the server did not agree to HTTP/2 by ALPN (it refused h2 with the \
-                    no_application_protocol alert); without --http2 the run speaks HTTP/1.1"
-                .into();
+            return TlsFailure::H2Refused(e).into();
         }
-        handshake_reason(e)
+        TlsFailure::Handshake(e).into()
     }
 }
 

@@ -20,8 +20,11 @@ pub enum ProtoError {
         reason: String,
     },
     /// `call:` is not `package.Service/Method`.
-    #[error("call {0:?}: expected package.Service/Method")]
-    CallSyntax(String),
+    #[error("call {call:?}: expected package.Service/Method")]
+    CallSyntax {
+        /// The call as written.
+        call: String,
+    },
     /// No such service in the compiled files.
     #[error("call {call:?}: no service {service:?} in {files}")]
     UnknownService {
@@ -46,9 +49,12 @@ pub enum ProtoError {
     },
     /// Client-streaming and bidirectional calls are not supported.
     #[error(
-        "call {0:?}: client-streaming methods are not supported (unary and server-streaming are)"
+        "call {call:?}: client-streaming methods are not supported (unary and server-streaming are)"
     )]
-    ClientStreaming(String),
+    ClientStreaming {
+        /// The call as written.
+        call: String,
+    },
     /// The message JSON does not fit the method's input type.
     #[error("message does not fit {type_name}: {reason}")]
     Message {
@@ -115,7 +121,9 @@ impl Schema {
         let (service, method) = call
             .split_once('/')
             .filter(|(s, m)| !s.is_empty() && !m.is_empty() && !m.contains('/'))
-            .ok_or_else(|| ProtoError::CallSyntax(call.to_string()))?;
+            .ok_or_else(|| ProtoError::CallSyntax {
+                call: call.to_string(),
+            })?;
         let svc =
             self.pool
                 .get_service_by_name(service)
@@ -137,7 +145,9 @@ impl Schema {
             }
         })?;
         if found.is_client_streaming() {
-            return Err(ProtoError::ClientStreaming(call.to_string()));
+            return Err(ProtoError::ClientStreaming {
+                call: call.to_string(),
+            });
         }
         Ok(Method {
             path: format!("/{service}/{method}"),

@@ -47,7 +47,7 @@ pub enum OpenError {
     Http(#[from] hyper::Error),
     /// The request could not be built (a header or path HTTP cannot carry).
     #[error("bad request: {0}")]
-    Request(String),
+    Request(#[from] BadRequest),
     /// 204 No Content: the server says there is no stream (a client must not reconnect).
     #[error("the server answered 204 No Content: no stream")]
     NoContent,
@@ -57,6 +57,29 @@ pub enum OpenError {
     /// A content type other than `text/event-stream`.
     #[error("the content type is {0:?}, not text/event-stream")]
     ContentType(String),
+}
+
+/// A stream request HTTP cannot carry.
+#[derive(Debug, thiserror::Error)]
+pub enum BadRequest {
+    /// The path is not a URI path.
+    #[error("{path:?}: {source}")]
+    Path {
+        /// The path.
+        path: String,
+        /// Why it does not parse.
+        #[source]
+        source: http::uri::InvalidUri,
+    },
+    /// The `Last-Event-ID` to resume from cannot be a header value.
+    #[error("the last event id {id:?} cannot be a header")]
+    LastEventId {
+        /// The id.
+        id: String,
+    },
+    /// The request could not be built (a header HTTP cannot carry).
+    #[error("{0}")]
+    Build(#[source] http::Error),
 }
 
 impl OpenError {
@@ -170,7 +193,10 @@ fn build(
             .build()
             .map_err(|_| req.path.parse::<Uri>().unwrap_err()),
     }
-    .map_err(|e| OpenError::Request(format!("{:?}: {e}", req.path)))?;
+    .map_err(|source| BadRequest::Path {
+        path: req.path.clone(),
+        source,
+    })?;
     let mut builder = Request::builder().method(Method::GET).uri(uri);
     if protocol == Protocol::Http1 {
         builder = builder.header(HOST, req.authority.as_str());
@@ -179,9 +205,8 @@ fn build(
         .header(ACCEPT, "text/event-stream")
         .header(CACHE_CONTROL, "no-cache");
     if let Some(id) = last_event_id.filter(|id| !id.is_empty()) {
-        let value = HeaderValue::from_str(id).map_err(|_| {
-            OpenError::Request(format!("the last event id {id:?} cannot be a header"))
-        })?;
+        let value = HeaderValue::from_str(id)
+            .map_err(|_| BadRequest::LastEventId { id: id.to_string() })?;
         builder = builder.header("last-event-id", value);
     }
     for (name, value) in &req.headers {
@@ -189,7 +214,7 @@ fn build(
     }
     builder
         .body(Empty::new())
-        .map_err(|e| OpenError::Request(e.to_string()))
+        .map_err(|e| BadRequest::Build(e).into())
 }
 
 /// Status 200 and `text/event-stream` (any parameters, any case), as the spec requires
