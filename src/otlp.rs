@@ -124,8 +124,8 @@ pub enum OtlpError {
     Tls {
         /// The endpoint.
         endpoint: String,
-        /// Why.
-        source: crate::client::tls::TlsConfigError,
+        /// Why (boxed: the TLS error is large, and rare).
+        source: Box<crate::client::tls::TlsConfigError>,
     },
     /// The HTTP client could not be built.
     #[error("--otlp {endpoint}: {source}")]
@@ -285,7 +285,7 @@ impl Otlp {
         };
         let tls = client_config(&tls).map_err(|source| OtlpError::Tls {
             endpoint: endpoint.to_string(),
-            source,
+            source: Box::new(source),
         })?;
         let pushes = Arc::new(Pushes::default());
         let client = Client {
