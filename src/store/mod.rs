@@ -80,15 +80,25 @@ pub enum StoreError {
     /// An SQL statement failed.
     #[error("store: {0}")]
     Sql(#[from] rusqlite::Error),
-    /// A stored value could not be decoded.
-    #[error("store: run {id} has unreadable {what}: {reason}")]
+    /// A stored JSON value could not be decoded.
+    #[error("store: run {id} has unreadable {what}: {source}")]
     Corrupt {
         /// The run.
         id: i64,
         /// Which part.
         what: &'static str,
-        /// Decoder's message.
-        reason: String,
+        /// The decoder's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A stored histogram could not be decoded.
+    #[error("store: run {id} has unreadable histogram: {source:?}")]
+    CorruptHistogram {
+        /// The run.
+        id: i64,
+        /// The decoder's error.
+        #[source]
+        source: hdrhistogram::serialization::DeserializeError,
     },
     /// A run reference matched no run.
     #[error("no run matches {reference:?}")]
