@@ -11,13 +11,25 @@ use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, Serialize
 /// Why a proto file, method or message was not usable: bad input, reported at load time.
 #[derive(Debug, thiserror::Error)]
 pub enum ProtoError {
-    /// protox could not read or compile the files (its message names file and line).
-    #[error("{file}: {reason}")]
+    /// protox could not be set up for the files (their directories as include paths).
+    #[error("{files}: {source}")]
+    Includes {
+        /// The files named in the scenario, joined.
+        files: String,
+        /// protox's error.
+        #[source]
+        source: protox::Error,
+    },
+    /// protox could not read or compile a file (its message, and `at`, give the line).
+    #[error("{file}: {at}{}", DebugChain(.source))]
     Compile {
         /// The file named in the scenario.
         file: String,
-        /// protox's explanation.
-        reason: String,
+        /// `path:line:column: ` where protox located the error, or empty.
+        at: String,
+        /// protox's error.
+        #[source]
+        source: protox::Error,
     },
     /// `call:` is not `package.Service/Method`.
     #[error("call {call:?}: expected package.Service/Method")]
@@ -96,19 +108,22 @@ impl Schema {
             }
             paths.push(path);
         }
-        let compile_err = |file: &str, e: &dyn std::fmt::Display| ProtoError::Compile {
-            file: file.to_string(),
-            reason: e.to_string(),
-        };
-        let mut compiler = protox::Compiler::new(&includes).map_err(|e| compile_err(&shown, &e))?;
+        let mut compiler =
+            protox::Compiler::new(&includes).map_err(|source| ProtoError::Includes {
+                files: shown.clone(),
+                source,
+            })?;
         compiler.include_imports(true);
         for (file, path) in files.iter().zip(&paths) {
             // One at a time so an error names its file; protox's own message gives the
             // line and column inside it.
-            compiler.open_file(path).map_err(|e| {
-                let at = position(base, &includes, &e).unwrap_or_default();
-                compile_err(file, &format_args!("{at}{}", DebugChain(&e)))
-            })?;
+            compiler
+                .open_file(path)
+                .map_err(|source| ProtoError::Compile {
+                    file: file.to_string(),
+                    at: position(base, &includes, &source).unwrap_or_default(),
+                    source,
+                })?;
         }
         Ok(Schema {
             pool: compiler.descriptor_pool(),
