@@ -15,6 +15,48 @@ pub struct UnsendableRequest {
     pub source: H2RequestError,
 }
 
+/// A share that does not fit the plan it claims to be part of.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("shard {shard}'s result does not fit the plan: {reason}")]
+pub struct ShareMismatch {
+    /// The share's shard index.
+    pub shard: u64,
+    /// What does not fit.
+    #[source]
+    pub reason: Misfit,
+}
+
+/// What in a share does not fit its plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Misfit {
+    /// Another number of request names.
+    #[error("{got} request names, the plan has {plan}")]
+    Names {
+        /// The share's.
+        got: usize,
+        /// The plan's.
+        plan: usize,
+    },
+    /// More streams than the plan has.
+    #[error("more streams than the plan's {plan}")]
+    Streams {
+        /// The plan's.
+        plan: usize,
+    },
+    /// A second out of order, or past the run and an hour of drain.
+    #[error("second {t} out of order or past the run")]
+    Second {
+        /// The second.
+        t: u64,
+    },
+    /// A second counting more request names than the plan has.
+    #[error("second {t} counts unknown request names")]
+    UnknownNames {
+        /// The second.
+        t: u64,
+    },
+}
+
 /// A run that could not be carried out at all (as opposed to failed requests).
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {

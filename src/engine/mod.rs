@@ -31,13 +31,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use error::{EngineError, UnsendableRequest};
+pub use error::{EngineError, Misfit, ShareMismatch, UnsendableRequest};
 pub use merge::merge;
 pub use selfcheck::{
     generator_bound, starved, Evidence, BUSY_BOUND, HOST_SATURATED, LAG_BOUND, LATE_SHARE,
     MIN_LATE, OTHERS_SHARE, STARVED_WAIT,
 };
-pub use share::{run_share, run_share_at, Failures, Share, ShareMismatch, Starter};
+pub use share::{run_share, run_share_at, Failures, Share, Starter};
 pub use timeline::Timeline;
 
 use crate::metrics::recorder::{Recorder, SecondBucket};

@@ -19,7 +19,7 @@ use super::cpu::ThreadTimes;
 use super::iteration::Seed;
 use super::start::StartLine;
 use super::timeline::Timeline;
-use super::{work, Control, EngineError, Observer, LAG_BOUND};
+use super::{work, Control, EngineError, Misfit, Observer, ShareMismatch, LAG_BOUND};
 use crate::client::connect::{resolved, Connector};
 use crate::client::Protocol;
 use crate::metrics::recorder::{Recorder, SecondBucket};
@@ -62,16 +62,6 @@ pub struct Failures {
     pub graphql: Option<String>,
 }
 
-/// A share that does not fit the plan it claims to be part of.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("shard {shard}'s result does not fit the plan: {reason}")]
-pub struct ShareMismatch {
-    /// The share's shard index.
-    pub shard: u64,
-    /// What does not fit.
-    pub reason: String,
-}
-
 impl Share {
     /// This share's generator self-check: whether this process, not the target,
     /// limited what it measured, judged on its own lag and CPU times.
@@ -85,7 +75,7 @@ impl Share {
     /// the run's length plus an hour of drain. A share that fails would merge
     /// wrongly (names shifted) or blow up what the coordinator keeps.
     pub fn check(&self, plan: &Plan) -> Result<(), ShareMismatch> {
-        let fail = |reason: String| {
+        let fail = |reason: Misfit| {
             Err(ShareMismatch {
                 shard: self.shard.index(),
                 reason,
@@ -94,22 +84,21 @@ impl Share {
         let names = plan.names.len();
         if self.recorder.by_name.len() != names {
             let got = self.recorder.by_name.len();
-            return fail(format!("{got} request names, the plan has {names}"));
+            return fail(Misfit::Names { got, plan: names });
         }
         if self.recorder.streams.tallies.len() > plan.streams.len() {
-            return fail(format!(
-                "more streams than the plan's {}",
-                plan.streams.len()
-            ));
+            return fail(Misfit::Streams {
+                plan: plan.streams.len(),
+            });
         }
         let longest = plan.measured().as_secs() + 3600;
         let mut last = None;
         for s in &self.seconds {
             if s.t > longest || last.is_some_and(|l| s.t <= l) {
-                return fail(format!("second {} out of order or past the run", s.t));
+                return fail(Misfit::Second { t: s.t });
             }
             if s.by_name.len() > names {
-                return fail(format!("second {} counts unknown request names", s.t));
+                return fail(Misfit::UnknownNames { t: s.t });
             }
             last = Some(s.t);
         }
