@@ -55,8 +55,11 @@ pub enum OpenError {
     #[error("the server answered {0}, not 200")]
     Status(StatusCode),
     /// A content type other than `text/event-stream`.
-    #[error("the content type is {0:?}, not text/event-stream")]
-    ContentType(String),
+    #[error("the content type is {found:?}, not text/event-stream")]
+    ContentType {
+        /// The response's content type (its first 100 characters; empty when absent).
+        found: String,
+    },
 }
 
 /// A stream request HTTP cannot carry.
@@ -91,7 +94,7 @@ impl OpenError {
             OpenError::Http(e) if e.is_parse() || e.is_parse_too_large() => ErrorKind::Protocol,
             OpenError::Http(_) => ErrorKind::Reset,
             OpenError::Request(_) => ErrorKind::Check,
-            OpenError::NoContent | OpenError::Status(_) | OpenError::ContentType(_) => {
+            OpenError::NoContent | OpenError::Status(_) | OpenError::ContentType { .. } => {
                 ErrorKind::Stream
             }
         }
@@ -226,14 +229,18 @@ fn check<B>(response: &http::Response<B>) -> Result<(), OpenError> {
         other => return Err(OpenError::Status(other)),
     }
     let Some(value) = response.headers().get(CONTENT_TYPE) else {
-        return Err(OpenError::ContentType(String::new()));
+        return Err(OpenError::ContentType {
+            found: String::new(),
+        });
     };
     let text = String::from_utf8_lossy(value.as_bytes());
     let essence = text.split(';').next().unwrap_or("").trim();
     if essence.eq_ignore_ascii_case("text/event-stream") {
         Ok(())
     } else {
-        Err(OpenError::ContentType(text.chars().take(100).collect()))
+        Err(OpenError::ContentType {
+            found: text.chars().take(100).collect(),
+        })
     }
 }
 
