@@ -57,26 +57,21 @@ const METRICS_PATH: &str = "/v1/metrics";
 /// `OTEL_EXPORTER_OTLP_ENDPOINT` takes it (`http://127.0.0.1:4318` for a collector,
 /// `http://127.0.0.1:9090/api/v1/otlp` for Prometheus), to which `/v1/metrics` is
 /// added; a URL already ending in `/v1/metrics` is taken as it is.
-pub fn parse_endpoint(text: &str) -> Result<String, String> {
-    let uri: http::Uri = text
-        .parse()
-        .map_err(|e| format!("{text:?} is not a URL ({e})"))?;
+pub fn parse_endpoint(text: &str) -> Result<String, EndpointError> {
+    let given = || text.to_string();
+    let uri: http::Uri = text.parse().map_err(|source| EndpointError::NotAUrl {
+        text: given(),
+        source,
+    })?;
     match uri.scheme_str() {
         Some("http" | "https") => {}
-        _ => {
-            return Err(format!(
-                "{text:?}: expected the http:// or https:// URL of an OTLP/HTTP receiver, \
-                 e.g. http://127.0.0.1:4318 (a collector) or http://127.0.0.1:9090/api/v1/otlp (Prometheus)"
-            ))
-        }
+        _ => return Err(EndpointError::Scheme { text: given() }),
     }
     if uri.host().is_none_or(str::is_empty) {
-        return Err(format!("{text:?}: the URL has no host"));
+        return Err(EndpointError::NoHost { text: given() });
     }
     if uri.query().is_some() {
-        return Err(format!(
-            "{text:?}: a query string is not part of an OTLP endpoint"
-        ));
+        return Err(EndpointError::Query { text: given() });
     }
     let base = text.trim_end_matches('/');
     Ok(if base.ends_with(METRICS_PATH) {
@@ -84,6 +79,41 @@ pub fn parse_endpoint(text: &str) -> Result<String, String> {
     } else {
         format!("{base}{METRICS_PATH}")
     })
+}
+
+/// An `--otlp` value that is not an OTLP/HTTP endpoint.
+#[derive(Debug, thiserror::Error)]
+pub enum EndpointError {
+    /// Not a URL.
+    #[error("{text:?} is not a URL ({source})")]
+    NotAUrl {
+        /// The value given.
+        text: String,
+        /// Why it does not parse.
+        #[source]
+        source: http::uri::InvalidUri,
+    },
+    /// Not `http://` or `https://`.
+    #[error(
+        "{text:?}: expected the http:// or https:// URL of an OTLP/HTTP receiver, \
+         e.g. http://127.0.0.1:4318 (a collector) or http://127.0.0.1:9090/api/v1/otlp (Prometheus)"
+    )]
+    Scheme {
+        /// The value given.
+        text: String,
+    },
+    /// No host.
+    #[error("{text:?}: the URL has no host")]
+    NoHost {
+        /// The value given.
+        text: String,
+    },
+    /// A query string.
+    #[error("{text:?}: a query string is not part of an OTLP endpoint")]
+    Query {
+        /// The value given.
+        text: String,
+    },
 }
 
 /// An exporter that cannot be set up (bad input, reported before any load is sent).
@@ -94,16 +124,26 @@ pub enum OtlpError {
     Tls {
         /// The endpoint.
         endpoint: String,
-        /// Why.
-        source: crate::client::tls::TlsConfigError,
+        /// Why (boxed: the TLS error is large, and rare).
+        source: Box<crate::client::tls::TlsConfigError>,
     },
-    /// The HTTP client or the exporter could not be built.
-    #[error("--otlp {endpoint}: {reason}")]
-    Build {
+    /// The HTTP client could not be built.
+    #[error("--otlp {endpoint}: {source}")]
+    Client {
         /// The endpoint.
         endpoint: String,
         /// Why.
-        reason: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The exporter could not be built.
+    #[error("--otlp {endpoint}: {source}")]
+    Exporter {
+        /// The endpoint.
+        endpoint: String,
+        /// Why.
+        #[source]
+        source: opentelemetry_otlp::ExporterBuildError,
     },
 }
 
@@ -237,10 +277,6 @@ impl Otlp {
     /// Sets up the exporter for `endpoint` (as [`parse_endpoint`] returns it). Nothing is
     /// sent until the first push.
     pub fn start(endpoint: &str, command: &'static str, plan: &Plan) -> Result<Otlp, OtlpError> {
-        let build = |reason: String| OtlpError::Build {
-            endpoint: endpoint.to_string(),
-            reason,
-        };
         // The run's own TLS stack (ring, Mozilla's roots) for an https:// receiver, or the
         // CA file OpenTelemetry's variable names, as other OTLP exporters read it.
         let tls = TlsOptions {
@@ -249,7 +285,7 @@ impl Otlp {
         };
         let tls = client_config(&tls).map_err(|source| OtlpError::Tls {
             endpoint: endpoint.to_string(),
-            source,
+            source: Box::new(source),
         })?;
         let pushes = Arc::new(Pushes::default());
         let client = Client {
@@ -257,7 +293,10 @@ impl Otlp {
                 .tls_backend_preconfigured((*tls).clone())
                 .timeout(PUSH_TIMEOUT)
                 .build()
-                .map_err(|e| build(e.to_string()))?,
+                .map_err(|source| OtlpError::Client {
+                    endpoint: endpoint.to_string(),
+                    source,
+                })?,
             pushes: pushes.clone(),
         };
         let exporter = opentelemetry_otlp::MetricExporter::builder()
@@ -269,7 +308,10 @@ impl Otlp {
             .with_retry_policy(RetryPolicy::default().with_max_retries(0))
             .with_temporality(Temporality::Cumulative)
             .build()
-            .map_err(|e| build(e.to_string()))?;
+            .map_err(|source| OtlpError::Exporter {
+                endpoint: endpoint.to_string(),
+                source,
+            })?;
         let exporter = Counted {
             inner: exporter,
             endpoint: endpoint.to_string(),
@@ -451,7 +493,7 @@ mod tests {
             ("http://127.0.0.1:4318/?x=1", "query string"),
             ("not a url", "not a URL"),
         ] {
-            let e = parse_endpoint(bad).unwrap_err();
+            let e = parse_endpoint(bad).unwrap_err().to_string();
             assert!(e.contains(says), "{bad}: {e}");
         }
     }

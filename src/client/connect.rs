@@ -31,13 +31,33 @@ pub struct Resolve {
     pub addr: IpAddr,
 }
 
+/// A `--resolve` entry that is not `HOST:PORT:ADDR`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected HOST:PORT:ADDR such as example.com:443:127.0.0.1, found {text:?}")]
+pub struct ResolveError {
+    /// The entry as given.
+    pub text: String,
+}
+
+/// A target host that cannot be a TLS server name.
+#[derive(Debug, thiserror::Error)]
+#[error("{host:?} is not a valid TLS server name: {source}")]
+pub struct ServerNameError {
+    /// The host as given.
+    pub host: String,
+    /// Why rustls refused it.
+    #[source]
+    pub source: rustls::pki_types::InvalidDnsNameError,
+}
+
 impl std::str::FromStr for Resolve {
-    type Err = String;
+    type Err = ResolveError;
 
     /// `HOST:PORT:ADDR`, like curl: `example.com:443:127.0.0.1`, `example.com:443:[::1]`.
-    fn from_str(text: &str) -> Result<Resolve, String> {
-        let expected =
-            || format!("expected HOST:PORT:ADDR such as example.com:443:127.0.0.1, found {text:?}");
+    fn from_str(text: &str) -> Result<Resolve, ResolveError> {
+        let expected = || ResolveError {
+            text: text.to_string(),
+        };
         let (host, rest) = text.split_once(':').ok_or_else(expected)?;
         let (port, addr) = rest.split_once(':').ok_or_else(expected)?;
         if host.is_empty() || host.contains(['[', ']', '/', ' ']) {
@@ -123,9 +143,33 @@ pub enum ConnectError {
     /// The TCP connection failed.
     #[error("{0}")]
     Tcp(io::Error),
-    /// TCP connected, the TLS handshake did not complete (the reason in words).
+    /// TCP connected, the TLS handshake did not complete or agreed to the wrong protocol.
     #[error("{0}")]
-    Tls(String),
+    Tls(#[from] TlsFailure),
+}
+
+/// Why a TLS connection could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsFailure {
+    /// The handshake failed: rustls' own error when it has one ("invalid peer
+    /// certificate: UnknownIssuer"), else what happened to the connection.
+    #[error("{}", handshake_reason(.0))]
+    Handshake(#[source] io::Error),
+    /// `--http2`: the server refused `h2` with the `no_application_protocol` alert.
+    #[error(
+        "the server did not agree to HTTP/2 by ALPN (it refused h2 with the \
+         no_application_protocol alert); without --http2 the run speaks HTTP/1.1"
+    )]
+    H2Refused(#[source] io::Error),
+    /// `--http2`: the server picked another protocol (or none) by ALPN.
+    #[error(
+        "the server did not agree to HTTP/2 by ALPN (it chose {chosen}); \
+         without --http2 the run speaks HTTP/1.1"
+    )]
+    H2NotChosen {
+        /// The protocol chosen, or `no protocol`.
+        chosen: String,
+    },
 }
 
 /// Opens the run's connections: where to connect, and how to handshake. Built once
@@ -153,9 +197,11 @@ impl Connector {
         addr: SocketAddr,
         host: &str,
         config: Arc<ClientConfig>,
-    ) -> Result<Connector, String> {
-        let name = ServerName::try_from(host.to_string())
-            .map_err(|e| format!("{host:?} is not a valid TLS server name: {e}"))?;
+    ) -> Result<Connector, ServerNameError> {
+        let name = ServerName::try_from(host.to_string()).map_err(|source| ServerNameError {
+            host: host.to_string(),
+            source,
+        })?;
         Ok(Connector {
             addr,
             tls: Some((config, name)),
@@ -203,7 +249,7 @@ impl Connector {
                 let tls = TlsConnector::from(config.clone())
                     .connect(name.clone(), tcp)
                     .await
-                    .map_err(|e| ConnectError::Tls(self.handshake_reason(&e)))?;
+                    .map_err(|e| self.handshake_failure(e))?;
                 if self.h2 {
                     let chosen = tls.get_ref().1.alpn_protocol();
                     if chosen != Some(b"h2".as_slice()) {
@@ -211,10 +257,7 @@ impl Connector {
                             || "no protocol".to_string(),
                             |p| String::from_utf8_lossy(p).into_owned(),
                         );
-                        return Err(ConnectError::Tls(format!(
-                            "the server did not agree to HTTP/2 by ALPN (it chose {chosen}); \
-                             without --http2 the run speaks HTTP/1.1"
-                        )));
+                        return Err(TlsFailure::H2NotChosen { chosen }.into());
                     }
                 }
                 (Stream::Tls(Box::new(tls)), Some(connected.elapsed()))
@@ -240,7 +283,7 @@ pub struct Opened {
 impl Connector {
     /// A failed handshake in words; with `--http2`, a server's refusal of every
     /// protocol offered by ALPN says that it is HTTP/2 it refused.
-    fn handshake_reason(&self, e: &io::Error) -> String {
+    fn handshake_failure(&self, e: io::Error) -> ConnectError {
         let refused_alpn = e
             .get_ref()
             .and_then(|i| i.downcast_ref::<rustls::Error>())
@@ -251,11 +294,9 @@ impl Connector {
                 )
             });
         if self.h2 && refused_alpn {
-            return "the server did not agree to HTTP/2 by ALPN (it refused h2 with the \
-                    no_application_protocol alert); without --http2 the run speaks HTTP/1.1"
-                .into();
+            return TlsFailure::H2Refused(e).into();
         }
-        handshake_reason(e)
+        TlsFailure::Handshake(e).into()
     }
 }
 
@@ -331,7 +372,7 @@ mod tests {
             "[::1]:443:127.0.0.1",
             "example.com:443:127.0.0.1:80",
         ] {
-            let err = bad.parse::<Resolve>().unwrap_err();
+            let err = bad.parse::<Resolve>().unwrap_err().to_string();
             assert!(err.contains("expected HOST:PORT:ADDR"), "{bad}: {err}");
         }
     }

@@ -68,13 +68,28 @@ impl fmt::Display for ConnectionModel {
     }
 }
 
+/// A `--connections` value that is not a connection model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectionModelError {
+    /// Not one of the models.
+    #[error("expected per-user, shared, shared:N or per-request, found {text:?}")]
+    Unknown {
+        /// The value given.
+        text: String,
+    },
+    /// `shared:0`.
+    #[error("shared:0: a pool needs at least one connection")]
+    EmptyPool,
+}
+
 impl FromStr for ConnectionModel {
-    type Err = String;
+    type Err = ConnectionModelError;
 
     /// `per-user`, `shared`, `shared:N` or `per-request`.
-    fn from_str(text: &str) -> Result<ConnectionModel, String> {
-        let expected =
-            || format!("expected per-user, shared, shared:N or per-request, found {text:?}");
+    fn from_str(text: &str) -> Result<ConnectionModel, ConnectionModelError> {
+        let expected = || ConnectionModelError::Unknown {
+            text: text.to_string(),
+        };
         match text.trim() {
             "per-user" => Ok(ConnectionModel::PerUser),
             "shared" => Ok(ConnectionModel::Shared(None)),
@@ -87,7 +102,7 @@ impl FromStr for ConnectionModel {
                     .parse::<usize>()
                     .map_err(|_| expected())?;
                 if n == 0 {
-                    return Err(format!("shared:{n}: a pool needs at least one connection"));
+                    return Err(ConnectionModelError::EmptyPool);
                 }
                 Ok(ConnectionModel::Shared(Some(n)))
             }
@@ -110,12 +125,13 @@ mod tests {
             Ok(ConnectionModel::Shared(Some(2)))
         );
         for bad in ["", "pooled", "shared:", "shared:x", "shared:-1", "per_user"] {
-            let err = bad.parse::<ConnectionModel>().unwrap_err();
+            let err = bad.parse::<ConnectionModel>().unwrap_err().to_string();
             assert!(err.contains("expected per-user, shared"), "{bad}: {err}");
         }
         assert!("shared:0"
             .parse::<ConnectionModel>()
             .unwrap_err()
+            .to_string()
             .contains("at least one"));
     }
 }

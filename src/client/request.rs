@@ -112,22 +112,29 @@ fn write_header(out: &mut Vec<u8>, name: &str, value: &[u8]) {
 }
 
 /// A request that cannot be expressed as an HTTP/2 request.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum H2RequestError {
     /// The method is not a valid token.
-    #[error("invalid method {0:?}")]
-    Method(String),
+    #[error("invalid method {method:?}")]
+    Method {
+        /// The method as written.
+        method: String,
+    },
     /// The scheme, authority or (rendered) path do not form a valid URI.
-    #[error("invalid request URI {uri:?}: {reason}")]
+    #[error("invalid request URI {uri:?}: {source}")]
     Uri {
         /// What was put together.
         uri: String,
         /// Why it was refused.
-        reason: String,
+        #[source]
+        source: http::Error,
     },
     /// A header name or (rendered) value is not valid in HTTP/2.
-    #[error("invalid header {0:?}")]
-    Header(String),
+    #[error("invalid header {name:?}")]
+    Header {
+        /// The header's name.
+        name: String,
+    },
 }
 
 /// An HTTP/2 request rendered once (no placeholders): each send clones its parts,
@@ -252,13 +259,17 @@ fn h2_parts<'a>(
     user_headers: impl IntoIterator<Item = (&'a str, &'a [u8])>,
     body_len: Option<usize>,
 ) -> Result<(Method, Uri, HeaderMap), H2RequestError> {
-    let method = Method::from_bytes(request.method.as_bytes())
-        .map_err(|_| H2RequestError::Method(request.method.clone()))?;
+    let method =
+        Method::from_bytes(request.method.as_bytes()).map_err(|_| H2RequestError::Method {
+            method: request.method.clone(),
+        })?;
     let mut authority = target.authority.clone();
     let mut headers = HeaderMap::with_capacity(request.headers.len() + 2);
     headers.insert(UA, HeaderValue::from_static(USER_AGENT));
     for (name, value) in user_headers {
-        let bad = || H2RequestError::Header(name.to_string());
+        let bad = || H2RequestError::Header {
+            name: name.to_string(),
+        };
         let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
         if name == HOST {
             authority = String::from_utf8(value.to_vec()).map_err(|_| bad())?;
@@ -297,7 +308,7 @@ fn h2_parts<'a>(
                 authority,
                 String::from_utf8_lossy(&path_and_query)
             ),
-            reason: e.to_string(),
+            source: e,
         })?;
     Ok((method, uri, headers))
 }

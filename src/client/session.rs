@@ -484,7 +484,7 @@ impl Client {
             }
             Err(ConnectError::Tls(reason)) => Err(Failure {
                 kind: ErrorKind::Tls,
-                note: Some(Note::Tls(reason)),
+                note: Some(Note::Tls(reason.to_string())),
             }),
         }
     }

@@ -33,64 +33,101 @@ pub struct TlsOptions {
 /// Why the TLS configuration could not be built (bad input: each names its file).
 #[derive(Debug, thiserror::Error)]
 pub enum TlsConfigError {
-    /// A file could not be read, or is too large.
-    #[error("cannot read {path}: {reason}")]
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
     Read {
         /// The file.
-        path: String,
+        path: PathBuf,
         /// Why.
-        reason: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file is above [`MAX_PEM_BYTES`].
+    #[error(
+        "cannot read {path}: larger than {} KiB; a PEM file of certificates or a key is a few KiB",
+        MAX_PEM_BYTES >> 10
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
     },
     /// A file holds no usable PEM item of the expected kind.
-    #[error("{path}: {reason}")]
+    #[error("{path}: {problem}")]
     Pem {
         /// The file.
-        path: String,
+        path: PathBuf,
         /// What is wrong with it.
-        reason: String,
+        #[source]
+        problem: PemProblem,
     },
     /// Only one of `cert` and `key` was given.
     #[error("a client certificate needs both --cert FILE and --key FILE (or `cert` and `key` under `client:`)")]
     HalfClientAuth,
-    /// rustls refused the combination (a key that does not match its certificate...).
+    /// rustls refused the protocol versions.
     #[error("TLS configuration: {0}")]
-    Rustls(String),
+    Rustls(#[source] rustls::Error),
+    /// rustls refused the client certificate and key (a key that does not match its
+    /// certificate...).
+    #[error("TLS configuration: {cert} and {key}: {source}")]
+    ClientAuth {
+        /// The certificate file.
+        cert: PathBuf,
+        /// The key file.
+        key: PathBuf,
+        /// Why rustls refused them.
+        #[source]
+        source: rustls::Error,
+    },
+}
+
+/// What is wrong with a PEM file.
+#[derive(Debug, thiserror::Error)]
+pub enum PemProblem {
+    /// Certificates expected, and the PEM does not parse.
+    #[error("not a PEM certificate file ({0})")]
+    NotCertificates(#[source] rustls::pki_types::pem::Error),
+    /// No certificate in the file.
+    #[error("no PEM certificate (BEGIN CERTIFICATE) in the file")]
+    NoCertificate,
+    /// No private key in the file.
+    #[error("no PEM private key ({0})")]
+    NoKey(#[source] rustls::pki_types::pem::Error),
+    /// A CA certificate rustls cannot use.
+    #[error("not a usable CA certificate ({0})")]
+    BadCa(#[source] rustls::Error),
 }
 
 fn read_pem(path: &Path) -> Result<Vec<u8>, TlsConfigError> {
     use std::io::Read;
-    let read = |reason: String| TlsConfigError::Read {
-        path: path.display().to_string(),
-        reason,
+    let read = |source| TlsConfigError::Read {
+        path: path.to_path_buf(),
+        source,
     };
     let mut bytes = Vec::new();
     std::fs::File::open(path)
-        .map_err(|e| read(e.to_string()))?
+        .map_err(read)?
         .take(MAX_PEM_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| read(e.to_string()))?;
+        .map_err(read)?;
     if bytes.len() as u64 > MAX_PEM_BYTES {
-        return Err(read(format!(
-            "larger than {} KiB; a PEM file of certificates or a key is a few KiB",
-            MAX_PEM_BYTES >> 10
-        )));
+        return Err(TlsConfigError::TooLarge {
+            path: path.to_path_buf(),
+        });
     }
     Ok(bytes)
 }
 
 fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsConfigError> {
-    let pem = |reason: String| TlsConfigError::Pem {
-        path: path.display().to_string(),
-        reason,
+    let pem = |problem| TlsConfigError::Pem {
+        path: path.to_path_buf(),
+        problem,
     };
     let bytes = read_pem(path)?;
     let certs = CertificateDer::pem_slice_iter(&bytes)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| pem(format!("not a PEM certificate file ({e})")))?;
+        .map_err(|e| pem(PemProblem::NotCertificates(e)))?;
     if certs.is_empty() {
-        return Err(pem(
-            "no PEM certificate (BEGIN CERTIFICATE) in the file".into()
-        ));
+        return Err(pem(PemProblem::NoCertificate));
     }
     Ok(certs)
 }
@@ -98,8 +135,8 @@ fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsConfigEr
 fn private_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsConfigError> {
     let bytes = read_pem(path)?;
     PrivateKeyDer::from_pem_slice(&bytes).map_err(|e| TlsConfigError::Pem {
-        path: path.display().to_string(),
-        reason: format!("no PEM private key ({e})"),
+        path: path.to_path_buf(),
+        problem: PemProblem::NoKey(e),
     })
 }
 
@@ -108,14 +145,14 @@ pub fn client_config(options: &TlsOptions) -> Result<Arc<ClientConfig>, TlsConfi
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
-        .map_err(|e| TlsConfigError::Rustls(e.to_string()))?;
+        .map_err(TlsConfigError::Rustls)?;
     let mut roots = RootCertStore::empty();
     match &options.cacert {
         Some(path) => {
             for cert in certificates(path)? {
                 roots.add(cert).map_err(|e| TlsConfigError::Pem {
-                    path: path.display().to_string(),
-                    reason: format!("not a usable CA certificate ({e})"),
+                    path: path.clone(),
+                    problem: PemProblem::BadCa(e),
                 })?;
             }
         }
@@ -132,8 +169,10 @@ pub fn client_config(options: &TlsOptions) -> Result<Arc<ClientConfig>, TlsConfi
         (None, None) => builder.with_no_client_auth(),
         (Some(cert), Some(key)) => builder
             .with_client_auth_cert(certificates(cert)?, private_key(key)?)
-            .map_err(|e| {
-                TlsConfigError::Rustls(format!("{} and {}: {e}", cert.display(), key.display()))
+            .map_err(|source| TlsConfigError::ClientAuth {
+                cert: cert.clone(),
+                key: key.clone(),
+                source,
             })?,
         _ => return Err(TlsConfigError::HalfClientAuth),
     };

@@ -5,7 +5,7 @@
 //! skipped, and any other option is an error naming it rather than a request that
 //! silently differs from the command.
 
-use super::{kept, ConvertError, Exchange};
+use super::{kept, ConvertError, CurlError, Exchange};
 
 /// Options that take no value and do not change the request sent.
 const IGNORED_FLAGS: &[&str] = &[
@@ -57,15 +57,11 @@ const DATA: &[&str] = &[
     "--data-ascii",
 ];
 
-fn err(message: impl Into<String>) -> ConvertError {
-    ConvertError::Curl(message.into())
-}
-
 /// Parses `command` (`curl ...`; the leading `curl` may be left out).
 pub fn parse(command: &str) -> Result<Exchange, ConvertError> {
     // Line continuations as shells write them in copied commands.
     let joined = command.replace("\\\r\n", " ").replace("\\\n", " ");
-    let words = shlex::split(&joined).ok_or_else(|| err("unbalanced quotes in the command"))?;
+    let words = shlex::split(&joined).ok_or(CurlError::Quotes)?;
     let mut words = words.into_iter().peekable();
     if words.peek().is_some_and(|w| w == "curl") {
         words.next();
@@ -79,7 +75,7 @@ pub fn parse(command: &str) -> Result<Exchange, ConvertError> {
     while let Some(word) = words.next() {
         if !word.starts_with('-') || word == "-" {
             if url.replace(word).is_some() {
-                return Err(err("more than one URL: convert one request at a time"));
+                return Err(CurlError::ManyUrls.into());
             }
             continue;
         }
@@ -95,7 +91,9 @@ pub fn parse(command: &str) -> Result<Exchange, ConvertError> {
             attached
                 .clone()
                 .or_else(|| words.next())
-                .ok_or_else(|| err(format!("{opt} needs a value")))
+                .ok_or_else(|| CurlError::NoValue {
+                    option: opt.to_string(),
+                })
         };
         match opt.as_str() {
             "-X" | "--request" => method = Some(value(&opt)?.to_ascii_uppercase()),
@@ -103,15 +101,17 @@ pub fn parse(command: &str) -> Result<Exchange, ConvertError> {
                 let h = value(&opt)?;
                 let (n, v) = h
                     .split_once(':')
-                    .ok_or_else(|| err(format!("header {h:?}: expected `Name: value`")))?;
+                    .ok_or_else(|| CurlError::Header { header: h.clone() })?;
                 headers.push((n.trim().to_string(), v.trim().to_string()));
             }
             o if DATA.contains(&o) => {
                 let d = value(&opt)?;
                 if o != "--data-raw" && d.starts_with('@') {
-                    return Err(err(format!(
-                        "{opt} {d}: a body read from a file is not converted; give it inline"
-                    )));
+                    return Err(CurlError::BodyFile {
+                        option: opt.clone(),
+                        value: d,
+                    }
+                    .into());
                 }
                 data.push(d);
             }
@@ -124,7 +124,7 @@ pub fn parse(command: &str) -> Result<Exchange, ConvertError> {
             "-b" | "--cookie" => headers.push(("cookie".into(), value(&opt)?)),
             "--url" => {
                 if url.replace(value(&opt)?).is_some() {
-                    return Err(err("more than one URL: convert one request at a time"));
+                    return Err(CurlError::ManyUrls.into());
                 }
             }
             "-G" | "--get" => get = true,
@@ -139,13 +139,14 @@ pub fn parse(command: &str) -> Result<Exchange, ConvertError> {
                     .chars()
                     .all(|c| IGNORED_FLAGS.contains(&format!("-{c}").as_str())) => {}
             _ => {
-                return Err(err(format!(
-                    "option {word} is not converted (only options that shape the request are)"
-                )))
+                return Err(CurlError::Option {
+                    option: word.clone(),
+                }
+                .into())
             }
         }
     }
-    let mut url = url.ok_or_else(|| err("no URL in the command"))?;
+    let mut url = url.ok_or(CurlError::NoUrl)?;
     if !url.contains("://") {
         // curl's default scheme.
         url = format!("http://{url}");

@@ -7,7 +7,7 @@
 
 use serde::Deserialize;
 
-use super::{kept, ConvertError, Exchange, MAX_REQUESTS};
+use super::{kept, ConvertError, Exchange, HarError, MAX_REQUESTS};
 
 #[derive(Deserialize)]
 struct Har {
@@ -52,14 +52,10 @@ struct PostData {
     text: Option<String>,
 }
 
-fn err(message: impl Into<String>) -> ConvertError {
-    ConvertError::Har(message.into())
-}
-
 /// Parses HAR `text` (already within [`super::MAX_INPUT`]). serde_json's nesting limit
 /// bounds how deep a hostile file can make the parser go.
 pub fn parse(text: &str) -> Result<Vec<Exchange>, ConvertError> {
-    let har: Har = serde_json::from_str(text).map_err(|e| err(format!("not a HAR file: {e}")))?;
+    let har: Har = serde_json::from_str(text).map_err(HarError::NotHar)?;
     let mut out = Vec::new();
     for (i, entry) in har.log.entries.into_iter().enumerate() {
         let r = entry.request;
@@ -69,18 +65,13 @@ pub fn parse(text: &str) -> Result<Vec<Exchange>, ConvertError> {
             continue;
         }
         if out.len() == MAX_REQUESTS {
-            return Err(err(format!(
-                "more than {MAX_REQUESTS} requests; cut the recording down"
-            )));
+            return Err(HarError::TooMany.into());
         }
         let body = match r.post_data {
             None => None,
             Some(PostData { text: Some(text) }) => Some(text),
             Some(PostData { text: None }) => {
-                return Err(err(format!(
-                    "entry {}: a body without text (binary or form parts) is not converted",
-                    i + 1
-                )))
+                return Err(HarError::BinaryBody { entry: i + 1 }.into())
             }
         };
         // HTTP/2 recordings name headers in lower case and may repeat one (cookies);
@@ -100,7 +91,7 @@ pub fn parse(text: &str) -> Result<Vec<Exchange>, ConvertError> {
         });
     }
     if out.is_empty() {
-        return Err(err("no http(s) request in the recording"));
+        return Err(HarError::NoRequest.into());
     }
     Ok(out)
 }

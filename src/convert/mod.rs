@@ -9,11 +9,14 @@
 //! (every string is emitted JSON-quoted, which YAML reads back unchanged).
 
 pub mod curl;
+mod error;
 pub mod har;
 
 use std::fmt::Write;
 
 use crate::scenario::QuickRequest;
+
+pub use error::{ConvertError, CurlError, ExchangeError, HarError};
 
 /// The largest input read (a HAR file, a curl command line), bytes.
 pub const MAX_INPUT: u64 = 32 << 20;
@@ -35,23 +38,6 @@ const DROPPED_HEADERS: &[&str] = &[
     "upgrade",
     "trailer",
 ];
-
-/// Why an input could not be converted.
-#[derive(Debug, thiserror::Error)]
-pub enum ConvertError {
-    /// The input is larger than [`MAX_INPUT`].
-    #[error("the input is larger than {} MiB", MAX_INPUT >> 20)]
-    TooLarge,
-    /// The input could not be read.
-    #[error("cannot read the input: {0}")]
-    Read(#[from] std::io::Error),
-    /// The curl command line is not one headroom can convert.
-    #[error("curl: {0}")]
-    Curl(String),
-    /// The HAR file is not valid or holds nothing to convert.
-    #[error("HAR: {0}")]
-    Har(String),
-}
 
 /// One request to replay: what a curl command or a recorded entry sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,25 +94,25 @@ pub fn split_url(url: &str) -> Option<(String, String)> {
 
 /// Checks an exchange holds nothing a scenario would misread: every header valid on
 /// one line, and no `{{` (scenarios read it as the start of a template).
-fn check(exchange: &Exchange, which: &str) -> Result<(), String> {
+fn check(exchange: &Exchange, request: usize) -> Result<(), ExchangeError> {
     let quick = QuickRequest {
         method: Some(exchange.method.clone()),
         headers: exchange.headers.clone(),
         body: None,
     };
-    quick.build().map_err(|e| format!("{which}: {e}"))?;
+    quick
+        .build()
+        .map_err(|source| ExchangeError::Request { request, source })?;
     let texts = std::iter::once(exchange.url.as_str())
         .chain(exchange.headers.iter().map(|(_, v)| v.as_str()))
         .chain(exchange.body.as_deref());
     for text in texts {
         if text.contains("{{") {
-            return Err(format!(
-                "{which}: holds `{{{{`, which a scenario reads as the start of a template"
-            ));
+            return Err(ExchangeError::Braces { request });
         }
     }
     if exchange.body.as_ref().is_some_and(|b| b.len() > MAX_BODY) {
-        return Err(format!("{which}: body larger than {} KiB", MAX_BODY >> 10));
+        return Err(ExchangeError::BodyTooLarge { request });
     }
     Ok(())
 }
@@ -170,22 +156,25 @@ fn request_yaml(out: &mut String, e: &Exchange, path: &str, indent: &str) {
 /// them in order, against the origin of the first; exchanges to another origin are
 /// left out and counted in a comment. Errors name the request at fault.
 pub fn scenario(name: &str, exchanges: &[Exchange], flow: bool) -> Result<String, ConvertError> {
-    let wrap = |m: String| {
+    let wrap = |e: ExchangeError| -> ConvertError {
         if flow {
-            ConvertError::Har(m)
+            HarError::from(e).into()
         } else {
-            ConvertError::Curl(m)
+            CurlError::from(e).into()
         }
     };
     let first = exchanges
         .first()
-        .ok_or_else(|| wrap("no HTTP request to convert".into()))?;
-    let (origin, _) = split_url(&first.url)
-        .ok_or_else(|| wrap(format!("not an http(s) URL: {:?}", first.url)))?;
+        .ok_or_else(|| wrap(ExchangeError::Empty))?;
+    let (origin, _) = split_url(&first.url).ok_or_else(|| {
+        wrap(ExchangeError::NotHttp {
+            url: first.url.clone(),
+        })
+    })?;
     let mut kept_requests = Vec::new();
     let mut other_origins = 0;
     for (i, e) in exchanges.iter().enumerate() {
-        check(e, &format!("request {}", i + 1)).map_err(wrap)?;
+        check(e, i + 1).map_err(wrap)?;
         match split_url(&e.url) {
             Some((o, path)) if o == origin => kept_requests.push((e, path)),
             _ => other_origins += 1,

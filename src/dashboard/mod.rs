@@ -45,26 +45,37 @@ const LAST_MESSAGE_GRACE: Duration = Duration::from_secs(1);
 #[derive(Debug, thiserror::Error)]
 pub enum DashboardError {
     /// The address cannot be listened on (in use, not ours).
-    #[error("--dashboard {addr}: cannot listen there: {reason}")]
+    #[error("--dashboard {addr}: cannot listen there: {source}")]
     Bind {
         /// The address asked for.
         addr: SocketAddr,
         /// The system's reason.
-        reason: String,
+        #[source]
+        source: std::io::Error,
     },
     /// The server's thread or runtime could not start.
     #[error("--dashboard: cannot start the server: {0}")]
-    Start(String),
+    Start(#[source] std::io::Error),
+}
+
+/// A `--dashboard` value that is neither `ADDRESS:PORT` nor a port.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "expected ADDRESS:PORT with an IP address (e.g. 127.0.0.1:5665) or a port, found {found:?}"
+)]
+pub struct AddrError {
+    /// The value given.
+    pub found: String,
 }
 
 /// Parses `--dashboard`'s value: `HOST:PORT` with an IP address (`127.0.0.1:5665`,
 /// `[::1]:0`), or a bare port, which listens on 127.0.0.1.
-pub fn parse_addr(text: &str) -> Result<SocketAddr, String> {
+pub fn parse_addr(text: &str) -> Result<SocketAddr, AddrError> {
     if let Ok(port) = text.parse::<u16>() {
         return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
     }
-    text.parse().map_err(|_| {
-        format!("expected ADDRESS:PORT with an IP address (e.g. 127.0.0.1:5665) or a port, found {text:?}")
+    text.parse().map_err(|_| AddrError {
+        found: text.to_string(),
     })
 }
 
@@ -89,13 +100,9 @@ impl Dashboard {
         plan: &Plan,
         control: &Control,
     ) -> Result<Dashboard, DashboardError> {
-        let listener = TcpListener::bind(addr).map_err(|e| DashboardError::Bind {
-            addr,
-            reason: e.to_string(),
-        })?;
-        let bound = listener
-            .local_addr()
-            .map_err(|e| DashboardError::Start(e.to_string()))?;
+        let listener =
+            TcpListener::bind(addr).map_err(|source| DashboardError::Bind { addr, source })?;
+        let bound = listener.local_addr().map_err(DashboardError::Start)?;
         let meta = Meta {
             command,
             name: plan.name.clone(),
@@ -115,8 +122,7 @@ impl Dashboard {
             streams: streams.clone(),
         });
         let (stop, stopped) = oneshot::channel();
-        let thread = server::spawn(listener, shared, stopped)
-            .map_err(|e| DashboardError::Start(e.to_string()))?;
+        let thread = server::spawn(listener, shared, stopped).map_err(DashboardError::Start)?;
         if !bound.ip().is_loopback() {
             eprintln!(
                 "warning: the dashboard listens on {bound}, beyond this machine: anyone who reaches it can stop the run"

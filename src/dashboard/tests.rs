@@ -194,5 +194,6 @@ fn a_port_in_use_is_bad_input_naming_the_flag() {
     assert_eq!(parse_addr("[::1]:0").unwrap().to_string(), "[::1]:0");
     assert!(parse_addr("localhost:80")
         .unwrap_err()
+        .to_string()
         .contains("\"localhost:80\""));
 }

@@ -15,6 +15,7 @@
 
 mod attack;
 mod cpu;
+mod error;
 pub(crate) mod iteration;
 mod merge;
 pub mod pacer;
@@ -32,12 +33,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use error::{EngineError, Misfit, ShareMismatch, UnsendableRequest};
 pub use merge::merge;
 pub use selfcheck::{
     generator_bound, starved, Evidence, BUSY_BOUND, HOST_SATURATED, LAG_BOUND, LATE_SHARE,
     MIN_LATE, OTHERS_SHARE, STARVED_WAIT,
 };
-pub use share::{run_share, run_share_at, Failures, Share, ShareMismatch, Starter};
+pub use share::{run_share, run_share_at, Failures, Share, Starter};
 pub use timeline::Timeline;
 
 use crate::metrics::recorder::{Recorder, SecondBucket};
@@ -104,37 +106,6 @@ impl<F: FnMut(&Live)> Observer for F {
     fn second(&mut self, live: &Live) {
         self(live)
     }
-}
-
-/// A run that could not be carried out at all (as opposed to failed requests).
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    /// The target host did not resolve.
-    #[error("cannot resolve target {host}:{port}: {reason}")]
-    Resolve {
-        /// Host as given.
-        host: String,
-        /// Port.
-        port: u16,
-        /// Resolver's message.
-        reason: String,
-    },
-    /// The target's host name is not a valid TLS server name.
-    #[error("{0}")]
-    ServerName(String),
-    /// A request of the plan cannot be sent in the run's protocol.
-    #[error("{0}")]
-    Request(String),
-    /// An engine thread could not start or failed.
-    #[error("engine thread failed: {0}")]
-    Thread(String),
-    /// The start was given up before any request was sent (a shard whose coordinator
-    /// went away or refused it).
-    #[error("the run was given up before it started")]
-    NotStarted,
-    /// A shard of a sharded run failed or was lost; the message names it.
-    #[error("{0}")]
-    Shard(String),
 }
 
 /// The result of a run.

@@ -19,7 +19,7 @@ use super::cpu::ThreadTimes;
 use super::start::StartLine;
 use super::thread::Seed;
 use super::timeline::Timeline;
-use super::{work, Control, EngineError, Observer, LAG_BOUND};
+use super::{work, Control, EngineError, Misfit, Observer, ShareMismatch, LAG_BOUND};
 use crate::client::connect::{resolved, Connector};
 use crate::client::Protocol;
 use crate::metrics::recorder::{Recorder, SecondBucket};
@@ -62,16 +62,6 @@ pub struct Failures {
     pub graphql: Option<String>,
 }
 
-/// A share that does not fit the plan it claims to be part of.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("shard {shard}'s result does not fit the plan: {reason}")]
-pub struct ShareMismatch {
-    /// The share's shard index.
-    pub shard: u64,
-    /// What does not fit.
-    pub reason: String,
-}
-
 impl Share {
     /// This share's generator self-check: whether this process, not the target,
     /// limited what it measured, judged on its own lag and CPU times.
@@ -85,7 +75,7 @@ impl Share {
     /// the run's length plus an hour of drain. A share that fails would merge
     /// wrongly (names shifted) or blow up what the coordinator keeps.
     pub fn check(&self, plan: &Plan) -> Result<(), ShareMismatch> {
-        let fail = |reason: String| {
+        let fail = |reason: Misfit| {
             Err(ShareMismatch {
                 shard: self.shard.index(),
                 reason,
@@ -94,22 +84,21 @@ impl Share {
         let names = plan.names.len();
         if self.recorder.by_name.len() != names {
             let got = self.recorder.by_name.len();
-            return fail(format!("{got} request names, the plan has {names}"));
+            return fail(Misfit::Names { got, plan: names });
         }
         if self.recorder.streams.tallies.len() > plan.streams.len() {
-            return fail(format!(
-                "more streams than the plan's {}",
-                plan.streams.len()
-            ));
+            return fail(Misfit::Streams {
+                plan: plan.streams.len(),
+            });
         }
         let longest = plan.measured().as_secs() + 3600;
         let mut last = None;
         for s in &self.seconds {
             if s.t > longest || last.is_some_and(|l| s.t <= l) {
-                return fail(format!("second {} out of order or past the run", s.t));
+                return fail(Misfit::Second { t: s.t });
             }
             if s.by_name.len() > names {
-                return fail(format!("second {} counts unknown request names", s.t));
+                return fail(Misfit::UnknownNames { t: s.t });
             }
             last = Some(s.t);
         }
@@ -193,7 +182,7 @@ pub fn run_share_at(
             Err(e) => {
                 // The threads already spawned wait at the line: let them go unused.
                 start_line.close();
-                return Err(EngineError::Thread(e.to_string()));
+                return Err(EngineError::Thread(e));
             }
         };
         handles.push(handle);
@@ -252,8 +241,8 @@ pub fn run_share_at(
     for handle in handles {
         match handle.join() {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(EngineError::Thread(e.to_string())),
-            Err(_) => return Err(EngineError::Thread("an engine thread panicked".into())),
+            Ok(Err(e)) => return Err(EngineError::Thread(e)),
+            Err(_) => return Err(EngineError::Panicked),
         }
     }
     // Everything below is about the measured window, which starts after the warm-up.
@@ -289,15 +278,17 @@ fn resolve(plan: &Plan) -> Result<SocketAddr, EngineError> {
     if let Some(addr) = resolved(&plan.client.resolve, &t.host, t.port) {
         return Ok(addr);
     }
-    let err = |reason: String| EngineError::Resolve {
-        host: t.host.clone(),
-        port: t.port,
-        reason,
-    };
     let mut addrs = (t.host.as_str(), t.port)
         .to_socket_addrs()
-        .map_err(|e| err(e.to_string()))?;
-    addrs.next().ok_or_else(|| err("no address".into()))
+        .map_err(|source| EngineError::Resolve {
+            host: t.host.clone(),
+            port: t.port,
+            source,
+        })?;
+    addrs.next().ok_or_else(|| EngineError::NoAddress {
+        host: t.host.clone(),
+        port: t.port,
+    })
 }
 
 /// The generator's self-check over one process's record and thread times.

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use rand::Rng;
 
+use super::UnsendableRequest;
 use crate::client::prepared::PreparedRequest;
-use crate::client::request::H2RequestError;
 use crate::plan::{Capture, Item, Plan, RequestTemplate, Step, StreamStep, Think};
 
 /// A request ready to send, with the captures its flow step takes from the response.
@@ -24,12 +24,12 @@ impl Prepared {
         plan: &Plan,
         template: &Arc<RequestTemplate>,
         captures: &[Capture],
-    ) -> Result<Prepared, String> {
+    ) -> Result<Prepared, UnsendableRequest> {
         let keep_body = template.needs_body(captures);
         let request = PreparedRequest::new(template, &plan.target, plan.client.protocol, keep_body)
-            .map_err(|e: H2RequestError| {
-                let name = &plan.names[template.name_id];
-                format!("request {name:?} cannot be sent over HTTP/2: {e}")
+            .map_err(|source| UnsendableRequest {
+                name: plan.names[template.name_id].clone(),
+                source,
             })?;
         Ok(Prepared {
             request,
@@ -73,7 +73,7 @@ pub(crate) struct Workload {
 impl Workload {
     /// Prepares every item of `plan`; fails (with the reason in words) when a request
     /// cannot be sent in the run's protocol.
-    pub(crate) fn new(plan: &Plan) -> Result<Workload, String> {
+    pub(crate) fn new(plan: &Plan) -> Result<Workload, UnsendableRequest> {
         let items = plan
             .items
             .iter()
@@ -92,11 +92,11 @@ impl Workload {
                                     Step::Stream(s) => PreparedStep::Stream(s.clone()),
                                 })
                             })
-                            .collect::<Result<_, String>>()?,
+                            .collect::<Result<_, UnsendableRequest>>()?,
                     ),
                 })
             })
-            .collect::<Result<_, String>>()?;
+            .collect::<Result<_, UnsendableRequest>>()?;
         let mut total = 0;
         let cumulative = plan
             .weights

@@ -25,6 +25,7 @@
 //! before the last `.` that precedes a known metric. [`Threshold::parse`] compiles a rule
 //! once; [`Threshold::evaluate`] (or [`evaluate_all`]) judges it against a [`Summary`].
 
+mod error;
 mod parse;
 #[cfg(test)]
 mod proptests;
@@ -37,6 +38,7 @@ use std::fmt;
 
 use crate::metrics::streams::StreamSummary;
 use crate::metrics::summary::{Latency, Summary, ThresholdResult};
+pub use error::{RuleError, ThresholdError};
 use parse::{parse_value, split_metric, split_op};
 
 /// A parsed threshold rule. Plain data: safe to clone and share.
@@ -176,32 +178,30 @@ impl fmt::Display for Op {
 impl Threshold {
     /// Parses a rule. The error says what was expected and quotes the rule, e.g.
     /// `threshold "p95 < 500": latency needs a unit (us, ms or s), e.g. "p95 < 500ms"`.
-    pub fn parse(expr: &str) -> Result<Threshold, String> {
-        let fail = |why: String| format!("threshold \"{}\": {why}", expr.trim());
+    pub fn parse(expr: &str) -> Result<Threshold, ThresholdError> {
+        let fail = |reason: RuleError| ThresholdError {
+            expr: expr.trim().to_string(),
+            reason,
+        };
         let (lhs, op, rhs) = split_op(expr).map_err(fail)?;
         let (scope, metric, metric_text) = split_metric(lhs.trim()).map_err(fail)?;
         let limit = parse_value(metric, metric_text, op, rhs.trim()).map_err(fail)?;
         let (scope, metric) = match (scope.as_deref(), metric) {
             (Some("delivery"), Metric::Latency(LatencyStat::Avg | LatencyStat::P999)) => {
-                return Err(fail(
-                    "delivery latency has min, p50, p90, p95, p99 and max".into(),
-                ))
+                return Err(fail(RuleError::DeliveryStat))
             }
             (Some("delivery"), Metric::Latency(stat)) => (None, Metric::DeliveryLatency(stat)),
             (Some("delivery"), m @ (Metric::DeliveryLost | Metric::DeliveryDuplicated)) => {
                 (None, m)
             }
             (_, Metric::DeliveryLost | Metric::DeliveryDuplicated) => {
-                return Err(fail(format!(
-                    "{metric_text} is a delivery figure: write \"delivery.{metric_text} {op} {}\"",
-                    rhs.trim()
-                )))
+                return Err(fail(RuleError::DeliveryFigure {
+                    metric: metric_text.to_string(),
+                    op,
+                    value: rhs.trim().to_string(),
+                }))
             }
-            (Some("delivery"), _) => {
-                return Err(fail(
-                    "delivery rules are delivery.p95 (any latency statistic), delivery.lost or delivery.duplicated".into(),
-                ))
-            }
+            (Some("delivery"), _) => return Err(fail(RuleError::DeliveryRule)),
             _ => (scope, metric),
         };
         Ok(Threshold {
@@ -520,7 +520,7 @@ mod tests {
             ("abandoned < 1%", "whole count"),
             ("success_p95 < 100", "needs a unit"),
         ] {
-            let e = Threshold::parse(bad).unwrap_err();
+            let e = Threshold::parse(bad).unwrap_err().to_string();
             assert!(e.contains(says), "{bad}: {e}");
         }
     }

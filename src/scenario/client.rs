@@ -233,7 +233,9 @@ fn model(src: Source<'_>, node: &Node, path: &str) -> Result<ConnectionModel, Sc
         )
     };
     match &node.value {
-        serde_json::Value::String(text) => text.parse().map_err(|e: String| src.of(node, path, e)),
+        serde_json::Value::String(text) => text
+            .parse()
+            .map_err(|e: crate::client::ConnectionModelError| src.of(node, path, e)),
         serde_json::Value::Object(map) if map.len() == 1 => {
             let n = map.get("shared").ok_or_else(expected)?;
             match n.as_u64() {

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_saphyr::Spanned;
 
 use super::errors::{ScenarioError, Source};
+use super::field_errors::ScopeError;
 use super::format::ScenarioFile;
 use super::requests::{self, Context};
 use super::target::parse_target;
@@ -229,7 +230,7 @@ pub(crate) fn quick(overrides: &Overrides) -> Result<Plan, ScenarioError> {
     let parts = overrides
         .request
         .build()
-        .map_err(ScenarioError::command_line)?;
+        .map_err(|e| ScenarioError::command_line(e.to_string()))?;
     let name = format!(
         "{} {}",
         parts.method,
@@ -297,21 +298,20 @@ fn threshold(
     expr: &str,
     names: &[String],
     streams: &[crate::plan::StreamName],
-) -> Result<Threshold, String> {
+) -> Result<Threshold, ScopeError> {
     let t = Threshold::parse(expr)?;
     if matches!(t.metric, crate::metrics::threshold::Metric::Stream(_)) {
         if streams.is_empty() {
-            return Err("a stream rule needs a `ws:`, `sse:` or `grpc:` step in a flow".into());
+            return Err(ScopeError::NoStreams);
         }
         if let Some(scope) = t.scope.as_deref() {
             let known = streams.iter().any(|s| s.name == scope)
                 || streams.iter().any(|s| s.protocol.as_str() == scope);
             if !known {
-                let names: Vec<&str> = streams.iter().map(|s| s.name.as_str()).collect();
-                return Err(format!(
-                    "`{scope}` is not a stream name or a protocol with streams (streams: {})",
-                    names.join(", ")
-                ));
+                return Err(ScopeError::NotAStream {
+                    scope: scope.to_string(),
+                    streams: streams.iter().map(|s| s.name.clone()).collect(),
+                });
             }
         }
     } else {
@@ -321,12 +321,12 @@ fn threshold(
 }
 
 /// A threshold's scope must be one of the request names.
-pub(crate) fn check_scope(scope: Option<&str>, names: &[String]) -> Result<(), String> {
+pub(crate) fn check_scope(scope: Option<&str>, names: &[String]) -> Result<(), ScopeError> {
     match scope {
-        Some(scope) if !names.iter().any(|n| n == scope) => Err(format!(
-            "`{scope}` is not a request name (known: {})",
-            names.join(", ")
-        )),
+        Some(scope) if !names.iter().any(|n| n == scope) => Err(ScopeError::NotARequest {
+            scope: scope.to_string(),
+            known: names.to_vec(),
+        }),
         _ => Ok(()),
     }
 }

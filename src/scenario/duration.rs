@@ -6,9 +6,12 @@
 
 use std::time::Duration;
 
+use super::field_errors::DurationError;
 use crate::plan::Think;
 
-const EXPECTED: &str = "expected a duration with a unit, such as 500ms, 1.5s, 2m or 1m30s";
+/// What a duration looks like, for the errors.
+pub(super) const EXPECTED: &str =
+    "expected a duration with a unit, such as 500ms, 1.5s, 2m or 1m30s";
 
 /// The longest duration anything takes (a run, a stage, a timeout, a think time): a
 /// year. Longer is a typo, and past it the clock arithmetic of a run (start + length)
@@ -16,15 +19,15 @@ const EXPECTED: &str = "expected a duration with a unit, such as 500ms, 1.5s, 2m
 pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// Parses a duration. The error says what was expected and what was found.
-pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let s = text.trim();
     if s.is_empty() {
-        return Err(format!("{EXPECTED}, found an empty value"));
+        return Err(DurationError::Empty);
     }
     if s.parse::<f64>().is_ok() {
-        return Err(format!(
-            "{EXPECTED}, found the bare number {s} (add a unit: {s}s or {s}ms)"
-        ));
+        return Err(DurationError::BareNumber {
+            number: s.to_string(),
+        });
     }
     let mut total = 0.0f64;
     let mut rest = s;
@@ -36,9 +39,9 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
             .find(|c: char| c.is_ascii_digit() || c == '.')
             .unwrap_or(rest.len() - num_len);
         let (number, unit) = (&rest[..num_len], rest[num_len..num_len + unit_len].trim());
-        let value: f64 = number
-            .parse()
-            .map_err(|_| format!("{EXPECTED}, found {text:?}"))?;
+        let value: f64 = number.parse().map_err(|_| DurationError::Malformed {
+            text: text.to_string(),
+        })?;
         let scale = match unit {
             "ns" => 1e-9,
             "us" | "µs" => 1e-6,
@@ -47,9 +50,9 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
             "m" => 60.0,
             "h" => 3600.0,
             _ => {
-                return Err(format!(
-                    "{EXPECTED}, found {text:?} (units: ns, us, ms, s, m, h)"
-                ))
+                return Err(DurationError::UnknownUnit {
+                    text: text.to_string(),
+                })
             }
         };
         total += value * scale;
@@ -61,27 +64,30 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
         // Too large for a Duration, or infinite (a number with hundreds of digits): the
         // parts are never negative, so a sum above zero can only fail by being too long.
         Err(_) if total > 0.0 => Err(too_long(text)),
-        Err(_) => Err(format!("{EXPECTED}, found {text:?}")),
+        Err(_) => Err(DurationError::Malformed {
+            text: text.to_string(),
+        }),
     }
 }
 
-fn too_long(text: &str) -> String {
-    format!(
-        "durations are at most 365 days (8760h), found {:?}",
-        text.trim()
-    )
+fn too_long(text: &str) -> DurationError {
+    DurationError::TooLong {
+        text: text.trim().to_string(),
+    }
 }
 
 /// Parses a think time: a duration (`2s`) or an inclusive range (`1.5s..2.5s`).
-pub(crate) fn parse_think(text: &str) -> Result<Think, String> {
+pub(crate) fn parse_think(text: &str) -> Result<Think, DurationError> {
     match text.split_once("..") {
         None => Ok(Think::Fixed(parse_duration(text)?)),
         Some((lo, hi)) => {
             let (lo, hi) = (parse_duration(lo)?, parse_duration(hi)?);
             if lo > hi {
-                return Err(format!(
-                    "expected a range low..high with low <= high, found {text:?} ({lo:?} > {hi:?})"
-                ));
+                return Err(DurationError::Reversed {
+                    text: text.to_string(),
+                    low: lo,
+                    high: hi,
+                });
             }
             Ok(Think::Uniform(lo, hi))
         }
@@ -117,14 +123,17 @@ mod tests {
 
     #[test]
     fn bare_numbers_and_bad_units_are_refused() {
-        let err = parse_duration("60").unwrap_err();
+        let err = parse_duration("60").unwrap_err().to_string();
         assert!(
             err.contains("bare number 60") && err.contains("add a unit"),
             "{err}"
         );
-        assert!(parse_duration("1.5").unwrap_err().contains("bare number"));
+        assert!(parse_duration("1.5")
+            .unwrap_err()
+            .to_string()
+            .contains("bare number"));
         for bad in ["10 sec", "s", "5d", "", "1..2s", "-1s"] {
-            let err = parse_duration(bad).unwrap_err();
+            let err = parse_duration(bad).unwrap_err().to_string();
             assert!(
                 err.starts_with("expected a duration with a unit"),
                 "{bad}: {err}"
@@ -141,7 +150,7 @@ mod tests {
             "5000000000000000h",
             &format!("{}h", "9".repeat(400)),
         ] {
-            let err = parse_duration(long).unwrap_err();
+            let err = parse_duration(long).unwrap_err().to_string();
             assert!(err.contains("at most 365 days"), "{long}: {err}");
         }
         assert!(parse_think("1s..99999999999999h").is_err());
@@ -161,7 +170,7 @@ mod tests {
             parse_think("1s..1s").unwrap(),
             Think::Uniform(Duration::from_secs(1), Duration::from_secs(1))
         );
-        let err = parse_think("3s..1s").unwrap_err();
+        let err = parse_think("3s..1s").unwrap_err().to_string();
         assert!(err.contains("low <= high"), "{err}");
         assert!(parse_think("1s..").is_err());
     }

@@ -12,6 +12,7 @@ mod cluster;
 mod compile;
 mod duration;
 mod errors;
+mod field_errors;
 mod flows;
 mod format;
 mod graphql;
@@ -30,6 +31,10 @@ use std::time::Duration;
 
 pub use duration::MAX_DURATION;
 pub use errors::ScenarioError;
+pub use field_errors::{
+    DurationError, HeaderError, LimitError, QuickError, ReadError, ScopeError, SinkFieldError,
+    TargetError,
+};
 pub use quick::{QuickBody, QuickRequest};
 pub use schema::scenario_schema;
 pub use values::{MAX_CONCURRENCY, MAX_RATE};
@@ -105,9 +110,9 @@ pub fn load(path: Option<&Path>, overrides: &Overrides) -> Result<Plan, Scenario
         return compile::quick(overrides);
     };
     let file = path.display().to_string();
-    let text = read_scenario(path).map_err(|message| ScenarioError {
+    let text = read_scenario(path).map_err(|e| ScenarioError {
         location: file.clone(),
-        message,
+        message: e.to_string(),
     })?;
     compile::from_text(&file, &text, overrides)
 }
@@ -119,28 +124,24 @@ pub fn load_text(file: &str, text: &str, overrides: &Overrides) -> Result<Plan, 
 
 /// The text of a scenario file, read up to [`compile::MAX_FILE_BYTES`] (a path to a
 /// device or a huge file is refused, not read into memory whole).
-fn read_scenario(path: &Path) -> Result<String, String> {
+fn read_scenario(path: &Path) -> Result<String, ReadError> {
     use std::io::Read;
     let limit = compile::MAX_FILE_BYTES;
-    let cannot = |e: std::io::Error| format!("cannot read the scenario: {e}");
     let mut text = String::new();
     std::fs::File::open(path)
-        .map_err(cannot)?
+        .map_err(ReadError::Io)?
         .take(limit + 1)
         .read_to_string(&mut text)
-        .map_err(cannot)?;
+        .map_err(ReadError::Io)?;
     if text.len() as u64 > limit {
-        return Err(format!(
-            "the scenario is larger than {} MiB; a scenario file is YAML of a few KiB",
-            limit >> 20
-        ));
+        return Err(ReadError::TooLarge { mib: limit >> 20 });
     }
     Ok(text)
 }
 
 /// Parses a duration as scenarios write them (`500us`, `100ms`, `1.5s`, `2m`, `1m30s`),
 /// for flags that take one. A bare number is an error asking for a unit.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     duration::parse_duration(text)
 }
 

@@ -187,7 +187,7 @@ proptest! {
     fn hostile_durations_parse_within_a_year_or_fail(text in duration_text()) {
         match parse_duration(&text) {
             Ok(d) => prop_assert!(d <= MAX_DURATION, "{text}: {d:?}"),
-            Err(e) => prop_assert!(e.starts_with("expected a duration") || e.contains("at most 365 days"), "{e}"),
+            Err(e) => prop_assert!(e.to_string().starts_with("expected a duration") || e.to_string().contains("at most 365 days"), "{e}"),
         }
     }
 

@@ -3,6 +3,7 @@
 //! `--body-file`. [`QuickRequest`] holds the validated flags; [`QuickRequest::build`]
 //! turns them into the method, headers and body of the plan's one request.
 
+use super::field_errors::QuickError;
 use crate::template::{Escape, Template};
 
 /// The body of the quick-mode request.
@@ -42,25 +43,26 @@ impl QuickRequest {
     }
 
     /// Validates the flags and compiles them; errors name the flag and the value.
-    pub(crate) fn build(&self) -> Result<QuickParts, String> {
+    pub(crate) fn build(&self) -> Result<QuickParts, QuickError> {
         let method = match &self.method {
             Some(m) if !m.is_empty() && m.chars().all(|c| c.is_ascii_alphabetic()) => {
                 m.to_ascii_uppercase()
             }
-            Some(m) => {
-                return Err(format!(
-                    "--method: expected an HTTP method such as GET or POST, found {m:?}"
-                ))
-            }
+            Some(m) => return Err(QuickError::Method { method: m.clone() }),
             None if self.body.is_some() => "POST".into(),
             None => "GET".into(),
         };
         let mut headers = Vec::new();
         for (name, value) in &self.headers {
-            super::requests::check_header(name, value)
-                .map_err(|e| format!("--header {name:?}: {e}"))?;
-            let value = Template::compile(value, Escape::None)
-                .map_err(|e| format!("--header {name:?}: {e}"))?;
+            super::requests::check_header(name, value).map_err(|source| QuickError::Header {
+                name: name.clone(),
+                source,
+            })?;
+            let value =
+                Template::compile(value, Escape::None).map_err(|e| QuickError::HeaderTemplate {
+                    name: name.clone(),
+                    reason: e.to_string(),
+                })?;
             headers.push((name.clone(), value));
         }
         let has = |headers: &[(String, Template)], name: &str| {
@@ -69,22 +71,27 @@ impl QuickRequest {
         let body = match &self.body {
             None => None,
             Some(QuickBody::File(text)) => Some(literal(text)),
-            Some(QuickBody::Text(text)) => {
-                Some(Template::compile(text, Escape::None).map_err(|e| format!("--body: {e}"))?)
-            }
+            Some(QuickBody::Text(text)) => Some(Template::compile(text, Escape::None).map_err(
+                |e| QuickError::Body {
+                    reason: e.to_string(),
+                },
+            )?),
             Some(QuickBody::Json(text)) => {
                 // A template may stand where a value goes, so only plain text is
                 // checked to be JSON.
                 if !text.contains("{{") {
-                    serde_json::from_str::<serde_json::Value>(text)
-                        .map_err(|e| format!("--json: not JSON: {e}"))?;
+                    serde_json::from_str::<serde_json::Value>(text).map_err(QuickError::NotJson)?;
                 }
                 for name in ["content-type", "accept"] {
                     if !has(&headers, name) {
                         headers.push((name.into(), literal("application/json")));
                     }
                 }
-                Some(Template::compile(text, Escape::None).map_err(|e| format!("--json: {e}"))?)
+                Some(
+                    Template::compile(text, Escape::None).map_err(|e| QuickError::Json {
+                        reason: e.to_string(),
+                    })?,
+                )
             }
         };
         Ok(QuickParts {
@@ -128,7 +135,7 @@ mod tests {
 
     #[test]
     fn bad_flags_are_named() {
-        let bad = |q: QuickRequest| q.build().err().unwrap();
+        let bad = |q: QuickRequest| q.build().err().unwrap().to_string();
         let method = bad(QuickRequest {
             method: Some("GE T".into()),
             ..QuickRequest::default()

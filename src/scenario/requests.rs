@@ -7,6 +7,8 @@ use serde_json::Value;
 use serde_json_path::JsonPath;
 use serde_saphyr::Spanned;
 
+use super::field_errors::HeaderError;
+
 use super::errors::{found, ScenarioError, Source};
 use super::format::{ExpectSpec, Node, RequestSpec};
 use super::values::duration;
@@ -84,19 +86,19 @@ pub(crate) fn header(
 
 /// Checks that `name` is an HTTP token and `value` cannot break the request head (no
 /// line breaks); says what was expected when not.
-pub(crate) fn check_header(name: &str, value: &str) -> Result<(), String> {
+pub(crate) fn check_header(name: &str, value: &str) -> Result<(), HeaderError> {
     const SEPARATORS: &str = "\"(),/:;<=>?@[\\]{}";
     let token = !name.is_empty()
         && name
             .chars()
             .all(|c| c.is_ascii_graphic() && !SEPARATORS.contains(c));
     if !token {
-        return Err(format!(
-            "expected a header name made of letters, digits and -, found {name:?}"
-        ));
+        return Err(HeaderError::Name {
+            name: name.to_string(),
+        });
     }
     if value.contains(['\r', '\n']) {
-        return Err("expected a header value on one line, found a line break".into());
+        return Err(HeaderError::LineBreak);
     }
     Ok(())
 }

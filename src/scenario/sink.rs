@@ -19,38 +19,41 @@ use serde_json::{Map, Value};
 
 use super::duration::parse_duration;
 use super::errors::{found, ScenarioError, Source};
+use super::field_errors::SinkFieldError;
 use super::format::Node;
 use crate::sink::{
     Correlate, Fail, SinkLatency, SinkOptions, SinkPlan, DEFAULT_GRACE, DEFAULT_SETTLE,
 };
 
-const KEYS: &str = "listen, latency, status, fail, id, grace, settle, max_ids, max_body";
+pub(super) const KEYS: &str = "listen, latency, status, fail, id, grace, settle, max_ids, max_body";
 
-fn dur(v: &Value) -> Result<Duration, String> {
+fn dur(v: &Value) -> Result<Duration, SinkFieldError> {
     match v {
-        Value::String(s) => parse_duration(s),
-        other => Err(format!(
-            "expected a duration such as 100ms, found {}",
-            found(other)
-        )),
+        Value::String(s) => Ok(parse_duration(s)?),
+        other => Err(SinkFieldError::NotDuration {
+            found: found(other),
+        }),
     }
 }
 
-fn count(v: &Value, what: &str) -> Result<u64, String> {
+fn count(v: &Value, what: &'static str) -> Result<u64, SinkFieldError> {
     v.as_u64()
         .filter(|n| *n > 0)
-        .ok_or_else(|| format!("{what} must be a positive integer, found {}", found(v)))
+        .ok_or_else(|| SinkFieldError::NotPositive {
+            what,
+            found: found(v),
+        })
 }
 
-fn status(v: &Value) -> Result<u16, String> {
+fn status(v: &Value) -> Result<u16, SinkFieldError> {
     v.as_u64()
         .and_then(|n| u16::try_from(n).ok())
         .filter(|n| (200..=599).contains(n))
-        .ok_or_else(|| format!("expected an HTTP status 200..=599, found {}", found(v)))
+        .ok_or_else(|| SinkFieldError::Status { found: found(v) })
 }
 
-fn fail(v: &Value) -> Result<Fail, String> {
-    let m = v.as_object().ok_or("expected {share: 0.1, status: 503}")?;
+fn fail(v: &Value) -> Result<Fail, SinkFieldError> {
+    let m = v.as_object().ok_or(SinkFieldError::FailShape)?;
     let mut fail = Fail {
         share: 0.0,
         status: 503,
@@ -62,35 +65,35 @@ fn fail(v: &Value) -> Result<Fail, String> {
                 fail.share = v
                     .as_f64()
                     .filter(|s| (0.0..=1.0).contains(s))
-                    .ok_or_else(|| format!("share must be 0..=1, found {}", found(v)))?
+                    .ok_or_else(|| SinkFieldError::Share { found: found(v) })?
             }
             "status" => fail.status = status(v)?,
             "every_attempt" => {
-                fail.every_attempt = v.as_bool().ok_or("every_attempt must be true or false")?
+                fail.every_attempt = v.as_bool().ok_or(SinkFieldError::EveryAttempt)?
             }
             other => {
-                return Err(format!(
-                    "unknown key `{other}` in fail (share, status, every_attempt)"
-                ))
+                return Err(SinkFieldError::FailKey {
+                    key: other.to_string(),
+                })
             }
         }
     }
     Ok(fail)
 }
 
-fn id(v: &Value) -> Result<Correlate, String> {
+fn id(v: &Value) -> Result<Correlate, SinkFieldError> {
     let m = v
         .as_object()
         .filter(|m| m.len() == 1)
-        .ok_or("expected {json_path: \"$.event_id\"} or {header: x-event-id}")?;
+        .ok_or(SinkFieldError::IdShape)?;
     match m.iter().next() {
         Some((k, Value::String(p))) if k == "json_path" => {
-            Correlate::json_path(p).map_err(|e| e.to_string())
+            Correlate::json_path(p).map_err(SinkFieldError::JsonPath)
         }
         Some((k, Value::String(h))) if k == "header" => {
             Ok(Correlate::Header(h.to_ascii_lowercase()))
         }
-        _ => Err("expected {json_path: \"$.event_id\"} or {header: x-event-id}".into()),
+        _ => Err(SinkFieldError::IdShape),
     }
 }
 
@@ -99,15 +102,13 @@ fn field(
     times: &mut (Duration, Duration),
     k: &str,
     v: &Value,
-) -> Result<(), String> {
+) -> Result<(), SinkFieldError> {
     match k {
         "listen" => {
-            opts.listen = v.as_str().and_then(|s| s.parse().ok()).ok_or_else(|| {
-                format!(
-                    "expected an address such as 127.0.0.1:0, found {}",
-                    found(v)
-                )
-            })?
+            opts.listen = v
+                .as_str()
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| SinkFieldError::Listen { found: found(v) })?
         }
         "latency" => {
             opts.latency = match v.as_str().and_then(|s| s.split_once("..")) {
@@ -124,7 +125,11 @@ fn field(
         "settle" => times.1 = dur(v)?,
         "max_ids" => opts.max_ids = usize::try_from(count(v, "max_ids")?).unwrap_or(usize::MAX),
         "max_body" => opts.max_body = usize::try_from(count(v, "max_body")?).unwrap_or(usize::MAX),
-        other => return Err(format!("unknown key `{other}`; expected one of {KEYS}")),
+        other => {
+            return Err(SinkFieldError::UnknownKey {
+                key: other.to_string(),
+            })
+        }
     }
     Ok(())
 }

@@ -3,26 +3,34 @@
 
 use http::Uri;
 
+use super::field_errors::TargetError;
 use crate::plan::Target;
 
 /// Parses a target URL. Returns the target (its `base_path` is the URL's path without
 /// a trailing slash) and the URL's path and query as written (`/` when absent).
-pub(crate) fn parse_target(url: &str) -> Result<(Target, String), String> {
-    let expected = "expected an absolute http:// or https:// URL such as http://127.0.0.1:8080";
-    let uri: Uri = url
-        .parse()
-        .map_err(|e| format!("{expected}, found {url:?} ({e})"))?;
+pub(crate) fn parse_target(url: &str) -> Result<(Target, String), TargetError> {
+    let relative = || TargetError::Relative {
+        url: url.to_string(),
+    };
+    let uri: Uri = url.parse().map_err(|source| TargetError::Parse {
+        url: url.to_string(),
+        source,
+    })?;
     let (scheme, default_port) = match uri.scheme_str() {
         Some("http") => ("http", 80),
         Some("https") => ("https", 443),
-        Some(other) => return Err(format!("{expected}, found scheme {other:?}")),
-        None => return Err(format!("{expected}, found {url:?}")),
+        Some(other) => {
+            return Err(TargetError::Scheme {
+                scheme: other.to_string(),
+            })
+        }
+        None => return Err(relative()),
     };
-    let authority = uri
-        .authority()
-        .ok_or_else(|| format!("{expected}, found {url:?}"))?;
+    let authority = uri.authority().ok_or_else(relative)?;
     if authority.as_str().contains('@') {
-        return Err(format!("{expected}, found user information in {url:?}"));
+        return Err(TargetError::UserInfo {
+            url: url.to_string(),
+        });
     }
     let host = authority.host();
     let host = host
@@ -30,7 +38,9 @@ pub(crate) fn parse_target(url: &str) -> Result<(Target, String), String> {
         .and_then(|h| h.strip_suffix(']'))
         .unwrap_or(host);
     if host.is_empty() {
-        return Err(format!("{expected}, found no host in {url:?}"));
+        return Err(TargetError::NoHost {
+            url: url.to_string(),
+        });
     }
     let target = Target {
         scheme: scheme.into(),
@@ -103,7 +113,7 @@ mod tests {
     #[test]
     fn refused_urls_say_why() {
         for bad in ["127.0.0.1:4000", "/path", "ftp://x", "http://", "not a url"] {
-            let err = parse_target(bad).unwrap_err();
+            let err = parse_target(bad).unwrap_err().to_string();
             assert!(
                 err.contains("expected an absolute http:// or https:// URL"),
                 "{bad}: {err}"

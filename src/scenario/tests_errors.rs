@@ -413,7 +413,7 @@ fn threshold_scopes_must_name_a_request() {
     );
     assert_eq!(super::compile::check_scope(None, &names), Ok(()));
     assert_eq!(
-        super::compile::check_scope(Some("create_tsk"), &names),
+        super::compile::check_scope(Some("create_tsk"), &names).map_err(|e| e.to_string()),
         Err("`create_tsk` is not a request name (known: create_task, list)".to_string())
     );
 }

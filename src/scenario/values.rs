@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::duration::{parse_duration, parse_think};
 use super::errors::{found, ScenarioError, Source};
+use super::field_errors::LimitError;
 use super::format::Node;
 use crate::plan::Think;
 
@@ -20,17 +21,15 @@ pub const MAX_RATE: f64 = 10_000_000.0;
 pub const MAX_CONCURRENCY: u64 = 1_000_000;
 
 /// `Err` saying what the limit is when `value` is above `max`.
-pub(crate) fn at_most(value: f64, max: f64, what: &str) -> Result<(), String> {
+pub(crate) fn at_most(value: f64, max: f64, what: &str) -> Result<(), LimitError> {
     if value <= max {
         Ok(())
     } else {
-        // Whole numbers as written; huge or fractional ones in exponent form.
-        let shown = if value < 1e15 {
-            format!("{value}")
-        } else {
-            format!("{value:e}")
-        };
-        Err(format!("expected at most {max} {what}, found {shown}"))
+        Err(LimitError {
+            value,
+            max,
+            what: what.to_string(),
+        })
     }
 }
 

@@ -25,7 +25,7 @@ const STDERR_QUOTE: usize = 600;
 const POLL: Duration = Duration::from_millis(10);
 
 /// A hook that did not succeed: the search stops with this message.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[error("hook {name} `{command}` {reason}")]
 pub struct HookError {
     /// Which hook, as the scenario names it: `hooks.before_step[0]`.
@@ -33,7 +33,51 @@ pub struct HookError {
     /// The command as written.
     pub command: String,
     /// What went wrong: exit status and stderr, timeout, or interruption.
-    pub reason: String,
+    #[source]
+    pub reason: HookFailure,
+}
+
+/// How a hook failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HookFailure {
+    /// `sh` could not be started.
+    #[error("could not start: {0}")]
+    Start(#[source] std::io::Error),
+    /// The command exited unsuccessfully or was killed by a signal.
+    #[error("{}{}", describe(*.status), quote(.stderr))]
+    Exited {
+        /// How it ended.
+        status: ExitStatus,
+        /// Its standard error.
+        stderr: String,
+    },
+    /// The command outlived its time and was killed.
+    #[error(
+        "did not finish within {} and was killed{}",
+        crate::report::units::seconds(.after.as_secs_f64()),
+        quote(.stderr)
+    )]
+    TimedOut {
+        /// The time it had.
+        after: Duration,
+        /// Its standard error.
+        stderr: String,
+    },
+    /// The search was stopped while the command ran.
+    #[error("was interrupted")]
+    Interrupted,
+    /// `wait_until`: no attempt succeeded in time.
+    #[error(
+        "did not succeed within {} (last attempt: {last})",
+        crate::report::units::seconds(.within.as_secs_f64())
+    )]
+    NeverReady {
+        /// The time it had.
+        within: Duration,
+        /// How the last attempt failed.
+        #[source]
+        last: Box<HookFailure>,
+    },
 }
 
 /// Runs `command` with `sh -c`, extra environment `env`, at most `timeout`, and returns
@@ -46,7 +90,7 @@ pub fn run_hook(
     timeout: Duration,
     control: &Control,
 ) -> Result<String, HookError> {
-    let fail = |reason: String| HookError {
+    let fail = |reason: HookFailure| HookError {
         name: name.to_string(),
         command: command.to_string(),
         reason,
@@ -60,7 +104,7 @@ pub fn run_hook(
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
-        .map_err(|e| fail(format!("could not start: {e}")))?;
+        .map_err(|e| fail(HookFailure::Start(e)))?;
     let stdout = read_all(child.stdout.take());
     let stderr = read_all(child.stderr.take());
     let status = wait(&mut child, timeout, control);
@@ -68,13 +112,12 @@ pub fn run_hook(
     let stderr = stderr.join().unwrap_or_default();
     match status {
         Waited::Exited(status) if status.success() => Ok(stdout),
-        Waited::Exited(status) => Err(fail(format!("{}{}", describe(status), quote(&stderr)))),
-        Waited::TimedOut => Err(fail(format!(
-            "did not finish within {} and was killed{}",
-            crate::report::units::seconds(timeout.as_secs_f64()),
-            quote(&stderr)
-        ))),
-        Waited::Stopped => Err(fail("was interrupted".into())),
+        Waited::Exited(status) => Err(fail(HookFailure::Exited { status, stderr })),
+        Waited::TimedOut => Err(fail(HookFailure::TimedOut {
+            after: timeout,
+            stderr,
+        })),
+        Waited::Stopped => Err(fail(HookFailure::Interrupted)),
     }
 }
 
@@ -99,11 +142,10 @@ pub fn wait_until(
         };
         if Instant::now() + wait.interval >= deadline {
             return Err(HookError {
-                reason: format!(
-                    "did not succeed within {} (last attempt: {})",
-                    crate::report::units::seconds(wait.timeout.as_secs_f64()),
-                    last.reason
-                ),
+                reason: HookFailure::NeverReady {
+                    within: wait.timeout,
+                    last: Box::new(last.reason),
+                },
                 ..last
             });
         }
@@ -246,7 +288,10 @@ mod tests {
             "{:?}",
             start.elapsed()
         );
-        assert!(e.reason.contains("did not finish within 0.3s"), "{e}");
+        assert!(
+            e.reason.to_string().contains("did not finish within 0.3s"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -280,7 +325,10 @@ mod tests {
         let e = wait_until(&wait, &[], &Control::default()).unwrap_err();
         assert!(start.elapsed() < Duration::from_secs(3));
         assert_eq!(e.name, "hooks.wait_until");
-        assert!(e.reason.contains("did not succeed within 0.4s"), "{e}");
-        assert!(e.reason.contains("not ready"), "{e}");
+        assert!(
+            e.reason.to_string().contains("did not succeed within 0.4s"),
+            "{e}"
+        );
+        assert!(e.reason.to_string().contains("not ready"), "{e}");
     }
 }

@@ -46,18 +46,25 @@ pub enum PortRule {
     Off,
 }
 
+/// A `--free-ports` value that is not `auto`, `off` or a count.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected auto, off or a number of ports, found {found:?}")]
+pub struct PortRuleError {
+    /// The value given.
+    pub found: String,
+}
+
 impl FromStr for PortRule {
-    type Err = String;
+    type Err = PortRuleError;
 
     /// Parses `auto`, `off` or a port count.
-    fn from_str(s: &str) -> Result<PortRule, String> {
+    fn from_str(s: &str) -> Result<PortRule, PortRuleError> {
         match s.trim().to_ascii_lowercase().as_str() {
             "auto" => Ok(PortRule::Auto),
             "off" => Ok(PortRule::Off),
-            n => n
-                .parse()
-                .map(PortRule::Free)
-                .map_err(|_| format!("expected auto, off or a number of ports, found {s:?}")),
+            n => n.parse().map(PortRule::Free).map_err(|_| PortRuleError {
+                found: s.to_string(),
+            }),
         }
     }
 }

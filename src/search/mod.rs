@@ -20,7 +20,7 @@ pub mod strategy;
 pub mod text;
 
 pub use driver::{search, Event, SearchOptions};
-pub use isolation::{IsolationOptions, PortRule};
+pub use isolation::{IsolationOptions, PortRule, PortRuleError};
 pub use result::{LimitedBy, SearchResult};
 pub use step::{StepRecord, StepTiming, Unit};
-pub use strategy::Range;
+pub use strategy::{Range, RangeError};

@@ -21,26 +21,47 @@ pub struct Range {
     pub precision: f64,
 }
 
+/// A search range whose bounds do not hold.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RangeError {
+    /// `--from` below 1 or not finite.
+    #[error("--from: expected a number >= 1, found {from}")]
+    From {
+        /// The value given.
+        from: f64,
+    },
+    /// `--to` below `--from` or not finite.
+    #[error("--to: expected a number >= --from ({from}), found {to}")]
+    To {
+        /// `--from`.
+        from: f64,
+        /// The value given.
+        to: f64,
+    },
+    /// `--precision` outside (0 %, 100 %).
+    #[error("--precision: expected a percentage between 0% and 100%, found {}%", precision * 100.0)]
+    Precision {
+        /// The value given, as a fraction.
+        precision: f64,
+    },
+}
+
 impl Range {
     /// Checks the bounds: `1 <= from <= to`, both finite, `0 < precision < 1`.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), RangeError> {
         if !(self.from.is_finite() && self.from >= 1.0) {
-            return Err(format!(
-                "--from: expected a number >= 1, found {}",
-                self.from
-            ));
+            return Err(RangeError::From { from: self.from });
         }
         if !(self.to.is_finite() && self.to >= self.from) {
-            return Err(format!(
-                "--to: expected a number >= --from ({}), found {}",
-                self.from, self.to
-            ));
+            return Err(RangeError::To {
+                from: self.from,
+                to: self.to,
+            });
         }
         if !(self.precision > 0.0 && self.precision < 1.0) {
-            return Err(format!(
-                "--precision: expected a percentage between 0% and 100%, found {}%",
-                self.precision * 100.0
-            ));
+            return Err(RangeError::Precision {
+                precision: self.precision,
+            });
         }
         Ok(())
     }

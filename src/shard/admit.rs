@@ -14,6 +14,48 @@ use super::wire::{self, FromShard, ToShard, WireError, MAX_FRAME, MAX_HANDSHAKE}
 /// How long a handshake may take.
 const HANDSHAKE_FOR: Duration = Duration::from_secs(10);
 
+/// Why a connection was not admitted to the run (the peer is told when it can be).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Refusal {
+    /// The shard runs another protocol version.
+    #[error("shard version {version:?}, the coordinator's is {:?}", wire::VERSION)]
+    Version {
+        /// The shard's version.
+        version: String,
+    },
+    /// The first message was not a hello.
+    #[error("expected a hello, got {0:?}")]
+    NotHello(Box<FromShard>),
+    /// No hello could be read.
+    #[error("no hello: {0}")]
+    NoHello(#[source] WireError),
+    /// The shard's index or count does not fit the run.
+    #[error("shard {index} of {claimed}; this run has {count} shards")]
+    Count {
+        /// The shard's index.
+        index: u64,
+        /// The shard count it was told.
+        claimed: u64,
+        /// The run's shard count.
+        count: u64,
+    },
+    /// Our challenge could not be sent.
+    #[error("{0}")]
+    Challenge(#[source] WireError),
+    /// The answer to the challenge was not a proof.
+    #[error("expected a proof, got {0:?}")]
+    NotProof(Box<FromShard>),
+    /// The peer hung up instead of answering the challenge.
+    #[error("it hung up during the handshake ({0}): it does not know the run's secret")]
+    HungUp(#[source] WireError),
+    /// The peer's proof is wrong.
+    #[error("it does not know the run's secret")]
+    WrongSecret,
+    /// Every shard of the run has joined.
+    #[error("the run has all its shards")]
+    Full,
+}
+
 /// A shard that authenticated: its index, stream, address and handshake round trip.
 pub(super) type Joined = (u64, TcpStream, SocketAddr, Duration);
 
@@ -78,13 +120,13 @@ fn admit(
     secret: &str,
     count: u64,
     full: &AtomicBool,
-) -> Result<(u64, TcpStream, Duration), String> {
+) -> Result<(u64, TcpStream, Duration), Refusal> {
     let _ = stream.set_read_timeout(Some(HANDSHAKE_FOR));
-    let refuse = |stream: &mut TcpStream, reason: String| {
+    let refuse = |stream: &mut TcpStream, reason: Refusal| {
         let _ = wire::send(
             stream,
             &ToShard::Refused {
-                reason: reason.clone(),
+                reason: reason.to_string(),
             },
         );
         Err(reason)
@@ -97,21 +139,19 @@ fn admit(
             nonce,
         }) if version == wire::VERSION => (index, count, nonce),
         Ok(FromShard::Hello { version, .. }) => {
-            return refuse(
-                &mut stream,
-                format!(
-                    "shard version {version:?}, the coordinator's is {:?}",
-                    wire::VERSION
-                ),
-            )
+            return refuse(&mut stream, Refusal::Version { version })
         }
-        Ok(other) => return refuse(&mut stream, format!("expected a hello, got {other:?}")),
-        Err(e) => return Err(format!("no hello: {e}")),
+        Ok(other) => return refuse(&mut stream, Refusal::NotHello(Box::new(other))),
+        Err(e) => return Err(Refusal::NoHello(e)),
     };
     if claimed != count || index >= count {
         return refuse(
             &mut stream,
-            format!("shard {index} of {claimed}; this run has {count} shards"),
+            Refusal::Count {
+                index,
+                claimed,
+                count,
+            },
         );
     }
     let ours = auth::nonce();
@@ -124,26 +164,22 @@ fn admit(
             nonce: ours.clone(),
         },
     ) {
-        return Err(e.to_string());
+        return Err(Refusal::Challenge(e));
     }
     let proof = match wire::recv(&mut stream, MAX_HANDSHAKE) {
         Ok(FromShard::Proof { mac }) => mac,
         // A shard that found our proof wrong hangs up: it has the wrong secret.
-        Ok(other) => return refuse(&mut stream, format!("expected a proof, got {other:?}")),
-        Err(e) => {
-            return Err(format!(
-                "it hung up during the handshake ({e}): it does not know the run's secret"
-            ))
-        }
+        Ok(other) => return refuse(&mut stream, Refusal::NotProof(Box::new(other))),
+        Err(e) => return Err(Refusal::HungUp(e)),
     };
     let rtt = sent.elapsed();
     let parts = auth::shard_parts((&ours, &nonce), index, count);
     let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
     if !auth::verify(secret, &parts, &proof) {
-        return refuse(&mut stream, "it does not know the run's secret".into());
+        return refuse(&mut stream, Refusal::WrongSecret);
     }
     if full.load(Ordering::SeqCst) {
-        return refuse(&mut stream, "the run has all its shards".into());
+        return refuse(&mut stream, Refusal::Full);
     }
     let _ = stream.set_read_timeout(None);
     Ok((index, stream, rtt))

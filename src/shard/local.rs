@@ -22,12 +22,13 @@ const EXIT_GRACE: Duration = Duration::from_secs(5);
 #[derive(Debug, thiserror::Error)]
 pub enum LocalError {
     /// This executable could not be found or started.
-    #[error("cannot start shard {index}: {reason}")]
+    #[error("cannot start shard {index}: {source}")]
     Spawn {
         /// Shard index.
         index: u64,
         /// Why.
-        reason: String,
+        #[source]
+        source: std::io::Error,
     },
     /// A network namespace could not be made.
     #[error("cannot give shard {index} a network namespace: {source}")]
@@ -62,10 +63,8 @@ impl LocalShards {
         bridge: Option<&Bridge>,
         quiet: bool,
     ) -> Result<LocalShards, LocalError> {
-        let exe = std::env::current_exe().map_err(|e| LocalError::Spawn {
-            index: 0,
-            reason: e.to_string(),
-        })?;
+        let exe =
+            std::env::current_exe().map_err(|source| LocalError::Spawn { index: 0, source })?;
         let mut shards = LocalShards { shards: Vec::new() };
         for index in 0..count {
             let netns = match bridge {
@@ -93,10 +92,9 @@ impl LocalShards {
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped());
-            let mut child = cmd.spawn().map_err(|e| LocalError::Spawn {
-                index,
-                reason: e.to_string(),
-            })?;
+            let mut child = cmd
+                .spawn()
+                .map_err(|source| LocalError::Spawn { index, source })?;
             let last_words = Arc::new(Mutex::new(String::new()));
             if let Some(stderr) = child.stderr.take() {
                 relay(index, stderr, last_words.clone(), quiet);

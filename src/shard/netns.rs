@@ -11,17 +11,29 @@ use std::process::Command;
 /// Why a namespace could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum NetnsError {
-    /// `ip` failed.
-    #[error("`ip {args}` failed: {reason}")]
+    /// `ip` could not be run.
+    #[error("`ip {args}` failed: {source}")]
+    IpSpawn {
+        /// Its arguments.
+        args: String,
+        /// Why it could not run.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `ip` ran and failed.
+    #[error("`ip {args}` failed: {stderr}")]
     Ip {
         /// Its arguments.
         args: String,
-        /// Its stderr, or why it could not run.
-        reason: String,
+        /// Its standard error, trimmed.
+        stderr: String,
     },
     /// The bridge has no IPv4 address to share.
-    #[error("bridge {0} has no IPv4 address (give it one, e.g. 10.200.1.1/24)")]
-    NoAddress(String),
+    #[error("bridge {bridge} has no IPv4 address (give it one, e.g. 10.200.1.1/24)")]
+    NoAddress {
+        /// The bridge's name.
+        bridge: String,
+    },
 }
 
 /// A Linux bridge with an IPv4 address: the shards' network.
@@ -44,13 +56,15 @@ impl Bridge {
             .split_whitespace()
             .skip_while(|w| *w != "inet")
             .nth(1)
-            .ok_or_else(|| NetnsError::NoAddress(name.into()))?;
+            .ok_or_else(|| NetnsError::NoAddress {
+                bridge: name.into(),
+            })?;
         let (addr, prefix) = cidr.split_once('/').unwrap_or((cidr, "32"));
         Ok(Bridge {
             name: name.into(),
-            gateway: addr
-                .parse()
-                .map_err(|_| NetnsError::NoAddress(name.into()))?,
+            gateway: addr.parse().map_err(|_| NetnsError::NoAddress {
+                bridge: name.into(),
+            })?,
             prefix: prefix.parse().unwrap_or(32),
         })
     }
@@ -117,18 +131,18 @@ impl Drop for Netns {
 
 /// Runs `ip args`, returning its stdout.
 fn ip(args: &[&str]) -> Result<String, NetnsError> {
-    let fail = |reason: String| NetnsError::Ip {
-        args: args.join(" "),
-        reason,
-    };
     let out = Command::new("ip")
         .args(args)
         .output()
-        .map_err(|e| fail(e.to_string()))?;
+        .map_err(|source| NetnsError::IpSpawn {
+            args: args.join(" "),
+            source,
+        })?;
     if !out.status.success() {
-        return Err(fail(
-            String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        ));
+        return Err(NetnsError::Ip {
+            args: args.join(" "),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }

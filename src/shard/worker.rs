@@ -36,49 +36,81 @@ pub struct Identity {
 #[derive(Debug, thiserror::Error)]
 pub enum ShardError {
     /// The coordinator could not be reached.
-    #[error("cannot reach the coordinator at {addr}: {reason}")]
+    #[error("cannot reach the coordinator at {addr}: {source}")]
     Unreachable {
         /// Where it was dialled.
         addr: String,
         /// The last failure.
-        reason: String,
+        #[source]
+        source: std::io::Error,
     },
     /// The coordinator did not prove it knows the run's secret.
-    #[error("the coordinator at {0} did not prove it knows the run's secret; nothing was sent")]
-    Impostor(String),
+    #[error("the coordinator at {addr} did not prove it knows the run's secret; nothing was sent")]
+    Impostor {
+        /// Where it was dialled.
+        addr: String,
+    },
     /// The coordinator refused this shard.
-    #[error("the coordinator refused this shard: {0}")]
-    Refused(String),
+    #[error("the coordinator refused this shard: {reason}")]
+    Refused {
+        /// The coordinator's reason, as it sent it.
+        reason: String,
+    },
     /// The channel failed.
     #[error("lost the coordinator: {0}")]
     Lost(#[from] WireError),
-    /// The coordinator broke the protocol.
-    #[error("the coordinator sent {0} out of turn")]
-    Protocol(String),
+    /// The coordinator sent a message out of turn.
+    #[error("the coordinator sent {0:?} out of turn")]
+    Protocol(Box<ToShard>),
+    /// The coordinator's channel closed between jobs.
+    #[error("the coordinator sent nothing out of turn")]
+    Silent,
+    /// The run's secret is too weak to use.
+    #[error("cannot set up the run: {0}")]
+    Secret(#[source] auth::WeakSecret),
     /// The plan could not be built from the coordinator's setup.
     #[error("cannot set up the run: {0}")]
-    Setup(String),
+    Setup(#[source] BasePlanError),
     /// The engine could not run a job.
     #[error("{0}")]
     Engine(#[from] EngineError),
 }
 
+/// Why a shard cannot build the plan its coordinator's setup describes.
+#[derive(Debug, thiserror::Error)]
+pub enum BasePlanError {
+    /// The coordinator's arguments do not parse.
+    #[error("{0}")]
+    Args(#[from] clap::Error),
+    /// The command refused the arguments or the scenario.
+    #[error("{reason}")]
+    Load {
+        /// The command's error, in words.
+        reason: String,
+    },
+    /// A command other than `run` or `find`.
+    #[error("only `run` and `find` run on shards")]
+    NotARun,
+}
+
 /// The base plan a setup describes: the command line parsed as a single process would
 /// parse it, with the scenario's text instead of its file.
-pub fn base_plan(setup: &Setup) -> Result<Plan, String> {
+pub fn base_plan(setup: &Setup) -> Result<Plan, BasePlanError> {
     use clap::Parser;
     let argv = std::iter::once("headroom".to_string()).chain(setup.args.iter().cloned());
-    let cli = crate::cli::Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
+    let cli = crate::cli::Cli::try_parse_from(argv)?;
+    let load = |e: String| BasePlanError::Load { reason: e };
     let mut plan = match cli.command {
         crate::cli::Command::Run(args) => {
-            crate::commands::run::load(&args, setup.scenario.as_ref()).map_err(|e| e.to_string())?
+            crate::commands::run::load(&args, setup.scenario.as_ref())
+                .map_err(|e| load(e.to_string()))?
         }
         crate::cli::Command::Find(args) => {
             crate::commands::find::prepare_from(&args, setup.scenario.as_ref())
-                .map_err(|e| e.to_string())?
+                .map_err(|e| load(e.to_string()))?
                 .0
         }
-        _ => return Err("only `run` and `find` run on shards".into()),
+        _ => return Err(BasePlanError::NotARun),
     };
     let threads_given = setup.args.iter().any(|a| a.starts_with("--threads"));
     if let (Some(threads), false) = (setup.threads, threads_given) {
@@ -89,20 +121,25 @@ pub fn base_plan(setup: &Setup) -> Result<Plan, String> {
 
 /// Runs the shard until the coordinator says goodbye.
 pub fn serve(coordinator: &str, me: &Identity) -> Result<(), ShardError> {
-    auth::check_secret(&me.secret).map_err(|e| ShardError::Setup(e.to_string()))?;
+    auth::check_secret(&me.secret).map_err(ShardError::Secret)?;
     let mut stream = dial(coordinator)?;
     handshake(&mut stream, coordinator, me)?;
     stream.set_read_timeout(None).map_err(WireError::from)?;
     let setup = match wire::recv(&mut stream, MAX_FRAME)? {
         ToShard::Setup(setup) => setup,
-        ToShard::Refused { reason } => return Err(ShardError::Refused(reason)),
-        other => return Err(ShardError::Protocol(format!("{other:?}"))),
+        ToShard::Refused { reason } => return Err(ShardError::Refused { reason }),
+        other => return Err(ShardError::Protocol(Box::new(other))),
     };
     let writer = Arc::new(Mutex::new(stream.try_clone().map_err(WireError::from)?));
     let base = match base_plan(&setup) {
         Ok(plan) => plan,
         Err(e) => {
-            let _ = send(&writer, &FromShard::Failed { error: e.clone() });
+            let _ = send(
+                &writer,
+                &FromShard::Failed {
+                    error: e.to_string(),
+                },
+            );
             return Err(ShardError::Setup(e));
         }
     };
@@ -119,9 +156,9 @@ pub fn serve(coordinator: &str, me: &Identity) -> Result<(), ShardError> {
             Ok(Ok(ToShard::Bye)) => return Ok(()),
             // A stop between jobs has nothing to stop.
             Ok(Ok(ToShard::Stop)) => {}
-            Ok(Ok(other)) => return Err(ShardError::Protocol(format!("{other:?}"))),
+            Ok(Ok(other)) => return Err(ShardError::Protocol(Box::new(other))),
             Ok(Err(e)) => return Err(e.into()),
-            Err(_) => return Err(ShardError::Protocol("nothing".into())),
+            Err(_) => return Err(ShardError::Silent),
         }
     }
 }
@@ -310,7 +347,7 @@ fn dial(addr: &str) -> Result<TcpStream, ShardError> {
             Err(e) if Instant::now() >= deadline => {
                 return Err(ShardError::Unreachable {
                     addr: addr.into(),
-                    reason: e.to_string(),
+                    source: e,
                 })
             }
             Err(_) => std::thread::sleep(Duration::from_millis(200)),
@@ -334,13 +371,13 @@ fn handshake(stream: &mut TcpStream, addr: &str, me: &Identity) -> Result<(), Sh
     wire::send(stream, &hello)?;
     let (mac, theirs) = match wire::recv(stream, MAX_HANDSHAKE)? {
         ToShard::Challenge { mac, nonce } => (mac, nonce),
-        ToShard::Refused { reason } => return Err(ShardError::Refused(reason)),
-        other => return Err(ShardError::Protocol(format!("{other:?}"))),
+        ToShard::Refused { reason } => return Err(ShardError::Refused { reason }),
+        other => return Err(ShardError::Protocol(Box::new(other))),
     };
     let parts = auth::coordinator_parts(&nonce, index, count);
     let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
     if !auth::verify(&me.secret, &parts, &mac) {
-        return Err(ShardError::Impostor(addr.into()));
+        return Err(ShardError::Impostor { addr: addr.into() });
     }
     let mac = auth::shard_mac(&me.secret, (&theirs, &nonce), index, count);
     wire::send(stream, &FromShard::Proof { mac })?;

@@ -86,11 +86,7 @@ pub(super) fn load(conn: &Connection, run_id: i64) -> Result<StoredHistograms, S
         let (scope, name, kind, data) = row?;
         let h: Histogram<u64> = deserializer
             .deserialize(&mut data.as_slice())
-            .map_err(|e| StoreError::Corrupt {
-                id: run_id,
-                what: "histogram",
-                reason: format!("{e:?}"),
-            })?;
+            .map_err(|source| StoreError::CorruptHistogram { id: run_id, source })?;
         match (scope.as_str(), kind.as_str()) {
             ("overall", "corrected") => out.overall = Some(h),
             ("overall", "uncorrected") => out.overall_uncorrected = Some(h),

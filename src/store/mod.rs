@@ -43,13 +43,31 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 /// Why the store could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The database (or its directory) could not be opened or created.
-    #[error("cannot open store {path}: {reason}")]
+    /// The store's directory could not be created.
+    #[error("cannot open store {path}: {source}")]
+    CreateDir {
+        /// The store file.
+        path: PathBuf,
+        /// What went wrong.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The database could not be opened, set up or migrated.
+    #[error("cannot open store {path}: {source}")]
     Open {
         /// The store file.
         path: PathBuf,
         /// What went wrong.
-        reason: String,
+        #[source]
+        source: Box<StoreError>,
+    },
+    /// SQLite would not switch the database to WAL mode.
+    #[error("cannot open store {path}: journal mode is {mode}, not wal")]
+    JournalMode {
+        /// The store file.
+        path: PathBuf,
+        /// The journal mode SQLite kept.
+        mode: String,
     },
     /// The file was written by a newer headroom.
     #[error("store schema version {found} is newer than this headroom understands ({known})")]
@@ -62,22 +80,40 @@ pub enum StoreError {
     /// An SQL statement failed.
     #[error("store: {0}")]
     Sql(#[from] rusqlite::Error),
-    /// A stored value could not be decoded.
-    #[error("store: run {id} has unreadable {what}: {reason}")]
+    /// A stored JSON value could not be decoded.
+    #[error("store: run {id} has unreadable {what}: {source}")]
     Corrupt {
         /// The run.
         id: i64,
         /// Which part.
         what: &'static str,
-        /// Decoder's message.
-        reason: String,
+        /// The decoder's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A stored histogram could not be decoded.
+    #[error("store: run {id} has unreadable histogram: {source:?}")]
+    CorruptHistogram {
+        /// The run.
+        id: i64,
+        /// The decoder's error.
+        #[source]
+        source: hdrhistogram::serialization::DeserializeError,
     },
     /// A run reference matched no run.
-    #[error("no run matches {0:?}")]
-    NotFound(String),
+    #[error("no run matches {reference:?}")]
+    NotFound {
+        /// The reference, in words (`7`, `latest~2`, `label:k=v`).
+        reference: String,
+    },
     /// A run reference could not be parsed.
-    #[error("bad run reference {0:?}: expected an id, `latest`, `latest~N` or `label:key=value`")]
-    BadReference(String),
+    #[error(
+        "bad run reference {text:?}: expected an id, `latest`, `latest~N` or `label:key=value`"
+    )]
+    BadReference {
+        /// The reference as given.
+        text: String,
+    },
 }
 
 /// An open run history. One SQLite connection; not shared between threads.
@@ -91,12 +127,11 @@ impl Store {
     /// Opens the store at `path`, creating the file (and its directory) and bringing
     /// its schema up to date. Safe while other processes have it open.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let open_err = |reason: String| StoreError::Open {
-            path: path.to_path_buf(),
-            reason,
-        };
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| open_err(e.to_string()))?;
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+                path: path.to_path_buf(),
+                source,
+            })?;
         }
         // Two processes creating the same store at once can get SQLITE_BUSY from the
         // journal-mode switch or the first migration without SQLite's busy handler
@@ -108,7 +143,12 @@ impl Store {
                 Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }
-                Err(e) => return Err(open_err(e.to_string())),
+                Err(e) => {
+                    return Err(StoreError::Open {
+                        path: path.to_path_buf(),
+                        source: Box::new(e),
+                    })
+                }
             }
         };
         Ok(Store {
@@ -141,9 +181,9 @@ fn prepare(path: &Path) -> Result<Connection, StoreError> {
     // across a process kill (the case that matters here), if not a power cut.
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
-        return Err(StoreError::Open {
+        return Err(StoreError::JournalMode {
             path: path.to_path_buf(),
-            reason: format!("journal mode is {mode}, not wal"),
+            mode,
         });
     }
     conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")?;

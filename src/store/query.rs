@@ -110,12 +110,8 @@ pub struct StoredRun {
 const COLUMNS: &str = "id, kind, status, pid, proc_start, started_at, ended_at, command_line, \
                        scenario_name, scenario_hash, git_commit, summary_json, verdict, message, note";
 
-fn corrupt(id: i64, what: &'static str, e: impl std::fmt::Display) -> StoreError {
-    StoreError::Corrupt {
-        id,
-        what,
-        reason: e.to_string(),
-    }
+fn corrupt(id: i64, what: &'static str, source: serde_json::Error) -> StoreError {
+    StoreError::Corrupt { id, what, source }
 }
 
 /// Whether the process that started a run is still alive (same pid, same start time).
@@ -160,7 +156,9 @@ impl Store {
                 RawRow::read,
             )
             .map_err(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => StoreError::NotFound(id.to_string()),
+                rusqlite::Error::QueryReturnedNoRows => StoreError::NotFound {
+                    reference: id.to_string(),
+                },
                 e => e.into(),
             })?;
         self.finish_row(raw)

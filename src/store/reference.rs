@@ -20,7 +20,9 @@ impl FromStr for RunRef {
     type Err = StoreError;
 
     fn from_str(text: &str) -> Result<RunRef, StoreError> {
-        let bad = || StoreError::BadReference(text.to_string());
+        let bad = || StoreError::BadReference {
+            text: text.to_string(),
+        };
         let t = text.trim();
         if let Some(rest) = t.strip_prefix("label:") {
             let (key, value) = rest.split_once('=').ok_or_else(bad)?;
@@ -58,9 +60,9 @@ impl Store {
         };
         match found {
             Ok(id) => Ok(id),
-            Err(rusqlite::Error::QueryReturnedNoRows) => {
-                Err(StoreError::NotFound(describe(reference)))
-            }
+            Err(rusqlite::Error::QueryReturnedNoRows) => Err(StoreError::NotFound {
+                reference: describe(reference),
+            }),
             Err(e) => Err(e.into()),
         }
     }
@@ -124,7 +126,7 @@ mod tests {
         assert_eq!(store.resolve(&round1).unwrap(), c);
         assert!(matches!(
             store.resolve(&RunRef::Latest(3)),
-            Err(StoreError::NotFound(_))
+            Err(StoreError::NotFound { .. })
         ));
     }
 }

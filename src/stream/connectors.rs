@@ -87,6 +87,6 @@ impl Connectors {
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         Connector::tls(addr, &endpoint.host, Arc::new(config))
             .map(Arc::new)
-            .map_err(|e| Failure::new(ErrorKind::Tls, e))
+            .map_err(|e| Failure::new(ErrorKind::Tls, e.to_string()))
     }
 }

@@ -105,7 +105,7 @@ async fn connection(cx: &OpenCx<'_>) -> Result<Rc<Connection>, Failure> {
             crate::client::connect::connect_error_kind(&e),
             e.to_string(),
         ),
-        crate::client::connect::ConnectError::Tls(e) => Failure::new(ErrorKind::Tls, e),
+        crate::client::connect::ConnectError::Tls(e) => Failure::new(ErrorKind::Tls, e.to_string()),
     })?;
     let conn = Connection::handshake(stream, &Settings::default())
         .await

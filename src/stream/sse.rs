@@ -175,7 +175,7 @@ async fn pump(mut response: Response, mut parser: Parser, reopen: Reopen, inbox:
                 }
                 // The spec fails the stream for a bad status or content type, and tries
                 // again after network errors (and so do we after a timeout).
-                Ok(Err(e @ (OpenError::Status(_) | OpenError::ContentType(_)))) => {
+                Ok(Err(e @ (OpenError::Status(_) | OpenError::ContentType { .. }))) => {
                     let f = failure(e);
                     inbox.failed(f.kind, f.reason);
                     return;

@@ -52,7 +52,7 @@ pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened, F
     let connector = cx.state.streams.http1(&cx.state.plan, e).await?;
     let (stream, _) = connector.open().await.map_err(|err| match err {
         ConnectError::Tcp(io) => Failure::new(connect_error_kind(&io), io.to_string()),
-        ConnectError::Tls(reason) => Failure::new(ErrorKind::Tls, reason),
+        ConnectError::Tls(reason) => Failure::new(ErrorKind::Tls, reason.to_string()),
     })?;
     let scheme = if e.tls { "wss" } else { "ws" };
     let mut request = format!("{scheme}://{}{}", e.authority, e.path)

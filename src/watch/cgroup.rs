@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::error::ProbeError;
 use super::live::LiveSample;
 use super::sampler::{Finished, Sampler};
 use super::summary::{mib, round3, AvgMax, Detail, Max};
@@ -74,15 +75,18 @@ pub(crate) fn cgroup_of(pid: u32) -> Option<String> {
 impl CgroupSampler {
     /// Finds `path` under the cgroup2 mount (or takes it as is when it already lies
     /// under it), reads the caps and the CPU baseline.
-    pub(crate) fn start(path: &str) -> Result<CgroupSampler, String> {
-        let mount = cgroup2_mount().ok_or("cgroup v2 is not mounted on this machine")?;
+    pub(crate) fn start(path: &str) -> Result<CgroupSampler, ProbeError> {
+        let mount = cgroup2_mount().ok_or(ProbeError::NoCgroup2)?;
         let given = Path::new(path);
         let dir = if given.starts_with(&mount) {
             given.to_path_buf()
         } else {
             mount.join(path.trim_start_matches('/'))
         };
-        let prev_usec = usage_usec(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let prev_usec = usage_usec(&dir).map_err(|e| ProbeError::Cgroup {
+            dir: dir.clone(),
+            source: Box::new(e),
+        })?;
         Ok(CgroupSampler {
             cpu_cap: cpu_max(&dir),
             memory_cap: read_u64(&dir.join("memory.max")),
@@ -94,13 +98,12 @@ impl CgroupSampler {
     }
 }
 
-fn usage_usec(dir: &Path) -> Result<u64, String> {
-    let text = std::fs::read_to_string(dir.join("cpu.stat"))
-        .map_err(|e| format!("cannot read cpu.stat: {e}"))?;
+fn usage_usec(dir: &Path) -> Result<u64, ProbeError> {
+    let text = std::fs::read_to_string(dir.join("cpu.stat")).map_err(ProbeError::CpuStat)?;
     text.lines()
         .find_map(|l| l.strip_prefix("usage_usec "))
         .and_then(|v| v.trim().parse().ok())
-        .ok_or_else(|| "cpu.stat has no usage_usec".to_string())
+        .ok_or(ProbeError::NoUsage)
 }
 
 /// A file holding one number; `None` when missing or `max`.
@@ -121,7 +124,7 @@ fn parse_cpu_max(text: &str) -> Option<f64> {
 }
 
 impl Sampler for CgroupSampler {
-    fn sample(&mut self, t: f64) -> Result<(), String> {
+    fn sample(&mut self, t: f64) -> Result<(), ProbeError> {
         let usec = usage_usec(&self.dir)?;
         let dt = (t - self.prev_t).max(1e-3);
         let cores = usec.saturating_sub(self.prev_usec) as f64 / 1e6 / dt;
@@ -196,6 +199,7 @@ mod tests {
         assert!(CgroupSampler::start("/no/such/cgroup-xyz")
             .err()
             .unwrap()
+            .to_string()
             .contains("cpu.stat"));
     }
 }

@@ -6,6 +6,7 @@ use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use super::cgroup::cgroup_of;
+use super::error::ProbeError;
 use super::http;
 
 /// Where the engine listens unless `DOCKER_HOST` names another `unix://` socket.
@@ -20,40 +21,49 @@ fn socket_path() -> String {
 }
 
 /// The cgroup v2 path of container `name`, or why it cannot be found.
-pub(crate) fn container_cgroup(name: &str) -> Result<String, String> {
+pub(crate) fn container_cgroup(name: &str) -> Result<String, ProbeError> {
     container_cgroup_at(&socket_path(), name)
 }
 
 /// [`container_cgroup`], asking the engine on `socket`.
-fn container_cgroup_at(socket: &str, name: &str) -> Result<String, String> {
-    let stream = UnixStream::connect(socket).map_err(|e| {
-        format!("no Docker engine is reachable at {socket} ({e}); start one or watch the container's cgroup:PATH instead")
+fn container_cgroup_at(socket: &str, name: &str) -> Result<String, ProbeError> {
+    let stream = UnixStream::connect(socket).map_err(|source| ProbeError::NoDocker {
+        socket: socket.to_owned(),
+        source,
     })?;
     let timeout = Some(Duration::from_secs(5));
     stream
         .set_read_timeout(timeout)
-        .map_err(|e| e.to_string())?;
+        .map_err(ProbeError::DockerSocket)?;
     stream
         .set_write_timeout(timeout)
-        .map_err(|e| e.to_string())?;
+        .map_err(ProbeError::DockerSocket)?;
     let (status, body) = http::get(stream, "docker", &format!("/containers/{name}/json"))?;
     match status {
         200 => {}
-        404 => return Err(format!("the Docker engine knows no container {name:?}")),
+        404 => {
+            return Err(ProbeError::NoContainer {
+                name: name.to_string(),
+            })
+        }
         other => {
-            return Err(format!(
-                "the Docker engine answered {other} for container {name:?}"
-            ))
+            return Err(ProbeError::DockerStatus {
+                status: other,
+                name: name.to_string(),
+            })
         }
     }
-    let info: serde_json::Value =
-        serde_json::from_slice(&body).map_err(|e| format!("Docker engine reply: {e}"))?;
+    let info: serde_json::Value = serde_json::from_slice(&body).map_err(ProbeError::DockerReply)?;
     let pid = info["State"]["Pid"]
         .as_u64()
         .filter(|&p| p > 0)
-        .ok_or_else(|| format!("container {name:?} is not running"))?;
-    cgroup_of(pid as u32)
-        .ok_or_else(|| format!("no cgroup v2 entry for container {name:?} (pid {pid})"))
+        .ok_or_else(|| ProbeError::NotRunning {
+            name: name.to_string(),
+        })?;
+    cgroup_of(pid as u32).ok_or_else(|| ProbeError::NoContainerCgroup {
+        name: name.to_string(),
+        pid,
+    })
 }
 
 #[cfg(test)]
@@ -66,7 +76,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("docker.sock");
         let socket = socket.to_str().unwrap();
-        let err = container_cgroup_at(socket, "db").unwrap_err();
+        let err = container_cgroup_at(socket, "db").unwrap_err().to_string();
         assert!(
             err.contains(&format!("no Docker engine is reachable at {socket}")),
             "{err}"

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::error::ProbeError;
 use super::live::LiveSample;
 use super::process::{ProcessSampler, Which};
 use super::sampler::{Finished, Sampler};
@@ -52,7 +53,7 @@ pub(crate) struct GeneratorSampler {
 
 impl GeneratorSampler {
     /// Starts on this process (which always exists).
-    pub(crate) fn start() -> Result<GeneratorSampler, String> {
+    pub(crate) fn start() -> Result<GeneratorSampler, ProbeError> {
         Ok(GeneratorSampler {
             inner: ProcessSampler::start(Which::Pid(std::process::id()))?,
             samples: Vec::new(),
@@ -61,7 +62,7 @@ impl GeneratorSampler {
 }
 
 impl Sampler for GeneratorSampler {
-    fn sample(&mut self, t: f64) -> Result<(), String> {
+    fn sample(&mut self, t: f64) -> Result<(), ProbeError> {
         let s = self.inner.sample_one(t)?;
         self.samples
             .push((s.t, s.cpu_cores.unwrap_or(0.0), s.rss_mb));

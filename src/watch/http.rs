@@ -7,6 +7,8 @@ use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
+use super::error::HttpError;
+
 /// Largest response read (a big exposition is a few MiB).
 const MAX_BODY: u64 = 16 * 1024 * 1024;
 
@@ -15,16 +17,16 @@ pub(crate) fn get(
     mut stream: impl Read + Write,
     host: &str,
     path: &str,
-) -> Result<(u16, Vec<u8>), String> {
+) -> Result<(u16, Vec<u8>), HttpError> {
     let request = format!("GET {path} HTTP/1.0\r\nHost: {host}\r\nAccept: text/plain\r\n\r\n");
     stream
         .write_all(request.as_bytes())
-        .map_err(|e| format!("send: {e}"))?;
+        .map_err(HttpError::Send)?;
     let mut raw = Vec::new();
     stream
         .take(MAX_BODY)
         .read_to_end(&mut raw)
-        .map_err(|e| format!("read: {e}"))?;
+        .map_err(HttpError::Read)?;
     let mut headers = [httparse::EMPTY_HEADER; 64];
     let mut response = httparse::Response::new(&mut headers);
     match response.parse(&raw) {
@@ -32,18 +34,25 @@ pub(crate) fn get(
             let status = response.code.unwrap_or(0);
             Ok((status, raw[head..].to_vec()))
         }
-        Ok(httparse::Status::Partial) => Err("incomplete response".into()),
-        Err(e) => Err(format!("malformed response: {e}")),
+        Ok(httparse::Status::Partial) => Err(HttpError::Incomplete),
+        Err(e) => Err(HttpError::Malformed(e)),
     }
 }
 
 /// Splits an `http://host:port/path` URL into (host, port, path-and-query).
-pub(crate) fn split_url(url: &str) -> Result<(String, u16, String), String> {
-    let uri: http::Uri = url.parse().map_err(|e| format!("bad URL {url:?}: {e}"))?;
+pub(crate) fn split_url(url: &str) -> Result<(String, u16, String), HttpError> {
+    let uri: http::Uri = url.parse().map_err(|source| HttpError::BadUrl {
+        url: url.to_string(),
+        source,
+    })?;
     if uri.scheme_str() != Some("http") {
-        return Err(format!("expected an http:// URL, found {url:?}"));
+        return Err(HttpError::NotHttp {
+            url: url.to_string(),
+        });
     }
-    let host = uri.host().ok_or_else(|| format!("no host in {url:?}"))?;
+    let host = uri.host().ok_or_else(|| HttpError::NoHost {
+        url: url.to_string(),
+    })?;
     let host = host
         .trim_start_matches('[')
         .trim_end_matches(']')
@@ -53,21 +62,24 @@ pub(crate) fn split_url(url: &str) -> Result<(String, u16, String), String> {
 }
 
 /// GETs an `http://` URL over TCP with `timeout` for connect, send and receive.
-pub(crate) fn get_url(url: &str, timeout: Duration) -> Result<(u16, Vec<u8>), String> {
+pub(crate) fn get_url(url: &str, timeout: Duration) -> Result<(u16, Vec<u8>), HttpError> {
     let (host, port, path) = split_url(url)?;
     let addr = (host.as_str(), port)
         .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {host}: {e}"))?
+        .map_err(|source| HttpError::Resolve {
+            host: host.clone(),
+            source,
+        })?
         .next()
-        .ok_or_else(|| format!("no address for {host}"))?;
-    let stream =
-        TcpStream::connect_timeout(&addr, timeout).map_err(|e| format!("connect {addr}: {e}"))?;
+        .ok_or_else(|| HttpError::NoAddress { host: host.clone() })?;
+    let stream = TcpStream::connect_timeout(&addr, timeout)
+        .map_err(|source| HttpError::Connect { addr, source })?;
     stream
         .set_read_timeout(Some(timeout))
-        .map_err(|e| e.to_string())?;
+        .map_err(HttpError::Timeout)?;
     stream
         .set_write_timeout(Some(timeout))
-        .map_err(|e| e.to_string())?;
+        .map_err(HttpError::Timeout)?;
     get(stream, &format!("{host}:{port}"), &path)
 }
 
@@ -104,6 +116,6 @@ mod tests {
         server.join().unwrap();
         assert_eq!((status, body.as_slice()), (200, &b"up 1\n"[..]));
         let refused = get_url(&format!("http://{addr}/m"), Duration::from_secs(1));
-        assert!(refused.unwrap_err().contains("connect"));
+        assert!(refused.unwrap_err().to_string().contains("connect"));
     }
 }

@@ -14,6 +14,7 @@
 
 mod cgroup;
 mod docker;
+mod error;
 mod generator;
 mod http;
 mod live;
@@ -29,6 +30,7 @@ mod thread;
 use std::time::{Duration, Instant};
 
 pub use cgroup::{CgroupSample, CgroupSummary};
+pub use error::{HttpError, ProbeError, SpecError};
 pub use generator::{GeneratorSample, GeneratorSummary};
 pub use live::{LiveSample, LiveWatch, LiveWatches};
 pub use pg_statements::TopQuery;
@@ -48,20 +50,30 @@ pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 /// A watch that could not start: bad input, reported before any load is sent.
 #[derive(Debug, thiserror::Error)]
 pub enum WatchError {
-    /// The spec is malformed or names something that cannot be watched now.
+    /// The spec is malformed.
     #[error("--watch {spec:?}: {reason}")]
     Spec {
         /// The spec as given.
         spec: String,
-        /// What is wrong, in words.
-        reason: String,
+        /// What is wrong.
+        #[source]
+        reason: SpecError,
+    },
+    /// The spec names something that cannot be watched now.
+    #[error("--watch {spec:?}: {reason}")]
+    Start {
+        /// The spec as given.
+        spec: String,
+        /// Why it cannot be watched.
+        #[source]
+        reason: ProbeError,
     },
     /// The interval is zero.
     #[error("--watch-interval must be above zero")]
     Interval,
     /// The sampling thread could not be started.
     #[error("cannot start the watch thread: {0}")]
-    Thread(String),
+    Thread(#[source] std::io::Error),
 }
 
 /// Running watches. Drop without [`Watches::finish`] stops the thread and loses the samples.
@@ -82,7 +94,7 @@ impl Watches {
             return Err(WatchError::Interval);
         }
         let cpu_before = thread::thread_cpu();
-        let self_error = |reason: String| WatchError::Spec {
+        let self_error = |reason| WatchError::Start {
             spec: "self".into(),
             reason,
         };
@@ -91,16 +103,19 @@ impl Watches {
             Box::new(generator::GeneratorSampler::start().map_err(self_error)?),
         )];
         for text in specs {
-            let fail = |reason: String| WatchError::Spec {
+            let spec = Spec::parse(text).map_err(|reason| WatchError::Spec {
                 spec: text.clone(),
                 reason,
-            };
-            let spec = Spec::parse(text).map_err(fail)?;
-            watched.push(Watched::new(text.clone(), open(&spec).map_err(fail)?));
+            })?;
+            let sampler = open(&spec).map_err(|reason| WatchError::Start {
+                spec: text.clone(),
+                reason,
+            })?;
+            watched.push(Watched::new(text.clone(), sampler));
         }
         let live = LiveWatches::default();
         let thread = SamplingThread::spawn(watched, interval, Instant::now(), live.clone())
-            .map_err(|e| WatchError::Thread(e.to_string()))?;
+            .map_err(WatchError::Thread)?;
         Ok(Watches {
             thread,
             live,
@@ -132,7 +147,7 @@ impl Watches {
 }
 
 /// Opens the sampler for `spec`.
-fn open(spec: &Spec) -> Result<Box<dyn Sampler>, String> {
+fn open(spec: &Spec) -> Result<Box<dyn Sampler>, ProbeError> {
     Ok(match spec {
         Spec::Pid(pid) => Box::new(process::ProcessSampler::start(process::Which::Pid(*pid))?),
         Spec::Process(name) => Box::new(process::ProcessSampler::start(process::Which::Name(

@@ -34,7 +34,10 @@ pub(crate) const MARK: &str = "/* headroom watch */";
 
 /// Reads the extension's counters for the current database; the error is the
 /// server's (no extension, or the library not preloaded).
-pub(crate) async fn snapshot(client: &Client, version: i32) -> Result<Snapshot, String> {
+pub(crate) async fn snapshot(
+    client: &Client,
+    version: i32,
+) -> Result<Snapshot, tokio_postgres::Error> {
     // PostgreSQL 13 renamed total_time to total_exec_time.
     let total = if version >= 130_000 {
         "total_exec_time"
@@ -46,7 +49,7 @@ pub(crate) async fn snapshot(client: &Client, version: i32) -> Result<Snapshot, 
          WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) \
          AND queryid IS NOT NULL AND query NOT LIKE '%headroom watch%'"
     );
-    let rows = client.query(&sql, &[]).await.map_err(|e| e.to_string())?;
+    let rows = client.query(&sql, &[]).await?;
     let mut map: HashMap<i64, (String, i64, f64)> = HashMap::new();
     for row in rows {
         let id: i64 = row.get(0);

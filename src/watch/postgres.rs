@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use tokio::runtime::Runtime;
 use tokio_postgres::{Client, NoTls};
 
+use super::error::ProbeError;
 use super::live::LiveSample;
 use super::pg_statements::{self, Snapshot, TopQuery, MARK};
 use super::sampler::{Finished, Sampler};
@@ -124,11 +125,10 @@ pub(crate) struct PostgresSampler {
 /// `pg_stat_statements` costs the server a scan of every statement it keeps.
 const LIVE_TOP_EVERY_S: f64 = 2.0;
 
-async fn connect(url: &str) -> Result<Client, String> {
+async fn connect(url: &str) -> Result<Client, ProbeError> {
     let (client, connection) = tokio::time::timeout(TIMEOUT, tokio_postgres::connect(url, NoTls))
         .await
-        .map_err(|_| format!("no answer within {TIMEOUT:?}"))?
-        .map_err(|e| e.to_string())?;
+        .map_err(|_| ProbeError::NoAnswer { within: TIMEOUT })??;
     // Driven whenever this runtime runs a query; ends when the client is dropped.
     tokio::spawn(connection);
     Ok(client)
@@ -137,11 +137,11 @@ async fn connect(url: &str) -> Result<Client, String> {
 impl PostgresSampler {
     /// Connects, reads `max_connections` and the server version, and takes the
     /// `pg_stat_statements` baseline (a notice, not a failure, when it is missing).
-    pub(crate) fn start(url: &str) -> Result<PostgresSampler, String> {
+    pub(crate) fn start(url: &str) -> Result<PostgresSampler, ProbeError> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(ProbeError::Runtime)?;
         let (client, version, limit) = rt.block_on(async {
             let client = connect(url).await?;
             let row = client
@@ -149,9 +149,8 @@ impl PostgresSampler {
                     &format!("{MARK} SELECT current_setting('server_version_num')::int, current_setting('max_connections')::bigint"),
                     &[],
                 )
-                .await
-                .map_err(|e| e.to_string())?;
-            Ok::<_, String>((client, row.get::<_, i32>(0), row.get::<_, i64>(1)))
+                .await?;
+            Ok::<_, ProbeError>((client, row.get::<_, i32>(0), row.get::<_, i64>(1)))
         })?;
         let mut s = PostgresSampler {
             rt,
@@ -193,15 +192,16 @@ impl PostgresSampler {
         self.statements = Some(start);
     }
 
-    fn statements_now(&mut self) -> Result<Snapshot, String> {
-        let client = self.client.as_ref().ok_or("not connected")?;
+    fn statements_now(&mut self) -> Result<Snapshot, ProbeError> {
+        let client = self.client.as_ref().ok_or(ProbeError::NotConnected)?;
         let version = self.version;
-        self.rt
-            .block_on(async { pg_statements::snapshot(client, version).await })
+        Ok(self
+            .rt
+            .block_on(async { pg_statements::snapshot(client, version).await })?)
     }
 
     /// The client, connecting again if the last one was lost.
-    fn ensure_client(&mut self) -> Result<(), String> {
+    fn ensure_client(&mut self) -> Result<(), ProbeError> {
         if self.client.as_ref().is_some_and(|c| !c.is_closed()) {
             return Ok(());
         }
@@ -212,14 +212,14 @@ impl PostgresSampler {
         Ok(())
     }
 
-    fn tables(&mut self) -> Result<Vec<TableTuples>, String> {
+    fn tables(&mut self) -> Result<Vec<TableTuples>, ProbeError> {
         self.ensure_client()?;
-        let client = self.client.as_ref().ok_or("not connected")?;
+        let client = self.client.as_ref().ok_or(ProbeError::NotConnected)?;
         let rows = self.rt.block_on(async {
             tokio::time::timeout(TIMEOUT, client.query(&format!("{MARK} {TABLES_SQL}"), &[]))
                 .await
-                .map_err(|_| "query timed out".to_string())?
-                .map_err(|e| e.to_string())
+                .map_err(|_| ProbeError::QueryTimedOut)?
+                .map_err(ProbeError::from)
         })?;
         Ok(rows
             .iter()
@@ -233,17 +233,17 @@ impl PostgresSampler {
 }
 
 impl Sampler for PostgresSampler {
-    fn sample(&mut self, t: f64) -> Result<(), String> {
+    fn sample(&mut self, t: f64) -> Result<(), ProbeError> {
         self.ensure_client()?;
-        let client = self.client.as_ref().ok_or("not connected")?;
+        let client = self.client.as_ref().ok_or(ProbeError::NotConnected)?;
         let row = self.rt.block_on(async {
             tokio::time::timeout(
                 TIMEOUT,
                 client.query_one(&format!("{MARK} {SAMPLE_SQL}"), &[]),
             )
             .await
-            .map_err(|_| "query timed out".to_string())?
-            .map_err(|e| e.to_string())
+            .map_err(|_| ProbeError::QueryTimedOut)?
+            .map_err(ProbeError::from)
         });
         let row = match row {
             Ok(row) => row,

@@ -17,6 +17,7 @@ use procfs::process::{LimitValue, Process, Stat};
 use procfs::Current;
 use serde::{Deserialize, Serialize};
 
+use super::error::ProbeError;
 use super::live::LiveSample;
 use super::sampler::{Finished, Sampler};
 use super::summary::{mib, round3, AvgMax, Detail, Max};
@@ -144,7 +145,7 @@ pub(crate) struct ProcessSampler {
 impl ProcessSampler {
     /// Checks that the process (or at least one of the name) exists now and takes the
     /// baseline for the first CPU figure.
-    pub(crate) fn start(which: Which) -> Result<ProcessSampler, String> {
+    pub(crate) fn start(which: Which) -> Result<ProcessSampler, ProbeError> {
         let mut s = ProcessSampler {
             which,
             root_start: None,
@@ -173,13 +174,13 @@ impl ProcessSampler {
     }
 
     /// The members now; for a pid, the watched process first.
-    fn resolve(&self) -> Result<Vec<Member>, String> {
+    fn resolve(&self) -> Result<Vec<Member>, ProbeError> {
         match &self.which {
             Which::Pid(pid) => self.tree(*pid),
             Which::Name(name) => {
                 let found = by_name(name);
                 if found.is_empty() {
-                    Err(format!("no process named {name:?}"))
+                    Err(ProbeError::NoProcessNamed { name: name.clone() })
                 } else {
                     Ok(found)
                 }
@@ -188,8 +189,8 @@ impl ProcessSampler {
     }
 
     /// `pid` and its descendants, from one scan of `/proc`.
-    fn tree(&self, pid: u32) -> Result<Vec<Member>, String> {
-        let gone = || format!("process {pid} is gone");
+    fn tree(&self, pid: u32) -> Result<Vec<Member>, ProbeError> {
+        let gone = || ProbeError::ProcessGone { pid };
         let root = i32::try_from(pid).map_err(|_| gone())?;
         let mut all: Vec<Member> = all_members();
         let at = all
@@ -252,7 +253,7 @@ fn by_name(name: &str) -> Vec<Member> {
 
 impl ProcessSampler {
     /// Takes one sample, keeps it, and returns it.
-    pub(crate) fn sample_one(&mut self, t: f64) -> Result<ProcessSample, String> {
+    pub(crate) fn sample_one(&mut self, t: f64) -> Result<ProcessSample, ProbeError> {
         // Uptime before the scan: a process born after this moment is new at the next sample.
         let uptime = self.uptime_ticks();
         let members = self.resolve()?;
@@ -278,7 +279,10 @@ impl ProcessSampler {
             }
         }
         if alive == 0 {
-            return Err(format!("{:?}: no readable process", self.which));
+            return Err(match &self.which {
+                Which::Pid(pid) => ProbeError::NoReadablePid { pid: *pid },
+                Which::Name(name) => ProbeError::NoReadableName { name: name.clone() },
+            });
         }
         let had_baseline = self.ledger.has_baseline();
         let readings: Vec<Reading> = members.iter().map(Member::reading).collect();
@@ -300,7 +304,7 @@ impl ProcessSampler {
 }
 
 impl Sampler for ProcessSampler {
-    fn sample(&mut self, t: f64) -> Result<(), String> {
+    fn sample(&mut self, t: f64) -> Result<(), ProbeError> {
         self.sample_one(t).map(|_| ())
     }
 

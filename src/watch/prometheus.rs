@@ -12,6 +12,7 @@ use std::time::Duration;
 use prometheus_parse::{Scrape, Value};
 use serde::{Deserialize, Serialize};
 
+use super::error::ProbeError;
 use super::http;
 use super::live::LiveSample;
 use super::sampler::{Finished, Sampler};
@@ -81,7 +82,7 @@ pub(crate) struct PrometheusSampler {
 
 impl PrometheusSampler {
     /// Scrapes once (the baseline); fails when the endpoint does not answer 200 with text.
-    pub(crate) fn start(url: &str, metrics: Vec<String>) -> Result<PrometheusSampler, String> {
+    pub(crate) fn start(url: &str, metrics: Vec<String>) -> Result<PrometheusSampler, ProbeError> {
         let mut s = PrometheusSampler {
             url: url.to_string(),
             metrics,
@@ -104,10 +105,9 @@ impl PrometheusSampler {
                 .any(|m| name == m || name.strip_suffix("_total") == Some(m.as_str()))
     }
 
-    fn record(&mut self, t: f64, text: &str) -> Result<(), String> {
+    fn record(&mut self, t: f64, text: &str) -> Result<(), ProbeError> {
         let lines = text.lines().map(|l| Ok(l.to_string()));
-        let scrape =
-            Scrape::parse(lines).map_err(|e| format!("cannot parse the exposition: {e}"))?;
+        let scrape = Scrape::parse(lines).map_err(ProbeError::Exposition)?;
         let mut values = BTreeMap::new();
         for sample in scrape.samples {
             let (v, typed_counter) = match sample.value {
@@ -160,10 +160,13 @@ impl PrometheusSampler {
 }
 
 impl Sampler for PrometheusSampler {
-    fn sample(&mut self, t: f64) -> Result<(), String> {
+    fn sample(&mut self, t: f64) -> Result<(), ProbeError> {
         let (status, body) = http::get_url(&self.url, SCRAPE_TIMEOUT)?;
         if status != 200 {
-            return Err(format!("{} answered {status}", self.url));
+            return Err(ProbeError::Status {
+                url: self.url.clone(),
+                status,
+            });
         }
         let text = String::from_utf8_lossy(&body);
         self.record(t, &text)

@@ -1,6 +1,7 @@
 //! The [`Sampler`] contract every watch kind implements, and [`Watched`]: a sampler
 //! with its spec and the gap bookkeeping that turns failed samples into [`Gap`]s.
 
+use super::error::ProbeError;
 use super::live::{LiveSample, LiveWatch};
 use super::summary::{Detail, Gap, WatchSummary};
 use crate::metrics::summary::Summary;
@@ -21,7 +22,7 @@ pub(crate) struct Finished {
 pub(crate) trait Sampler: Send {
     /// Takes one sample at `t` seconds since the watches started. An error is a missed
     /// sample (the thing is gone or did not answer): it becomes a gap, and sampling goes on.
-    fn sample(&mut self, t: f64) -> Result<(), String>;
+    fn sample(&mut self, t: f64) -> Result<(), ProbeError>;
 
     /// The newest sample kept, with its caps, for the live dashboard (`None` before
     /// the first).
@@ -65,7 +66,7 @@ impl Watched {
             }
             Err(reason) => {
                 if self.open.is_none() {
-                    self.open = Some((t, reason));
+                    self.open = Some((t, reason.to_string()));
                 }
             }
         }
@@ -108,9 +109,9 @@ mod tests {
     struct Flaky(Vec<f64>);
 
     impl Sampler for Flaky {
-        fn sample(&mut self, t: f64) -> Result<(), String> {
+        fn sample(&mut self, t: f64) -> Result<(), ProbeError> {
             if self.0.contains(&t) {
-                Err(format!("down at {t}"))
+                Err(ProbeError::ProcessGone { pid: t as u32 })
             } else {
                 Ok(())
             }
@@ -139,7 +140,13 @@ mod tests {
             .iter()
             .map(|g| (g.from_t, g.to_t, g.reason.as_str()))
             .collect();
-        assert_eq!(gaps, [(2.0, 4.0, "down at 2"), (6.0, 6.5, "down at 6")]);
+        assert_eq!(
+            gaps,
+            [
+                (2.0, 4.0, "process 2 is gone"),
+                (6.0, 6.5, "process 6 is gone")
+            ]
+        );
         assert_eq!(s.kind(), "process");
     }
 }

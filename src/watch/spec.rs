@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use super::error::SpecError;
+
 /// What one `--watch SPEC` asks to observe.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Spec {
@@ -26,21 +28,23 @@ pub enum Spec {
 }
 
 /// The kinds a spec may start with, for error messages.
-const KINDS: &str =
+pub(crate) const KINDS: &str =
     "pid:N, process:NAME, cgroup:PATH, docker:NAME, postgres:URL, prometheus:URL[#metric,...]";
 
 impl Spec {
     /// Parses a spec; the error says what was expected.
-    pub fn parse(text: &str) -> Result<Spec, String> {
+    pub fn parse(text: &str) -> Result<Spec, SpecError> {
         let text = text.trim();
         if text.starts_with("postgres://") || text.starts_with("postgresql://") {
             return Ok(Spec::Postgres(text.to_string()));
         }
         let Some((kind, rest)) = text.split_once(':') else {
-            return Err(format!("expected KIND:VALUE, one of {KINDS}"));
+            return Err(SpecError::NoKind);
         };
         if rest.is_empty() {
-            return Err(format!("`{kind}:` needs a value after the colon"));
+            return Err(SpecError::NoValue {
+                kind: kind.to_string(),
+            });
         }
         match kind {
             "pid" => rest
@@ -48,7 +52,9 @@ impl Spec {
                 .ok()
                 .filter(|&p| p > 0)
                 .map(Spec::Pid)
-                .ok_or_else(|| format!("pid: expected a process id, found {rest:?}")),
+                .ok_or_else(|| SpecError::Pid {
+                    found: rest.to_string(),
+                }),
             "process" => Ok(Spec::Process(rest.to_string())),
             "cgroup" => Ok(Spec::Cgroup(rest.to_string())),
             "docker" => Ok(Spec::Docker(rest.to_string())),
@@ -56,9 +62,9 @@ impl Spec {
                 if rest.starts_with("postgres://") || rest.starts_with("postgresql://") {
                     Ok(Spec::Postgres(rest.to_string()))
                 } else {
-                    Err(format!(
-                        "postgres: expected a postgres:// or postgresql:// URL, found {rest:?}"
-                    ))
+                    Err(SpecError::PostgresUrl {
+                        found: rest.to_string(),
+                    })
                 }
             }
             "prometheus" => {
@@ -74,16 +80,18 @@ impl Spec {
                     None => (rest, Vec::new()),
                 };
                 if !url.starts_with("http://") {
-                    return Err(format!(
-                        "prometheus: expected an http:// URL, found {url:?}"
-                    ));
+                    return Err(SpecError::PrometheusUrl {
+                        found: url.to_string(),
+                    });
                 }
                 Ok(Spec::Prometheus {
                     url: url.to_string(),
                     metrics,
                 })
             }
-            other => Err(format!("unknown kind `{other}`: expected one of {KINDS}")),
+            other => Err(SpecError::UnknownKind {
+                kind: other.to_string(),
+            }),
         }
     }
 }
@@ -155,7 +163,7 @@ mod tests {
             ("prometheus:https://x/metrics", "http:// URL"),
         ] {
             let err = Spec::parse(text).unwrap_err();
-            assert!(err.contains(part), "{text}: {err}");
+            assert!(err.to_string().contains(part), "{text}: {err}");
         }
     }
 }

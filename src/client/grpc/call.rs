@@ -32,7 +32,36 @@ pub enum CallError {
     /// Something else the gRPC protocol forbids (no status, a unary call with no reply
     /// or two, a response that is not gRPC).
     #[error("{0}")]
-    Protocol(String),
+    Protocol(#[from] ProtocolError),
+}
+
+/// A call that broke the gRPC protocol, or a request that could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ProtocolError {
+    /// The method's path is not a URI path.
+    #[error("bad method path: {0}")]
+    MethodPath(#[source] http::uri::InvalidUri),
+    /// The target and the method's path do not make a URI.
+    #[error("bad URI: {0}")]
+    Uri(#[source] http::uri::InvalidUriParts),
+    /// The request could not be built.
+    #[error("bad request: {0}")]
+    Request(#[source] http::Error),
+    /// The response is not gRPC.
+    #[error("response content-type is not application/grpc")]
+    NotGrpc,
+    /// The status was asked for after it had been read.
+    #[error("status read twice")]
+    StatusTwice,
+    /// The trailers held no status.
+    #[error("the call ended without a grpc-status")]
+    NoStatus,
+    /// A unary call with status OK and no reply.
+    #[error("unary call ended with status OK but no reply")]
+    NoReply,
+    /// A unary call with two replies.
+    #[error("unary call got two replies")]
+    TwoReplies,
 }
 
 impl CallError {
@@ -101,13 +130,8 @@ pub async fn start(
 ) -> Result<Responses, CallError> {
     let uri = {
         let mut parts = options.base.clone().into_parts();
-        parts.path_and_query = Some(
-            method
-                .path
-                .parse()
-                .map_err(|e| CallError::Protocol(format!("bad method path: {e}")))?,
-        );
-        http::Uri::from_parts(parts).map_err(|e| CallError::Protocol(format!("bad URI: {e}")))?
+        parts.path_and_query = Some(method.path.parse().map_err(ProtocolError::MethodPath)?);
+        http::Uri::from_parts(parts).map_err(ProtocolError::Uri)?
     };
     let mut request = http::Request::post(uri)
         .header("content-type", "application/grpc")
@@ -119,9 +143,7 @@ pub async fn start(
     if let Some(timeout) = options.timeout {
         request = request.header("grpc-timeout", status::encode_timeout(timeout));
     }
-    let mut request = request
-        .body(())
-        .map_err(|e| CallError::Protocol(format!("bad request: {e}")))?;
+    let mut request = request.body(()).map_err(ProtocolError::Request)?;
     for (name, value) in &options.metadata {
         request.headers_mut().append(name.clone(), value.clone());
     }
@@ -150,9 +172,7 @@ pub async fn start(
         .and_then(|v| v.to_str().ok())
         .is_some_and(|t| t.starts_with("application/grpc"));
     if !grpc_type && early.is_none() {
-        return Err(CallError::Protocol(
-            "response content-type is not application/grpc".into(),
-        ));
+        return Err(ProtocolError::NotGrpc.into());
     }
     if let Some(status) = early.as_ref().filter(|s| !s.is_ok()) {
         // Trailers-only: the call failed before any message.
@@ -202,14 +222,9 @@ impl Responses {
         let status = match self.early.take() {
             Some(status) => status,
             None => {
-                let body = self
-                    .body
-                    .as_mut()
-                    .ok_or_else(|| CallError::Protocol("status read twice".into()))?;
+                let body = self.body.as_mut().ok_or(ProtocolError::StatusTwice)?;
                 let trailers = body.trailers().await?.unwrap_or_default();
-                Status::from_headers(&trailers).ok_or_else(|| {
-                    CallError::Protocol("the call ended without a grpc-status".into())
-                })?
+                Status::from_headers(&trailers).ok_or(ProtocolError::NoStatus)?
             }
         };
         self.body = None;
@@ -238,10 +253,8 @@ pub async fn unary(
     responses.status().await?;
     match (first, second) {
         (Some(reply), None) => Ok(reply),
-        (None, _) => Err(CallError::Protocol(
-            "unary call ended with status OK but no reply".into(),
-        )),
-        (Some(_), Some(_)) => Err(CallError::Protocol("unary call got two replies".into())),
+        (None, _) => Err(ProtocolError::NoReply.into()),
+        (Some(_), Some(_)) => Err(ProtocolError::TwoReplies.into()),
     }
 }
 

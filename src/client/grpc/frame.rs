@@ -28,8 +28,11 @@ pub enum FrameError {
     CompressedWithoutEncoding,
     /// A compressed message: headroom sends no `grpc-accept-encoding`, so a server may
     /// not compress, and none is decoded.
-    #[error("compressed message (grpc-encoding {0}), which headroom does not accept")]
-    Compressed(String),
+    #[error("compressed message (grpc-encoding {encoding}), which headroom does not accept")]
+    Compressed {
+        /// The response's `grpc-encoding`.
+        encoding: String,
+    },
     /// The flag byte was neither 0 nor 1.
     #[error("bad compressed flag {0:#04x}")]
     BadFlag(u8),
@@ -96,7 +99,9 @@ impl Decoder {
             1 => {
                 return Err(match &self.encoding {
                     None => FrameError::CompressedWithoutEncoding,
-                    Some(e) => FrameError::Compressed(e.clone()),
+                    Some(e) => FrameError::Compressed {
+                        encoding: e.clone(),
+                    },
                 })
             }
             flag => return Err(FrameError::BadFlag(flag)),
@@ -220,7 +225,9 @@ mod tests {
         let mut d = Decoder::new(64, Some("gzip".into()));
         assert_eq!(
             d.push(&[1, 0, 0, 0, 1, 9]),
-            Err(FrameError::Compressed("gzip".into()))
+            Err(FrameError::Compressed {
+                encoding: "gzip".into()
+            })
         );
         let mut d = Decoder::new(64, None);
         assert_eq!(d.push(&[0x80, 0, 0, 0, 0]), Err(FrameError::BadFlag(0x80)));

@@ -17,7 +17,7 @@ pub mod frame;
 pub mod proto;
 pub mod status;
 
-pub use call::{CallError, CallOptions, Reply, Responses};
+pub use call::{CallError, CallOptions, ProtocolError, Reply, Responses};
 pub use proto::{Method, ProtoError, Schema};
 pub use status::Status;
 

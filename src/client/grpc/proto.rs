@@ -11,17 +11,32 @@ use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, Serialize
 /// Why a proto file, method or message was not usable: bad input, reported at load time.
 #[derive(Debug, thiserror::Error)]
 pub enum ProtoError {
-    /// protox could not read or compile the files (its message names file and line).
-    #[error("{file}: {reason}")]
+    /// protox could not be set up for the files (their directories as include paths).
+    #[error("{files}: {source}")]
+    Includes {
+        /// The files named in the scenario, joined.
+        files: String,
+        /// protox's error.
+        #[source]
+        source: protox::Error,
+    },
+    /// protox could not read or compile a file (its message, and `at`, give the line).
+    #[error("{file}: {at}{}", DebugChain(.source))]
     Compile {
         /// The file named in the scenario.
         file: String,
-        /// protox's explanation.
-        reason: String,
+        /// `path:line:column: ` where protox located the error, or empty.
+        at: String,
+        /// protox's error.
+        #[source]
+        source: protox::Error,
     },
     /// `call:` is not `package.Service/Method`.
-    #[error("call {0:?}: expected package.Service/Method")]
-    CallSyntax(String),
+    #[error("call {call:?}: expected package.Service/Method")]
+    CallSyntax {
+        /// The call as written.
+        call: String,
+    },
     /// No such service in the compiled files.
     #[error("call {call:?}: no service {service:?} in {files}")]
     UnknownService {
@@ -46,9 +61,12 @@ pub enum ProtoError {
     },
     /// Client-streaming and bidirectional calls are not supported.
     #[error(
-        "call {0:?}: client-streaming methods are not supported (unary and server-streaming are)"
+        "call {call:?}: client-streaming methods are not supported (unary and server-streaming are)"
     )]
-    ClientStreaming(String),
+    ClientStreaming {
+        /// The call as written.
+        call: String,
+    },
     /// The message JSON does not fit the method's input type.
     #[error("message does not fit {type_name}: {reason}")]
     Message {
@@ -90,19 +108,22 @@ impl Schema {
             }
             paths.push(path);
         }
-        let compile_err = |file: &str, e: &dyn std::fmt::Display| ProtoError::Compile {
-            file: file.to_string(),
-            reason: e.to_string(),
-        };
-        let mut compiler = protox::Compiler::new(&includes).map_err(|e| compile_err(&shown, &e))?;
+        let mut compiler =
+            protox::Compiler::new(&includes).map_err(|source| ProtoError::Includes {
+                files: shown.clone(),
+                source,
+            })?;
         compiler.include_imports(true);
         for (file, path) in files.iter().zip(&paths) {
             // One at a time so an error names its file; protox's own message gives the
             // line and column inside it.
-            compiler.open_file(path).map_err(|e| {
-                let at = position(base, &includes, &e).unwrap_or_default();
-                compile_err(file, &format_args!("{at}{}", DebugChain(&e)))
-            })?;
+            compiler
+                .open_file(path)
+                .map_err(|source| ProtoError::Compile {
+                    file: file.to_string(),
+                    at: position(base, &includes, &source).unwrap_or_default(),
+                    source,
+                })?;
         }
         Ok(Schema {
             pool: compiler.descriptor_pool(),
@@ -115,7 +136,9 @@ impl Schema {
         let (service, method) = call
             .split_once('/')
             .filter(|(s, m)| !s.is_empty() && !m.is_empty() && !m.contains('/'))
-            .ok_or_else(|| ProtoError::CallSyntax(call.to_string()))?;
+            .ok_or_else(|| ProtoError::CallSyntax {
+                call: call.to_string(),
+            })?;
         let svc =
             self.pool
                 .get_service_by_name(service)
@@ -137,7 +160,9 @@ impl Schema {
             }
         })?;
         if found.is_client_streaming() {
-            return Err(ProtoError::ClientStreaming(call.to_string()));
+            return Err(ProtoError::ClientStreaming {
+                call: call.to_string(),
+            });
         }
         Ok(Method {
             path: format!("/{service}/{method}"),

@@ -158,8 +158,8 @@ fn what_http2_cannot_carry_is_an_error() {
     for (t, what) in bad {
         let e = h2_static(&t, &target("http", "")).unwrap().unwrap_err();
         let matches = match what {
-            "method" => matches!(e, H2RequestError::Method(_)),
-            "header" => matches!(e, H2RequestError::Header(_)),
+            "method" => matches!(e, H2RequestError::Method { .. }),
+            "header" => matches!(e, H2RequestError::Header { .. }),
             _ => matches!(e, H2RequestError::Uri { .. }),
         };
         assert!(matches, "{what}: {e}");

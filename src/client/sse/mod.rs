@@ -10,5 +10,5 @@ pub mod parser;
 #[cfg(test)]
 mod parser_tests;
 
-pub use open::{open, OpenError, Response, SseRequest};
+pub use open::{open, BadRequest, OpenError, Response, SseRequest};
 pub use parser::{Event, Limits, ParseError, Parser};

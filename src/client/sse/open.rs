@@ -47,7 +47,7 @@ pub enum OpenError {
     Http(#[from] hyper::Error),
     /// The request could not be built (a header or path HTTP cannot carry).
     #[error("bad request: {0}")]
-    Request(String),
+    Request(#[from] BadRequest),
     /// 204 No Content: the server says there is no stream (a client must not reconnect).
     #[error("the server answered 204 No Content: no stream")]
     NoContent,
@@ -55,8 +55,34 @@ pub enum OpenError {
     #[error("the server answered {0}, not 200")]
     Status(StatusCode),
     /// A content type other than `text/event-stream`.
-    #[error("the content type is {0:?}, not text/event-stream")]
-    ContentType(String),
+    #[error("the content type is {found:?}, not text/event-stream")]
+    ContentType {
+        /// The response's content type (its first 100 characters; empty when absent).
+        found: String,
+    },
+}
+
+/// A stream request HTTP cannot carry.
+#[derive(Debug, thiserror::Error)]
+pub enum BadRequest {
+    /// The path is not a URI path.
+    #[error("{path:?}: {source}")]
+    Path {
+        /// The path.
+        path: String,
+        /// Why it does not parse.
+        #[source]
+        source: http::uri::InvalidUri,
+    },
+    /// The `Last-Event-ID` to resume from cannot be a header value.
+    #[error("the last event id {id:?} cannot be a header")]
+    LastEventId {
+        /// The id.
+        id: String,
+    },
+    /// The request could not be built (a header HTTP cannot carry).
+    #[error("{0}")]
+    Build(#[source] http::Error),
 }
 
 impl OpenError {
@@ -68,7 +94,7 @@ impl OpenError {
             OpenError::Http(e) if e.is_parse() || e.is_parse_too_large() => ErrorKind::Protocol,
             OpenError::Http(_) => ErrorKind::Reset,
             OpenError::Request(_) => ErrorKind::Check,
-            OpenError::NoContent | OpenError::Status(_) | OpenError::ContentType(_) => {
+            OpenError::NoContent | OpenError::Status(_) | OpenError::ContentType { .. } => {
                 ErrorKind::Stream
             }
         }
@@ -170,7 +196,10 @@ fn build(
             .build()
             .map_err(|_| req.path.parse::<Uri>().unwrap_err()),
     }
-    .map_err(|e| OpenError::Request(format!("{:?}: {e}", req.path)))?;
+    .map_err(|source| BadRequest::Path {
+        path: req.path.clone(),
+        source,
+    })?;
     let mut builder = Request::builder().method(Method::GET).uri(uri);
     if protocol == Protocol::Http1 {
         builder = builder.header(HOST, req.authority.as_str());
@@ -179,9 +208,8 @@ fn build(
         .header(ACCEPT, "text/event-stream")
         .header(CACHE_CONTROL, "no-cache");
     if let Some(id) = last_event_id.filter(|id| !id.is_empty()) {
-        let value = HeaderValue::from_str(id).map_err(|_| {
-            OpenError::Request(format!("the last event id {id:?} cannot be a header"))
-        })?;
+        let value = HeaderValue::from_str(id)
+            .map_err(|_| BadRequest::LastEventId { id: id.to_string() })?;
         builder = builder.header("last-event-id", value);
     }
     for (name, value) in &req.headers {
@@ -189,7 +217,7 @@ fn build(
     }
     builder
         .body(Empty::new())
-        .map_err(|e| OpenError::Request(e.to_string()))
+        .map_err(|e| BadRequest::Build(e).into())
 }
 
 /// Status 200 and `text/event-stream` (any parameters, any case), as the spec requires
@@ -201,14 +229,18 @@ fn check<B>(response: &http::Response<B>) -> Result<(), OpenError> {
         other => return Err(OpenError::Status(other)),
     }
     let Some(value) = response.headers().get(CONTENT_TYPE) else {
-        return Err(OpenError::ContentType(String::new()));
+        return Err(OpenError::ContentType {
+            found: String::new(),
+        });
     };
     let text = String::from_utf8_lossy(value.as_bytes());
     let essence = text.split(';').next().unwrap_or("").trim();
     if essence.eq_ignore_ascii_case("text/event-stream") {
         Ok(())
     } else {
-        Err(OpenError::ContentType(text.chars().take(100).collect()))
+        Err(OpenError::ContentType {
+            found: text.chars().take(100).collect(),
+        })
     }
 }
 

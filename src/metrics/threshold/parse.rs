@@ -1,6 +1,7 @@
 //! The threshold grammar: splits `[NAME.]METRIC OP VALUE` into its parts and converts
 //! VALUE into the metric's unit. [`super::Threshold::parse`] drives these in order.
 
+use super::error::RuleError;
 use super::{LatencyStat, Metric, Op, StreamMetric};
 
 /// Metric names as written, longest first among those sharing a prefix so that
@@ -128,18 +129,20 @@ const METRICS: [(&str, Metric); 48] = [
     ("stream_errors", Metric::Stream(StreamMetric::Errors)),
 ];
 
-const METRIC_LIST: &str = "p50, p90, p95, p99, p99.9, min, avg, max (or success_p95 and the like, \
+pub(super) const METRIC_LIST: &str = "p50, p90, p95, p99, p99.9, min, avg, max (or success_p95 and the like, \
                            for successful requests only), errors, rate, dropped, abandoned, \
                            or for streams message_p95, first_message_p95, stream_connect_p95 \
                            (any statistic) and stream_errors; delivery.p95, delivery.lost or delivery.duplicated with a sink";
 
+/// What a rule looks like, for the operator errors.
+pub(super) const EXPECTED: &str = "expected METRIC OP VALUE with OP one of <, <=, >, >=, ==, \
+                                   e.g. \"p95 < 500ms\"";
+
 /// Splits `lhs OP rhs` at the first operator character.
-pub(super) fn split_op(expr: &str) -> Result<(&str, Op, &str), String> {
-    const EXPECTED: &str = "expected METRIC OP VALUE with OP one of <, <=, >, >=, ==, \
-                            e.g. \"p95 < 500ms\"";
+pub(super) fn split_op(expr: &str) -> Result<(&str, Op, &str), RuleError> {
     let at = expr
         .find(['<', '>', '=', '!'])
-        .ok_or_else(|| EXPECTED.to_string())?;
+        .ok_or(RuleError::NoOperator)?;
     let rest = &expr[at..];
     let (op, len) = if rest.starts_with("<=") {
         (Op::Le, 2)
@@ -152,21 +155,19 @@ pub(super) fn split_op(expr: &str) -> Result<(&str, Op, &str), String> {
     } else if rest.starts_with('>') {
         (Op::Gt, 1)
     } else {
-        return Err(format!("unknown operator; {EXPECTED}"));
+        return Err(RuleError::UnknownOperator);
     };
     let rhs = &rest[len..];
     if rhs.trim_start().starts_with(['<', '>', '=', '!']) {
-        return Err(format!("unknown operator; {EXPECTED}"));
+        return Err(RuleError::UnknownOperator);
     }
     Ok((&expr[..at], op, rhs))
 }
 
 /// Splits `[NAME.]METRIC` into the scope, the metric and the metric as written.
-pub(super) fn split_metric(lhs: &str) -> Result<(Option<String>, Metric, &str), String> {
+pub(super) fn split_metric(lhs: &str) -> Result<(Option<String>, Metric, &str), RuleError> {
     if lhs.is_empty() {
-        return Err(format!(
-            "missing metric before the operator; expected one of {METRIC_LIST}"
-        ));
+        return Err(RuleError::NoMetric);
     }
     let found = METRICS.iter().find_map(|&(word, metric)| {
         let len = lhs.len().checked_sub(word.len())?;
@@ -184,24 +185,27 @@ pub(super) fn split_metric(lhs: &str) -> Result<(Option<String>, Metric, &str), 
     });
     let Some((scope, metric, written)) = found else {
         let word = lhs.rsplit('.').next().unwrap_or(lhs).trim();
-        return Err(format!(
-            "unknown metric \"{word}\"; expected one of {METRIC_LIST}"
-        ));
+        return Err(RuleError::UnknownMetric {
+            word: word.to_string(),
+        });
     };
     match scope {
-        Some("") => Err("empty request name before the dot, e.g. \"create_task.p95\"".into()),
-        Some(_) if metric == Metric::Dropped => {
-            Err("dropped is counted for the whole run, not per request name".into())
-        }
-        Some(_) if metric == Metric::Abandoned => {
-            Err("abandoned is counted for the whole run, not per request name".into())
-        }
+        Some("") => Err(RuleError::EmptyScope),
+        Some(_) if metric == Metric::Dropped => Err(RuleError::WholeRun { metric: "dropped" }),
+        Some(_) if metric == Metric::Abandoned => Err(RuleError::WholeRun {
+            metric: "abandoned",
+        }),
         _ => Ok((scope.map(str::to_string), metric, written)),
     }
 }
 
 /// Parses the right-hand side into the metric's unit (ms, percent, per second, count).
-pub(super) fn parse_value(metric: Metric, written: &str, op: Op, rhs: &str) -> Result<f64, String> {
+pub(super) fn parse_value(
+    metric: Metric,
+    written: &str,
+    op: Op,
+    rhs: &str,
+) -> Result<f64, RuleError> {
     // Stream figures read like their request counterparts: latencies and a percentage.
     let metric = match metric {
         Metric::Stream(StreamMetric::Errors) => Metric::ErrorPercent,
@@ -225,45 +229,49 @@ pub(super) fn parse_value(metric: Metric, written: &str, op: Op, rhs: &str) -> R
         .parse()
         .ok()
         .filter(|v: &f64| v.is_finite())
-        .ok_or_else(|| format!("expected a non-negative number after {op}, e.g. {example}"))?;
+        .ok_or_else(|| RuleError::NoNumber {
+            op,
+            example: example.clone(),
+        })?;
     let scale = match (metric, unit) {
         (Metric::Latency(_) | Metric::SuccessLatency(_), "us" | "µs") => 0.001,
         (Metric::Latency(_) | Metric::SuccessLatency(_), "ms") => 1.0,
         (Metric::Latency(_) | Metric::SuccessLatency(_), "s") => 1000.0,
         (Metric::Latency(_) | Metric::SuccessLatency(_), "") => {
-            let e = format!("\"{written} {op} {number}ms\"");
-            return Err(format!("latency needs a unit (us, ms or s), e.g. {e}"));
+            return Err(RuleError::NoLatencyUnit {
+                written: written.to_string(),
+                op,
+                number: number.to_string(),
+            });
         }
         (Metric::Latency(_) | Metric::SuccessLatency(_), _) => {
-            return Err(format!(
-                "unknown latency unit \"{unit}\"; expected us, ms or s"
-            ))
+            return Err(RuleError::LatencyUnit {
+                unit: unit.to_string(),
+            })
         }
         (Metric::ErrorPercent, "%") => 1.0,
-        (Metric::ErrorPercent, _) => {
-            return Err(format!(
-                "errors are a percentage ending in %, e.g. {example}"
-            ))
-        }
+        (Metric::ErrorPercent, _) => return Err(RuleError::NotPercent { example }),
         (Metric::DeliveryLatency(_) | Metric::DeliveryLost | Metric::DeliveryDuplicated, _) => {
             unreachable!("delivery metrics were mapped above")
         }
         (Metric::Rate, "/s") => 1.0,
-        (Metric::Rate, _) => {
-            return Err(format!("rate is per second, ending in /s, e.g. {example}"))
-        }
+        (Metric::Rate, _) => return Err(RuleError::NotPerSecond { example }),
         (Metric::Dropped | Metric::Abandoned, "") if value.fract() == 0.0 => 1.0,
         (Metric::Dropped | Metric::Abandoned, _) => {
-            return Err(format!(
-                "{written} is a whole count with no unit, e.g. {example}"
-            ))
+            return Err(RuleError::NotCount {
+                written: written.to_string(),
+                example,
+            })
         }
         (Metric::Stream(_), _) => unreachable!("mapped above"),
     };
     // A number of hundreds of digits is finite as written but not once scaled (s → ms).
     Some(value * scale)
         .filter(|v| v.is_finite())
-        .ok_or_else(|| format!("{number} is too large; expected e.g. {example}"))
+        .ok_or_else(|| RuleError::TooLarge {
+            number: number.to_string(),
+            example,
+        })
 }
 
 #[cfg(test)]
@@ -371,7 +379,7 @@ mod tests {
             ("login.dropped == 0", "not per request name"),
         ];
         for &(expr, wanted) in cases {
-            let err = Threshold::parse(expr).expect_err(expr);
+            let err = Threshold::parse(expr).expect_err(expr).to_string();
             assert!(
                 err.starts_with(&format!("threshold \"{}\": ", expr.trim())),
                 "{err}"

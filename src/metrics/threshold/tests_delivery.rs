@@ -17,6 +17,7 @@ fn delivery_thresholds_parse_and_judge_the_delivery_object() {
     assert_eq!((lost.metric, lost.limit), (Metric::DeliveryLost, 0.1));
     assert!(Threshold::parse("lost < 1%")
         .unwrap_err()
+        .to_string()
         .contains("delivery.lost"));
     assert!(Threshold::parse("delivery.avg < 1s").is_err());
     assert!(Threshold::parse("delivery.rate > 1/s").is_err());

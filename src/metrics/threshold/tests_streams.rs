@@ -39,9 +39,13 @@ fn stream_rules_parse_with_their_units_and_scopes() {
         (None, Metric::Stream(StreamMetric::Errors), 0.1)
     );
     assert!(Threshold::parse("stream_connect_p95 < 50ms").is_ok());
-    let e = Threshold::parse("stream_errors < 5ms").unwrap_err();
+    let e = Threshold::parse("stream_errors < 5ms")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("percentage"), "{e}");
-    let e = Threshold::parse("ws.message_p95 < 100").unwrap_err();
+    let e = Threshold::parse("ws.message_p95 < 100")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("unit"), "{e}");
 }
 

@@ -106,11 +106,13 @@ fn a_missing_pid_fails_at_start_and_an_unknown_name_too() {
     assert!(ProcessSampler::start(Which::Pid(u32::MAX - 1))
         .err()
         .unwrap()
+        .to_string()
         .contains("is gone"));
     assert!(
         ProcessSampler::start(Which::Name("no-such-proc-xyz".into()))
             .err()
             .unwrap()
+            .to_string()
             .contains("no process named")
     );
 }

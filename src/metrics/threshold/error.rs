@@ -1,0 +1,115 @@
+//! [`ThresholdError`]: a threshold rule that does not parse, quoting the rule, and
+//! [`RuleError`]: what is wrong with it.
+
+use super::parse::{EXPECTED, METRIC_LIST};
+use super::Op;
+
+/// A rule that does not parse: `threshold "RULE": REASON`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("threshold \"{expr}\": {reason}")]
+pub struct ThresholdError {
+    /// The rule as written, trimmed.
+    pub expr: String,
+    /// What is wrong with it.
+    #[source]
+    pub reason: RuleError,
+}
+
+/// What is wrong with a threshold rule; each message says what was expected.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RuleError {
+    /// No comparison operator.
+    #[error("{}", EXPECTED)]
+    NoOperator,
+    /// An operator headroom does not know (`!=`, `=<`...).
+    #[error("unknown operator; {}", EXPECTED)]
+    UnknownOperator,
+    /// Nothing before the operator.
+    #[error("missing metric before the operator; expected one of {}", METRIC_LIST)]
+    NoMetric,
+    /// A metric headroom does not know.
+    #[error("unknown metric \"{word}\"; expected one of {}", METRIC_LIST)]
+    UnknownMetric {
+        /// The word found where the metric goes.
+        word: String,
+    },
+    /// `.p95`: a dot with no request name before it.
+    #[error("empty request name before the dot, e.g. \"create_task.p95\"")]
+    EmptyScope,
+    /// A whole-run count (`dropped`, `abandoned`) scoped to a request.
+    #[error("{metric} is counted for the whole run, not per request name")]
+    WholeRun {
+        /// The metric's name.
+        metric: &'static str,
+    },
+    /// The value is not a non-negative number.
+    #[error("expected a non-negative number after {op}, e.g. {example}")]
+    NoNumber {
+        /// The operator.
+        op: Op,
+        /// A rule that would parse, quoted.
+        example: String,
+    },
+    /// A latency with no unit.
+    #[error("latency needs a unit (us, ms or s), e.g. \"{written} {op} {number}ms\"")]
+    NoLatencyUnit {
+        /// The metric as written.
+        written: String,
+        /// The operator.
+        op: Op,
+        /// The number as written.
+        number: String,
+    },
+    /// A latency unit headroom does not know.
+    #[error("unknown latency unit \"{unit}\"; expected us, ms or s")]
+    LatencyUnit {
+        /// The unit as written.
+        unit: String,
+    },
+    /// An error rule whose value does not end in `%`.
+    #[error("errors are a percentage ending in %, e.g. {example}")]
+    NotPercent {
+        /// A rule that would parse, quoted.
+        example: String,
+    },
+    /// A rate rule whose value does not end in `/s`.
+    #[error("rate is per second, ending in /s, e.g. {example}")]
+    NotPerSecond {
+        /// A rule that would parse, quoted.
+        example: String,
+    },
+    /// A count rule whose value is not a whole number with no unit.
+    #[error("{written} is a whole count with no unit, e.g. {example}")]
+    NotCount {
+        /// The metric as written.
+        written: String,
+        /// A rule that would parse, quoted.
+        example: String,
+    },
+    /// A value too large once in the metric's unit.
+    #[error("{number} is too large; expected e.g. {example}")]
+    TooLarge {
+        /// The number as written.
+        number: String,
+        /// A rule that would parse, quoted.
+        example: String,
+    },
+    /// `delivery.avg` or `delivery.p99.9`.
+    #[error("delivery latency has min, p50, p90, p95, p99 and max")]
+    DeliveryStat,
+    /// `lost` or `duplicated` without `delivery.`.
+    #[error("{metric} is a delivery figure: write \"delivery.{metric} {op} {value}\"")]
+    DeliveryFigure {
+        /// The metric as written.
+        metric: String,
+        /// The operator.
+        op: Op,
+        /// The value as written.
+        value: String,
+    },
+    /// `delivery.` before a metric that is not a delivery figure.
+    #[error(
+        "delivery rules are delivery.p95 (any latency statistic), delivery.lost or delivery.duplicated"
+    )]
+    DeliveryRule,
+}

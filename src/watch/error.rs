@@ -1,0 +1,236 @@
+//! Why a watch cannot start or missed a sample: [`SpecError`] for a spec that does not
+//! parse, [`HttpError`] for the small GET the Prometheus and Docker watches make, and
+//! [`ProbeError`] for a sampler that cannot reach or read what it watches.
+
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::spec::KINDS;
+
+/// A `--watch` spec that does not parse; the message says what was expected.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    /// No `KIND:` prefix.
+    #[error("expected KIND:VALUE, one of {}", KINDS)]
+    NoKind,
+    /// `KIND:` with nothing after the colon.
+    #[error("`{kind}:` needs a value after the colon")]
+    NoValue {
+        /// The kind given.
+        kind: String,
+    },
+    /// `pid:` followed by something that is not a positive process id.
+    #[error("pid: expected a process id, found {found:?}")]
+    Pid {
+        /// What followed the colon.
+        found: String,
+    },
+    /// `postgres:` followed by something that is not a PostgreSQL URL.
+    #[error("postgres: expected a postgres:// or postgresql:// URL, found {found:?}")]
+    PostgresUrl {
+        /// What followed the colon.
+        found: String,
+    },
+    /// `prometheus:` followed by something that is not an `http://` URL.
+    #[error("prometheus: expected an http:// URL, found {found:?}")]
+    PrometheusUrl {
+        /// The URL given.
+        found: String,
+    },
+    /// A kind headroom does not know.
+    #[error("unknown kind `{kind}`: expected one of {}", KINDS)]
+    UnknownKind {
+        /// The kind given.
+        kind: String,
+    },
+}
+
+/// A plain HTTP/1.0 GET that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    /// The request could not be written.
+    #[error("send: {0}")]
+    Send(#[source] io::Error),
+    /// The response could not be read.
+    #[error("read: {0}")]
+    Read(#[source] io::Error),
+    /// The connection closed before the response head ended.
+    #[error("incomplete response")]
+    Incomplete,
+    /// The response head is not HTTP.
+    #[error("malformed response: {0}")]
+    Malformed(#[source] httparse::Error),
+    /// The URL does not parse.
+    #[error("bad URL {url:?}: {source}")]
+    BadUrl {
+        /// The URL given.
+        url: String,
+        /// Why it does not parse.
+        #[source]
+        source: http::uri::InvalidUri,
+    },
+    /// The URL is not `http://`.
+    #[error("expected an http:// URL, found {url:?}")]
+    NotHttp {
+        /// The URL given.
+        url: String,
+    },
+    /// The URL has no host.
+    #[error("no host in {url:?}")]
+    NoHost {
+        /// The URL given.
+        url: String,
+    },
+    /// The host name does not resolve.
+    #[error("cannot resolve {host}: {source}")]
+    Resolve {
+        /// The host name.
+        host: String,
+        /// The resolver's error.
+        #[source]
+        source: io::Error,
+    },
+    /// The host name resolves to no address.
+    #[error("no address for {host}")]
+    NoAddress {
+        /// The host name.
+        host: String,
+    },
+    /// The TCP connection failed.
+    #[error("connect {addr}: {source}")]
+    Connect {
+        /// The address tried.
+        addr: SocketAddr,
+        /// The connect error.
+        #[source]
+        source: io::Error,
+    },
+    /// The socket's timeouts could not be set.
+    #[error("{0}")]
+    Timeout(#[source] io::Error),
+}
+
+/// A watch that cannot reach or read what it watches: at start, the watch is refused;
+/// mid-run, the sample is missed and becomes a gap.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// No process has this name.
+    #[error("no process named {name:?}")]
+    NoProcessNamed {
+        /// The name watched.
+        name: String,
+    },
+    /// The process exited (or its id was reused by another).
+    #[error("process {pid} is gone")]
+    ProcessGone {
+        /// The process id watched.
+        pid: u32,
+    },
+    /// Every process of a `pid:` watch was a zombie or unreadable.
+    #[error("Pid({pid}): no readable process")]
+    NoReadablePid {
+        /// The process id watched.
+        pid: u32,
+    },
+    /// Every process of a `process:` watch was a zombie or unreadable.
+    #[error("Name({name:?}): no readable process")]
+    NoReadableName {
+        /// The name watched.
+        name: String,
+    },
+    /// No cgroup2 file system is mounted.
+    #[error("cgroup v2 is not mounted on this machine")]
+    NoCgroup2,
+    /// The cgroup's directory could not be read at start.
+    #[error("{}: {source}", dir.display())]
+    Cgroup {
+        /// The cgroup's directory.
+        dir: PathBuf,
+        /// What failed there.
+        #[source]
+        source: Box<ProbeError>,
+    },
+    /// The cgroup's `cpu.stat` could not be read.
+    #[error("cannot read cpu.stat: {0}")]
+    CpuStat(#[source] io::Error),
+    /// The cgroup's `cpu.stat` has no `usage_usec` line.
+    #[error("cpu.stat has no usage_usec")]
+    NoUsage,
+    /// The Docker engine's socket does not accept connections.
+    #[error("no Docker engine is reachable at {socket} ({source}); start one or watch the container's cgroup:PATH instead")]
+    NoDocker {
+        /// The socket's path.
+        socket: String,
+        /// The connect error.
+        #[source]
+        source: io::Error,
+    },
+    /// The Docker engine's socket's timeouts could not be set.
+    #[error("{0}")]
+    DockerSocket(#[source] io::Error),
+    /// The Docker engine knows no such container.
+    #[error("the Docker engine knows no container {name:?}")]
+    NoContainer {
+        /// The container's name.
+        name: String,
+    },
+    /// The Docker engine answered with an unexpected status.
+    #[error("the Docker engine answered {status} for container {name:?}")]
+    DockerStatus {
+        /// The HTTP status.
+        status: u16,
+        /// The container's name.
+        name: String,
+    },
+    /// The Docker engine's reply is not the JSON expected.
+    #[error("Docker engine reply: {0}")]
+    DockerReply(#[source] serde_json::Error),
+    /// The container has no running process.
+    #[error("container {name:?} is not running")]
+    NotRunning {
+        /// The container's name.
+        name: String,
+    },
+    /// The container's process has no cgroup v2 entry.
+    #[error("no cgroup v2 entry for container {name:?} (pid {pid})")]
+    NoContainerCgroup {
+        /// The container's name.
+        name: String,
+        /// Its main process.
+        pid: u64,
+    },
+    /// The runtime for the PostgreSQL client could not be built.
+    #[error("{0}")]
+    Runtime(#[source] io::Error),
+    /// The database did not answer the connection in time.
+    #[error("no answer within {within:?}")]
+    NoAnswer {
+        /// How long it was given.
+        within: Duration,
+    },
+    /// The PostgreSQL client or server failed.
+    #[error("{0}")]
+    Postgres(#[from] tokio_postgres::Error),
+    /// No connection to the database is open.
+    #[error("not connected")]
+    NotConnected,
+    /// A query did not answer in time.
+    #[error("query timed out")]
+    QueryTimedOut,
+    /// The scrape's GET failed.
+    #[error(transparent)]
+    Http(#[from] HttpError),
+    /// The endpoint answered something other than 200.
+    #[error("{url} answered {status}")]
+    Status {
+        /// The endpoint.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+    },
+    /// The scraped text is not a Prometheus exposition.
+    #[error("cannot parse the exposition: {0}")]
+    Exposition(#[source] io::Error),
+}
