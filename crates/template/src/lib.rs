@@ -18,8 +18,11 @@
 //! a number, an object an object, a string a string). Text around a placeholder keeps the
 //! value a string. This is decided at compile time: rendering stays byte appends.
 
+mod error;
 mod parse;
 mod render;
+
+pub use error::{Problem, TemplateError};
 
 use rand::rngs::SmallRng;
 
@@ -124,7 +127,7 @@ enum Part {
 impl Template {
     /// Compiles `source`. Errors name the placeholder and say what was expected
     /// (unknown function, wrong arguments, unset environment variable, unclosed `{{`).
-    pub fn compile(source: &str, escape: Escape) -> Result<Template, String> {
+    pub fn compile(source: &str, escape: Escape) -> Result<Template, TemplateError> {
         let parts = parse::parse(source, escape)?;
         Ok(Template { parts, escape })
     }

@@ -3,12 +3,13 @@
 
 use super::render::json_escape;
 use super::{Escape, Part};
+use crate::error::{Problem, TemplateError};
 
-const FUNCTIONS: &str = "rand_int, rand_choice, uuid, seq, now_unix, now_iso";
+pub(crate) const FUNCTIONS: &str = "rand_int, rand_choice, uuid, seq, now_unix, now_iso";
 
 /// Largest `now_iso` offset either way, seconds: 100 years. Further is a typo, and the
 /// rendered date must stay between 1970 and 9999 (see `render::write_iso`).
-pub(super) const MAX_ISO_OFFSET_S: i64 = 100 * 365 * 24 * 3600;
+pub(crate) const MAX_ISO_OFFSET_S: i64 = 100 * 365 * 24 * 3600;
 
 /// Marks a typed placeholder in [`json_source`]'s output: `{{\u{1}expr}}`. A raw
 /// control character never appears in serialized JSON (serde_json escapes it inside
@@ -62,16 +63,16 @@ fn single_placeholder(s: &str) -> Option<&str> {
 }
 
 /// Parses `source` into parts; adjacent literals are merged.
-pub(super) fn parse(source: &str, escape: Escape) -> Result<Vec<Part>, String> {
+pub(super) fn parse(source: &str, escape: Escape) -> Result<Vec<Part>, TemplateError> {
     let mut parts = Vec::new();
     let mut literal = String::new();
     let mut rest = source;
     while let Some(open) = rest.find("{{") {
         literal.push_str(&rest[..open]);
         let after = &rest[open + 2..];
-        let close = after
-            .find("}}")
-            .ok_or_else(|| format!("unclosed `{{{{` in {source:?}: expected `}}}}`"))?;
+        let close = after.find("}}").ok_or_else(|| TemplateError::Unclosed {
+            text: source.to_owned(),
+        })?;
         let expr = after[..close].trim();
         let part = match expr.strip_prefix(TYPED) {
             // Only JSON templates come from `json_source`; elsewhere the marker is text.
@@ -106,34 +107,37 @@ fn typed(part: Part) -> Part {
 }
 
 /// Compiles one placeholder's expression.
-fn expression(expr: &str, escape: Escape) -> Result<Part, String> {
+fn expression(expr: &str, escape: Escape) -> Result<Part, TemplateError> {
     if expr.is_empty() {
-        return Err("empty placeholder `{{ }}`: expected an expression such as `uuid()`".into());
+        return Err(TemplateError::Empty);
     }
+    let placeholder = |problem| TemplateError::Placeholder {
+        expr: expr.to_owned(),
+        problem,
+    };
     if let Some(name) = expr.strip_prefix("env.") {
         if !is_identifier(name) {
-            return Err(format!(
-                "`{{{{ {expr} }}}}`: expected an environment variable name after `env.`"
-            ));
+            return Err(placeholder(Problem::EnvName));
         }
-        let value = std::env::var(name)
-            .map_err(|_| format!("`{{{{ {expr} }}}}`: environment variable {name} is not set"))?;
+        let value = std::env::var(name).map_err(|_| {
+            placeholder(Problem::EnvUnset {
+                name: name.to_owned(),
+            })
+        })?;
         return Ok(Part::Literal(escaped(&value, escape)));
     }
     let Some(open) = expr.find('(') else {
         if is_identifier(expr) {
             return Ok(Part::Var(expr.to_string()));
         }
-        return Err(format!(
-            "`{{{{ {expr} }}}}`: expected a variable name, `env.NAME` or a function call ({FUNCTIONS})"
-        ));
+        return Err(placeholder(Problem::NotAnExpression));
     };
     let name = expr[..open].trim();
     let args_src = expr[open + 1..]
         .strip_suffix(')')
-        .ok_or_else(|| format!("`{{{{ {expr} }}}}`: expected `)` at the end of the call"))?;
-    let args = arguments(args_src).map_err(|e| format!("`{{{{ {expr} }}}}`: {e}"))?;
-    call(name, &args, escape).map_err(|e| format!("`{{{{ {expr} }}}}`: {e}"))
+        .ok_or_else(|| placeholder(Problem::Unclosed))?;
+    let args = arguments(args_src).map_err(placeholder)?;
+    call(name, &args, escape).map_err(placeholder)
 }
 
 /// A literal argument of a function call.
@@ -143,24 +147,24 @@ enum Arg {
     Str(String),
 }
 
-fn call(name: &str, args: &[Arg], escape: Escape) -> Result<Part, String> {
+fn call(name: &str, args: &[Arg], escape: Escape) -> Result<Part, Problem> {
     let no_args = |part: Part| {
         if args.is_empty() {
             Ok(part)
         } else {
-            Err(format!("{name}() takes no arguments, found {}", args.len()))
+            Err(Problem::NoArguments {
+                function: name.to_owned(),
+                found: args.len(),
+            })
         }
     };
     match name {
         "rand_int" => match args {
             [Arg::Int(lo), Arg::Int(hi)] if lo <= hi => Ok(Part::RandInt(*lo, *hi)),
-            [Arg::Int(lo), Arg::Int(hi)] => Err(format!(
-                "rand_int(lo, hi) needs lo <= hi, found {lo} > {hi}"
-            )),
-            _ => Err(format!(
-                "rand_int expects 2 integer arguments (lo, hi), found {}",
-                describe(args)
-            )),
+            [Arg::Int(lo), Arg::Int(hi)] => Err(Problem::RandIntOrder { lo: *lo, hi: *hi }),
+            _ => Err(Problem::RandIntArguments {
+                found: describe(args),
+            }),
         },
         "rand_choice" => {
             let mut options = Vec::with_capacity(args.len());
@@ -168,15 +172,14 @@ fn call(name: &str, args: &[Arg], escape: Escape) -> Result<Part, String> {
                 match arg {
                     Arg::Str(s) => options.push(escaped(s, escape)),
                     Arg::Int(_) => {
-                        return Err(format!(
-                            "rand_choice expects string arguments, found {}",
-                            describe(args)
-                        ))
+                        return Err(Problem::RandChoiceArguments {
+                            found: describe(args),
+                        })
                     }
                 }
             }
             if options.is_empty() {
-                return Err("rand_choice expects at least one string argument".into());
+                return Err(Problem::RandChoiceEmpty);
             }
             Ok(Part::RandChoice(options))
         }
@@ -188,16 +191,14 @@ fn call(name: &str, args: &[Arg], escape: Escape) -> Result<Part, String> {
             [Arg::Int(offset)] if offset.unsigned_abs() <= MAX_ISO_OFFSET_S as u64 => {
                 Ok(Part::NowIso(*offset))
             }
-            [Arg::Int(offset)] => Err(format!(
-                "now_iso's offset is at most {MAX_ISO_OFFSET_S} seconds (100 years) either \
-                 way, found {offset}"
-            )),
-            _ => Err(format!(
-                "now_iso expects one integer argument (offset in seconds), found {}",
-                describe(args)
-            )),
+            [Arg::Int(offset)] => Err(Problem::IsoOffset { offset: *offset }),
+            _ => Err(Problem::IsoArguments {
+                found: describe(args),
+            }),
         },
-        _ => Err(format!("unknown function `{name}` (known: {FUNCTIONS})")),
+        _ => Err(Problem::UnknownFunction {
+            function: name.to_owned(),
+        }),
     }
 }
 
@@ -216,7 +217,7 @@ fn describe(args: &[Arg]) -> String {
 }
 
 /// Splits a comma-separated argument list of integers and quoted strings.
-fn arguments(src: &str) -> Result<Vec<Arg>, String> {
+fn arguments(src: &str) -> Result<Vec<Arg>, Problem> {
     let mut args = Vec::new();
     let mut chars = src.trim_start().chars().peekable();
     if chars.peek().is_none() {
@@ -232,11 +233,11 @@ fn arguments(src: &str) -> Result<Vec<Arg>, String> {
                     match chars.next() {
                         Some('\\') => match chars.next() {
                             Some(c) => text.push(c),
-                            None => return Err("unterminated string argument".into()),
+                            None => return Err(Problem::UnterminatedString),
                         },
                         Some(c) if c == quote => break,
                         Some(c) => text.push(c),
-                        None => return Err("unterminated string argument".into()),
+                        None => return Err(Problem::UnterminatedString),
                     }
                 }
                 args.push(Arg::Str(text));
@@ -246,18 +247,18 @@ fn arguments(src: &str) -> Result<Vec<Arg>, String> {
                 while let Some(c) = chars.next_if(|c| *c != ',' && !c.is_whitespace()) {
                     token.push(c);
                 }
-                let n = token.parse::<i64>().map_err(|_| {
-                    format!("expected an integer or a quoted string argument, found `{token}`")
+                let n = token.parse::<i64>().map_err(|_| Problem::NotAnArgument {
+                    token: token.clone(),
                 })?;
                 args.push(Arg::Int(n));
             }
-            None => return Err("expected an argument after `,`".into()),
+            None => return Err(Problem::MissingArgument),
         }
         while chars.next_if(|c| c.is_whitespace()).is_some() {}
         match chars.next() {
             None => return Ok(args),
             Some(',') => continue,
-            Some(c) => return Err(format!("expected `,` between arguments, found `{c}`")),
+            Some(c) => return Err(Problem::NoComma { found: c }),
         }
     }
 }

@@ -15,7 +15,9 @@ fn render(source: &str, escape: Escape) -> String {
 }
 
 fn compile_err(source: &str) -> String {
-    Template::compile(source, Escape::None).unwrap_err()
+    Template::compile(source, Escape::None)
+        .unwrap_err()
+        .to_string()
 }
 
 #[test]
