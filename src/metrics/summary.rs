@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use super::figures::{Errors, Latency};
+use crate::watch::{GeneratorVerdict, RunView};
 
 /// Everything a run measured, ready to print, judge and store.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -325,6 +326,31 @@ pub struct Second {
     /// CPU the engine threads used in this second, percent of one core.
     #[serde(default)]
     pub generator_cpu_percent: f64,
+}
+
+/// What the watches read of a finished run.
+impl RunView for Summary {
+    fn lag_in_second(&self, t: u64) -> Option<f64> {
+        self.timeline
+            .iter()
+            .find(|s| s.t == t)
+            .map(|s| s.max_lag_ms)
+    }
+
+    fn timeline_max_lag_ms(&self) -> f64 {
+        self.timeline
+            .iter()
+            .map(|s| s.max_lag_ms)
+            .fold(0.0, f64::max)
+    }
+
+    fn generator_verdict(&self) -> GeneratorVerdict {
+        GeneratorVerdict {
+            bound: self.generator.bound,
+            reason: self.generator.reason.clone(),
+            max_lag_ms: self.generator.max_lag_ms,
+        }
+    }
 }
 
 #[cfg(test)]

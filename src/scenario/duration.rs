@@ -9,10 +9,6 @@ use std::time::Duration;
 use super::field_errors::DurationError;
 use crate::plan::Think;
 
-/// What a duration looks like, for the errors.
-pub(super) const EXPECTED: &str =
-    "expected a duration with a unit, such as 500ms, 1.5s, 2m or 1m30s";
-
 /// The longest duration anything takes (a run, a stage, a timeout, a think time): a
 /// year. Longer is a typo, and past it the clock arithmetic of a run (start + length)
 /// would leave the range of the system clock.

@@ -4,9 +4,15 @@
 
 use std::time::Duration;
 
-use super::duration::EXPECTED;
 use crate::metrics::threshold::ThresholdError;
 use crate::sink::SinkOptionsError;
+
+/// What a duration looks like, for the errors.
+pub(super) const EXPECTED: &str =
+    "expected a duration with a unit, such as 500ms, 1.5s, 2m or 1m30s";
+
+pub(super) const SINK_KEYS: &str =
+    "listen, latency, status, fail, id, grace, settle, max_ids, max_body";
 
 /// A duration or think time that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -172,7 +178,7 @@ pub enum SinkFieldError {
         found: String,
     },
     /// A key `sink:` does not take.
-    #[error("unknown key `{key}`; expected one of {}", super::sink::KEYS)]
+    #[error("unknown key `{key}`; expected one of {}", SINK_KEYS)]
     UnknownKey {
         /// The key given.
         key: String,

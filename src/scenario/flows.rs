@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_saphyr::Spanned;
 
 use super::errors::{ScenarioError, Source};
+use super::fields::captures_of;
 use super::format::FlowSpec;
 use super::requests::{self, Context};
 use super::streams::{self, FlowStreams};
@@ -144,35 +145,4 @@ fn captures(
     path: &str,
 ) -> Result<Vec<Capture>, ScenarioError> {
     captures_of(src, &step.capture, path)
-}
-
-/// Compiles the `capture:` map at `path` (variable name → JSONPath query).
-pub(crate) fn captures_of(
-    src: Source<'_>,
-    capture: &std::collections::BTreeMap<String, Spanned<String>>,
-    path: &str,
-) -> Result<Vec<Capture>, ScenarioError> {
-    let mut out = Vec::with_capacity(capture.len());
-    for (var, query) in capture {
-        let var_path = format!("{path}.capture.{var}");
-        let mut chars = var.chars();
-        let identifier = matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !identifier || var == "env" {
-            return Err(src.of(
-                query,
-                &var_path,
-                format!(
-                    "expected a variable name (letters, digits, `_`; not `env`), found {var:?}"
-                ),
-            ));
-        }
-        let compiled = requests::json_path(src, query, &var_path, &query.value)?;
-        out.push(Capture {
-            var: var.clone(),
-            path: compiled,
-            source: query.value.clone(),
-        });
-    }
-    Ok(out)
 }

@@ -9,8 +9,8 @@ use serde_json::Value;
 use serde_saphyr::Spanned;
 
 use super::errors::{found, ScenarioError, Source};
+use super::fields::template;
 use super::format::GraphqlSpec;
-use super::requests::template;
 use crate::template::{json_source, Escape, Template};
 
 /// Largest query accepted (inline or from a file): a query this size is a mistake

@@ -9,6 +9,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::errors::{found, ScenarioError, Source};
+use super::fields::template;
 use super::format::StreamSpec;
 use super::requests;
 use crate::client::grpc::Schema;
@@ -116,8 +117,8 @@ pub(crate) fn compile(
             .map_err(|e| src.at(at, &message_path, e))?;
     }
     let message = match &s.message {
-        Some(node) => requests::template(src, node, &message_path, &text, Escape::Json, vars)?,
-        None => requests::template(src, call, &message_path, &text, Escape::Json, vars)?,
+        Some(node) => template(src, node, &message_path, &text, Escape::Json, vars)?,
+        None => template(src, call, &message_path, &text, Escape::Json, vars)?,
     };
     let mut metadata = Vec::new();
     for (name, value) in &s.metadata {

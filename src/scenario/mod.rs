@@ -13,6 +13,7 @@ mod compile;
 mod duration;
 mod errors;
 mod field_errors;
+mod fields;
 mod flows;
 mod format;
 mod graphql;

@@ -4,12 +4,12 @@
 //! the variables they use are checked at load time.
 
 use serde_json::Value;
-use serde_json_path::JsonPath;
 use serde_saphyr::Spanned;
 
 use super::field_errors::HeaderError;
 
 use super::errors::{found, ScenarioError, Source};
+use super::fields::{json_path, template};
 use super::format::{ExpectSpec, Node, RequestSpec};
 use super::values::duration;
 use crate::plan::{Expect, JsonExpect, RequestTemplate, StatusRange};
@@ -39,36 +39,6 @@ impl Context<'_> {
             }
         }
     }
-}
-
-/// Compiles a template and checks the captured variables it uses: `vars` is `None` for
-/// a plain request (no variables), else the variables captured by earlier flow steps.
-pub(crate) fn template<T>(
-    src: Source<'_>,
-    node: &Spanned<T>,
-    path: &str,
-    source: &str,
-    escape: Escape,
-    vars: Option<&[String]>,
-) -> Result<Template, ScenarioError> {
-    let t = Template::compile(source, escape).map_err(|e| src.of(node, path, e))?;
-    for var in t.variables() {
-        match vars {
-            None => {
-                return Err(src.of(node, path, format!(
-                    "`{{{{ {var} }}}}` uses the variable `{var}`, but only flow steps after a `capture` have variables"
-                )))
-            }
-            Some(known) if !known.iter().any(|k| k == var) => {
-                let have = if known.is_empty() { "none".to_string() } else { known.join(", ") };
-                return Err(src.of(node, path, format!(
-                    "`{{{{ {var} }}}}` uses the variable `{var}`, which no earlier step captures (captured so far: {have})"
-                )));
-            }
-            Some(_) => {}
-        }
-    }
-    Ok(t)
 }
 
 /// Compiles a header value after checking its name (an HTTP token) and that its
@@ -346,22 +316,6 @@ fn expect(src: Source<'_>, spec: &ExpectSpec, path: &str) -> Result<Expect, Scen
         body_contains: spec.body_contains.clone(),
         json,
         graphql: false,
-    })
-}
-
-/// Compiles a JSONPath query.
-pub(crate) fn json_path<T>(
-    src: Source<'_>,
-    node: &Spanned<T>,
-    path: &str,
-    query: &str,
-) -> Result<JsonPath, ScenarioError> {
-    JsonPath::parse(query).map_err(|e| {
-        src.of(
-            node,
-            path,
-            format!("expected a JSONPath query such as $.data, found {query:?} ({e})"),
-        )
     })
 }
 

@@ -19,13 +19,11 @@ use serde_json::{Map, Value};
 
 use super::duration::parse_duration;
 use super::errors::{found, ScenarioError, Source};
-use super::field_errors::SinkFieldError;
+use super::field_errors::{SinkFieldError, SINK_KEYS};
 use super::format::Node;
 use crate::sink::{
     Correlate, Fail, SinkLatency, SinkOptions, SinkPlan, DEFAULT_GRACE, DEFAULT_SETTLE,
 };
-
-pub(super) const KEYS: &str = "listen, latency, status, fail, id, grace, settle, max_ids, max_body";
 
 fn dur(v: &Value) -> Result<Duration, SinkFieldError> {
     match v {
@@ -144,7 +142,10 @@ pub(crate) fn build(src: Source<'_>, node: &Node) -> Result<SinkPlan, ScenarioEr
             return Err(src.of(
                 node,
                 "sink",
-                format!("expected a mapping with {KEYS}, found {}", found(other)),
+                format!(
+                    "expected a mapping with {SINK_KEYS}, found {}",
+                    found(other)
+                ),
             ))
         }
     };

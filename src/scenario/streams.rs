@@ -8,8 +8,9 @@ use serde_json::Value;
 use serde_saphyr::Spanned;
 
 use super::errors::{found, ScenarioError, Source};
+use super::fields::{captures_of, json_path, template};
 use super::format::{MessageExpectSpec, Node, StreamSpec};
-use super::requests::{self, json_path, Context};
+use super::requests::{self, Context};
 use super::values::{duration, positive_int};
 use crate::plan::{JsonExpect, MessageExpect, Protocol, StreamName, StreamStep};
 use crate::template::{Escape, Template};
@@ -84,7 +85,7 @@ pub(crate) fn compile(
     // A gRPC call opens its stream (a unary call's is over once its reply is in): its
     // "URL" is the method's path on the run's target.
     let call_url = match (&grpc, &s.call) {
-        (Some(g), Some(call)) => Some(requests::template(
+        (Some(g), Some(call)) => Some(template(
             src,
             call,
             &format!("{path}.call"),
@@ -109,7 +110,7 @@ pub(crate) fn compile(
                     ));
                 }
             }
-            Some(requests::template(
+            Some(template(
                 src,
                 u,
                 &format!("{path}.url"),
@@ -176,7 +177,7 @@ pub(crate) fn compile(
         }
         None => (None, None),
     };
-    let captures = super::flows::captures_of(src, &s.capture, path)?;
+    let captures = captures_of(src, &s.capture, path)?;
     if expect.is_none() {
         if let Some((var, node)) = s.capture.iter().next() {
             return Err(src.of(
@@ -270,16 +271,16 @@ fn send(
     vars: Option<&[String]>,
 ) -> Result<Template, ScenarioError> {
     match &node.value {
-        Value::String(text) => requests::template(src, node, path, text, Escape::None, vars),
+        Value::String(text) => template(src, node, path, text, Escape::None, vars),
         Value::Object(map) if map.len() == 1 => {
             let (key, value) = map.iter().next().expect("one entry");
             match (key.as_str(), value) {
                 ("text", Value::String(text)) => {
-                    requests::template(src, node, &format!("{path}.text"), text, Escape::None, vars)
+                    template(src, node, &format!("{path}.text"), text, Escape::None, vars)
                 }
                 ("json", value) => {
                     let text = serde_json::to_string(value).map_err(|e| src.of(node, path, e))?;
-                    requests::template(
+                    template(
                         src,
                         node,
                         &format!("{path}.json"),

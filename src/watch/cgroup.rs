@@ -10,9 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::error::ProbeError;
 use super::live::LiveSample;
-use super::sampler::{Finished, Sampler};
+use super::sampler::{Finished, RunView, Sampler};
 use super::summary::{mib, round3, AvgMax, Detail, Max};
-use crate::metrics::summary::Summary;
 
 /// Figures of a `cgroup` watch.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
@@ -146,7 +145,7 @@ impl Sampler for CgroupSampler {
         })
     }
 
-    fn finish(self: Box<Self>, _run: Option<&Summary>) -> Finished {
+    fn finish(self: Box<Self>, _run: Option<&dyn RunView>) -> Finished {
         let s = &self.samples;
         let memory: Vec<f64> = s.iter().filter_map(|x| x.memory_mb).collect();
         let summary = CgroupSummary {

@@ -7,9 +7,8 @@ use serde::{Deserialize, Serialize};
 use super::error::ProbeError;
 use super::live::LiveSample;
 use super::process::{ProcessSampler, Which};
-use super::sampler::{Finished, Sampler};
+use super::sampler::{Finished, RunView, Sampler};
 use super::summary::{round3, AvgMax, Detail, Max};
-use crate::metrics::summary::Summary;
 
 /// Figures of the `generator` watch.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
@@ -78,13 +77,12 @@ impl Sampler for GeneratorSampler {
         })
     }
 
-    fn finish(self: Box<Self>, run: Option<&Summary>) -> Finished {
+    fn finish(self: Box<Self>, run: Option<&dyn RunView>) -> Finished {
         // The engine starts a few ms after the watches, so the sample at t closes
         // (about) engine second t - 1.
         let lag_at = |t: f64| -> f64 {
             let second = (t.round() as u64).saturating_sub(1);
-            run.and_then(|r| r.timeline.iter().find(|s| s.t == second))
-                .map_or(0.0, |s| s.max_lag_ms)
+            run.and_then(|r| r.lag_in_second(second)).unwrap_or(0.0)
         };
         let samples: Vec<GeneratorSample> = self
             .samples
@@ -96,10 +94,8 @@ impl Sampler for GeneratorSampler {
                 max_lag_ms: round3(lag_at(t)),
             })
             .collect();
-        let g = run.map(|r| r.generator.clone()).unwrap_or_default();
-        let timeline_lag = run
-            .map(|r| r.timeline.iter().map(|s| s.max_lag_ms).fold(0.0, f64::max))
-            .unwrap_or(0.0);
+        let g = run.map(|r| r.generator_verdict()).unwrap_or_default();
+        let timeline_lag = run.map_or(0.0, |r| r.timeline_max_lag_ms());
         let summary = GeneratorSummary {
             cpu_cores: AvgMax::of(samples.iter().map(|s| s.cpu_cores)),
             rss_mb: Max::of(samples.iter().map(|s| s.rss_mb)),
@@ -129,7 +125,7 @@ impl Sampler for GeneratorSampler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::summary::{Generator, Second};
+    use crate::metrics::summary::{Generator, Second, Summary};
 
     #[test]
     fn repeats_the_engine_verdict_and_lines_up_the_lag() {

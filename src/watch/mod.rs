@@ -37,10 +37,10 @@ pub use pg_statements::TopQuery;
 pub use postgres::{Connections, PostgresSample, PostgresSummary, TableTuples};
 pub use process::{FdUse, ProcessSample, ProcessSummary, FD_WARN_SHARE};
 pub use prometheus::{PrometheusSample, PrometheusSummary, SeriesSummary, MAX_SERIES};
+pub use sampler::{GeneratorVerdict, RunView};
 pub use spec::Spec;
 pub use summary::{AvgMax, Detail, Gap, Max, ProfileRow, WatchSummary};
 
-use crate::metrics::summary::Summary;
 use sampler::{Sampler, Watched};
 use thread::SamplingThread;
 
@@ -131,7 +131,7 @@ impl Watches {
 
     /// Stops sampling and returns one summary per watch, the generator's first. `run`
     /// (the run's summary, when there is one) gives the generator its lag and verdict.
-    pub fn finish(self, run: Option<&Summary>) -> Vec<WatchSummary> {
+    pub fn finish(self, run: Option<&dyn RunView>) -> Vec<WatchSummary> {
         let cpu_before = thread::thread_cpu();
         let (watched, end_t, sampling_cpu) = self.thread.stop();
         let mut out: Vec<WatchSummary> = watched

@@ -16,9 +16,8 @@ use tokio_postgres::{Client, NoTls};
 use super::error::ProbeError;
 use super::live::LiveSample;
 use super::pg_statements::{self, Snapshot, TopQuery, MARK};
-use super::sampler::{Finished, Sampler};
+use super::sampler::{Finished, RunView, Sampler};
 use super::summary::{round3, AvgMax, Detail, Max};
-use crate::metrics::summary::Summary;
 
 /// Connect and query limit.
 const TIMEOUT: Duration = Duration::from_secs(3);
@@ -290,7 +289,7 @@ impl Sampler for PostgresSampler {
         })
     }
 
-    fn finish(mut self: Box<Self>, _run: Option<&Summary>) -> Finished {
+    fn finish(mut self: Box<Self>, _run: Option<&dyn RunView>) -> Finished {
         let mut notices = std::mem::take(&mut self.notices);
         let top_queries = match self.statements.take() {
             Some(start) => match self.ensure_client().and_then(|()| self.statements_now()) {

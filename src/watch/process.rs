@@ -19,9 +19,8 @@ use serde::{Deserialize, Serialize};
 
 use super::error::ProbeError;
 use super::live::LiveSample;
-use super::sampler::{Finished, Sampler};
+use super::sampler::{Finished, RunView, Sampler};
 use super::summary::{mib, round3, AvgMax, Detail, Max};
-use crate::metrics::summary::Summary;
 use ledger::{Ledger, Reading};
 
 /// Share of the fd soft limit at which a warning is raised.
@@ -312,7 +311,7 @@ impl Sampler for ProcessSampler {
         self.samples.last().cloned().map(LiveSample::Process)
     }
 
-    fn finish(self: Box<Self>, _run: Option<&Summary>) -> Finished {
+    fn finish(self: Box<Self>, _run: Option<&dyn RunView>) -> Finished {
         let s = &self.samples;
         let peak = s
             .iter()

@@ -15,9 +15,8 @@ use serde::{Deserialize, Serialize};
 use super::error::ProbeError;
 use super::http;
 use super::live::LiveSample;
-use super::sampler::{Finished, Sampler};
+use super::sampler::{Finished, RunView, Sampler};
 use super::summary::{round3, Detail};
-use crate::metrics::summary::Summary;
 
 /// Most series a watch keeps.
 pub const MAX_SERIES: usize = 50;
@@ -176,7 +175,7 @@ impl Sampler for PrometheusSampler {
         self.samples.last().cloned().map(LiveSample::Prometheus)
     }
 
-    fn finish(self: Box<Self>, _run: Option<&Summary>) -> Finished {
+    fn finish(self: Box<Self>, _run: Option<&dyn RunView>) -> Finished {
         let series = self
             .series
             .iter()

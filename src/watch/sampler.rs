@@ -4,7 +4,29 @@
 use super::error::ProbeError;
 use super::live::{LiveSample, LiveWatch};
 use super::summary::{Detail, Gap, WatchSummary};
-use crate::metrics::summary::Summary;
+
+/// What the watches read of a finished run: the engine's own verdict on the generator
+/// and its per-second scheduling lag. The run summary implements it (in the metrics
+/// layer, which holds the watches' summaries), so the watches never name it.
+pub trait RunView {
+    /// The largest scheduling lag in engine second `t` (0-based), ms, if the run had it.
+    fn lag_in_second(&self, t: u64) -> Option<f64>;
+    /// The largest scheduling lag of any second of the run, ms.
+    fn timeline_max_lag_ms(&self) -> f64;
+    /// The engine's verdict on the generator.
+    fn generator_verdict(&self) -> GeneratorVerdict;
+}
+
+/// The engine's verdict on the generator, as the generator watch repeats it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GeneratorVerdict {
+    /// The generator, not the target, limited the result.
+    pub bound: bool,
+    /// Why, in words (empty when not bound).
+    pub reason: String,
+    /// The largest scheduling lag the engine saw, ms.
+    pub max_lag_ms: f64,
+}
 
 /// What a finished sampler hands back.
 #[derive(Debug)]
@@ -28,9 +50,9 @@ pub(crate) trait Sampler: Send {
     /// the first).
     fn latest(&self) -> Option<LiveSample>;
 
-    /// Ends the watch and builds its figures; `run` is the run's summary (the generator
-    /// repeats its verdict and lag from it).
-    fn finish(self: Box<Self>, run: Option<&Summary>) -> Finished;
+    /// Ends the watch and builds its figures; `run` is what the run measured (the
+    /// generator repeats its verdict and lag from it).
+    fn finish(self: Box<Self>, run: Option<&dyn RunView>) -> Finished;
 }
 
 /// A sampler, its spec, and the gaps so far.
@@ -81,7 +103,7 @@ impl Watched {
     }
 
     /// Closes any open gap at `end_t` and builds the summary.
-    pub(crate) fn finish(mut self, end_t: f64, run: Option<&Summary>) -> WatchSummary {
+    pub(crate) fn finish(mut self, end_t: f64, run: Option<&dyn RunView>) -> WatchSummary {
         if let Some((from_t, reason)) = self.open.take() {
             self.gaps.push(Gap {
                 from_t,
@@ -119,7 +141,7 @@ mod tests {
         fn latest(&self) -> Option<LiveSample> {
             None
         }
-        fn finish(self: Box<Self>, _: Option<&Summary>) -> Finished {
+        fn finish(self: Box<Self>, _: Option<&dyn RunView>) -> Finished {
             Finished {
                 detail: Detail::Process(ProcessSummary::default()),
                 warnings: Vec::new(),

@@ -1,7 +1,11 @@
 //! Why a template does not compile: [`TemplateError`] names the placeholder, and
 //! [`Problem`] says what was expected in it.
 
-use crate::parse::{FUNCTIONS, MAX_ISO_OFFSET_S};
+pub(crate) const FUNCTIONS: &str = "rand_int, rand_choice, uuid, seq, now_unix, now_iso";
+
+/// Largest `now_iso` offset either way, seconds: 100 years. Further is a typo, and the
+/// rendered date must stay between 1970 and 9999 (see `render::write_iso`).
+pub(crate) const MAX_ISO_OFFSET_S: i64 = 100 * 365 * 24 * 3600;
 
 /// A template that does not compile.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -3,13 +3,7 @@
 
 use super::render::json_escape;
 use super::{Escape, Part};
-use crate::error::{Problem, TemplateError};
-
-pub(crate) const FUNCTIONS: &str = "rand_int, rand_choice, uuid, seq, now_unix, now_iso";
-
-/// Largest `now_iso` offset either way, seconds: 100 years. Further is a typo, and the
-/// rendered date must stay between 1970 and 9999 (see `render::write_iso`).
-pub(crate) const MAX_ISO_OFFSET_S: i64 = 100 * 365 * 24 * 3600;
+use crate::error::{Problem, TemplateError, MAX_ISO_OFFSET_S};
 
 /// Marks a typed placeholder in [`json_source`]'s output: `{{\u{1}expr}}`. A raw
 /// control character never appears in serialized JSON (serde_json escapes it inside

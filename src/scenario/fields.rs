@@ -1,0 +1,88 @@
+//! Single fields every part of a scenario compiles the same way: a template (its
+//! variables checked against what earlier flow steps capture), a JSONPath query, a
+//! `capture:` map. A leaf of the scenario module: requests, GraphQL, gRPC, flows and
+//! streams all import it, and it imports none of them.
+
+use serde_json_path::JsonPath;
+use serde_saphyr::Spanned;
+
+use super::errors::{ScenarioError, Source};
+use crate::plan::Capture;
+use crate::template::{Escape, Template};
+
+/// Compiles a template and checks the captured variables it uses: `vars` is `None` for
+/// a plain request (no variables), else the variables captured by earlier flow steps.
+pub(crate) fn template<T>(
+    src: Source<'_>,
+    node: &Spanned<T>,
+    path: &str,
+    source: &str,
+    escape: Escape,
+    vars: Option<&[String]>,
+) -> Result<Template, ScenarioError> {
+    let t = Template::compile(source, escape).map_err(|e| src.of(node, path, e))?;
+    for var in t.variables() {
+        match vars {
+            None => {
+                return Err(src.of(node, path, format!(
+                    "`{{{{ {var} }}}}` uses the variable `{var}`, but only flow steps after a `capture` have variables"
+                )))
+            }
+            Some(known) if !known.iter().any(|k| k == var) => {
+                let have = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+                return Err(src.of(node, path, format!(
+                    "`{{{{ {var} }}}}` uses the variable `{var}`, which no earlier step captures (captured so far: {have})"
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(t)
+}
+
+/// Compiles a JSONPath query.
+pub(crate) fn json_path<T>(
+    src: Source<'_>,
+    node: &Spanned<T>,
+    path: &str,
+    query: &str,
+) -> Result<JsonPath, ScenarioError> {
+    JsonPath::parse(query).map_err(|e| {
+        src.of(
+            node,
+            path,
+            format!("expected a JSONPath query such as $.data, found {query:?} ({e})"),
+        )
+    })
+}
+
+/// Compiles the `capture:` map at `path` (variable name → JSONPath query).
+pub(crate) fn captures_of(
+    src: Source<'_>,
+    capture: &std::collections::BTreeMap<String, Spanned<String>>,
+    path: &str,
+) -> Result<Vec<Capture>, ScenarioError> {
+    let mut out = Vec::with_capacity(capture.len());
+    for (var, query) in capture {
+        let var_path = format!("{path}.capture.{var}");
+        let mut chars = var.chars();
+        let identifier = matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !identifier || var == "env" {
+            return Err(src.of(
+                query,
+                &var_path,
+                format!(
+                    "expected a variable name (letters, digits, `_`; not `env`), found {var:?}"
+                ),
+            ));
+        }
+        let compiled = json_path(src, query, &var_path, &query.value)?;
+        out.push(Capture {
+            var: var.clone(),
+            path: compiled,
+            source: query.value.clone(),
+        });
+    }
+    Ok(out)
+}
