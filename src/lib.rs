@@ -29,7 +29,7 @@ pub mod store;
 pub(crate) mod stream;
 pub use headroom_target as target;
 pub use headroom_template as template;
-pub mod watch;
+pub use headroom_watch as watch;
 
 #[cfg(test)]
 mod test_alloc;

@@ -355,6 +355,33 @@ impl RunView for Summary {
 
 #[cfg(test)]
 mod tests {
+    use crate::watch::RunView;
+
+    #[test]
+    fn the_watches_read_the_lag_by_second_and_the_generator_verdict() {
+        let mut s = Summary::empty("x", 2.0);
+        s.generator.bound = true;
+        s.generator.reason = "busy".into();
+        s.generator.max_lag_ms = 7.0;
+        s.timeline = vec![
+            Second {
+                t: 0,
+                max_lag_ms: 3.0,
+                ..Second::default()
+            },
+            Second {
+                t: 1,
+                max_lag_ms: 40.0,
+                ..Second::default()
+            },
+        ];
+        assert_eq!(s.lag_in_second(1), Some(40.0));
+        assert_eq!(s.lag_in_second(2), None);
+        assert_eq!(s.timeline_max_lag_ms(), 40.0);
+        let v = s.generator_verdict();
+        assert!(v.bound && v.reason == "busy" && v.max_lag_ms == 7.0);
+    }
+
     use super::*;
 
     #[test]

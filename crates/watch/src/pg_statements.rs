@@ -4,26 +4,13 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
 use tokio_postgres::Client;
 
+use super::samples::TopQuery;
 use super::summary::round3;
 
 /// Statements reported at most.
 pub(crate) const TOP: usize = 10;
-
-/// One statement's work during the run.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct TopQuery {
-    /// Normalized text as `pg_stat_statements` keeps it (`$1` for constants).
-    pub query: String,
-    /// Executions during the run.
-    pub calls: u64,
-    /// Mean execution time, ms.
-    pub mean_ms: f64,
-    /// Total execution time, ms.
-    pub total_ms: f64,
-}
 
 /// Calls and total time per `queryid` at one moment, with the text of each.
 #[derive(Debug, Default)]

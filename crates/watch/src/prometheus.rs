@@ -16,6 +16,7 @@ use super::error::ProbeError;
 use super::http;
 use super::live::LiveSample;
 use super::sampler::{Finished, RunView, Sampler};
+use super::samples::PrometheusSample;
 use super::summary::{round3, Detail};
 
 /// Most series a watch keeps.
@@ -50,15 +51,6 @@ pub struct SeriesSummary {
     pub max: f64,
     /// Counters: increase per second between the first and last scrape.
     pub rate_per_s: Option<f64>,
-}
-
-/// One scrape's values of the kept series.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct PrometheusSample {
-    /// Seconds since the watches started.
-    pub t: f64,
-    /// Series → value.
-    pub values: BTreeMap<String, f64>,
 }
 
 #[derive(Debug)]

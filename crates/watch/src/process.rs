@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::error::ProbeError;
 use super::live::LiveSample;
 use super::sampler::{Finished, RunView, Sampler};
+use super::samples::ProcessSample;
 use super::summary::{mib, round3, AvgMax, Detail, Max};
 use ledger::{Ledger, Reading};
 
@@ -72,26 +73,6 @@ pub struct FdUse {
     pub max: u64,
     /// `RLIMIT_NOFILE` soft limit of the process that had it.
     pub limit: Option<u64>,
-}
-
-/// One sample of a `process` watch.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct ProcessSample {
-    /// Seconds since the watches started.
-    pub t: f64,
-    /// CPU over the last interval, cores (absent on the first sample of a process).
-    pub cpu_cores: Option<f64>,
-    /// Resident memory, MiB.
-    pub rss_mb: f64,
-    /// Threads.
-    pub threads: u64,
-    /// Open fds of the process nearest its limit.
-    pub fds: u64,
-    /// That process's soft fd limit.
-    pub fd_limit: Option<u64>,
-    /// Processes alive at this sample.
-    #[serde(default)]
-    pub processes: usize,
 }
 
 /// Which processes a watch follows.

@@ -1,17 +1,13 @@
 //! What the watches saw last, for the live dashboard: after every sampling round the
 //! sampling thread puts each watch's newest sample (with the caps it is read against)
-//! on a [`LiveWatches`] board, which [`crate::watch::Watches::live`] hands out. It is
+//! on a [`LiveWatches`] board, which [`crate::Watches::live`] hands out. It is
 //! the same sample the watch keeps for its summary: no second measurement.
 
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
-use super::cgroup::CgroupSample;
-use super::pg_statements::TopQuery;
-use super::postgres::PostgresSample;
-use super::process::ProcessSample;
-use super::prometheus::PrometheusSample;
+use super::samples::{CgroupSample, PostgresSample, ProcessSample, PrometheusSample, TopQuery};
 
 /// One watch's newest sample.
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::error::ProbeError;
 use super::live::LiveSample;
 use super::sampler::{Finished, RunView, Sampler};
+use super::samples::CgroupSample;
 use super::summary::{mib, round3, AvgMax, Detail, Max};
 
 /// Figures of a `cgroup` watch.
@@ -28,17 +29,6 @@ pub struct CgroupSummary {
     pub memory_cap_mb: Option<f64>,
     /// One entry per successful sample.
     pub samples: Vec<CgroupSample>,
-}
-
-/// One sample of a `cgroup` watch.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct CgroupSample {
-    /// Seconds since the watches started.
-    pub t: f64,
-    /// CPU over the last interval, cores.
-    pub cpu_cores: f64,
-    /// `memory.current`, MiB.
-    pub memory_mb: Option<f64>,
 }
 
 /// Samples one cgroup v2 directory.

@@ -15,8 +15,10 @@ use tokio_postgres::{Client, NoTls};
 
 use super::error::ProbeError;
 use super::live::LiveSample;
-use super::pg_statements::{self, Snapshot, TopQuery, MARK};
+use super::pg_statements::{self, Snapshot, MARK};
 use super::sampler::{Finished, RunView, Sampler};
+use super::samples::PostgresSample;
+use super::samples::TopQuery;
 use super::summary::{round3, AvgMax, Detail, Max};
 
 /// Connect and query limit.
@@ -61,25 +63,6 @@ pub struct TableTuples {
     pub live: i64,
     /// `n_dead_tup`: rows deleted or updated and not yet vacuumed.
     pub dead: i64,
-}
-
-/// One sample of a `postgres` watch.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct PostgresSample {
-    /// Seconds since the watches started.
-    pub t: f64,
-    /// Client connections.
-    pub connections: u64,
-    /// Of which running a statement.
-    pub active: u64,
-    /// Of which idle.
-    pub idle: u64,
-    /// Of which idle inside a transaction.
-    pub idle_in_transaction: u64,
-    /// Transactions per second over the last interval.
-    pub tps: Option<f64>,
-    /// Lock requests waiting.
-    pub waiting_locks: u64,
 }
 
 /// Cumulative counters of `pg_stat_database`.

@@ -125,7 +125,7 @@ impl Watched {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::watch::process::ProcessSummary;
+    use crate::process::ProcessSummary;
 
     /// Fails at the times listed, succeeds otherwise.
     struct Flaky(Vec<f64>);

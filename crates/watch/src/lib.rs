@@ -23,21 +23,28 @@ mod postgres;
 mod process;
 mod prometheus;
 mod sampler;
+mod samples;
 mod spec;
 mod summary;
 mod thread;
 
+// The workspace's one helper for tests that need something of the machine (here
+// cgroup v2), shared with the main crate's tests rather than copied.
+#[cfg(test)]
+#[path = "../../../src/test_require.rs"]
+mod test_require;
+
 use std::time::{Duration, Instant};
 
-pub use cgroup::{CgroupSample, CgroupSummary};
+pub use cgroup::CgroupSummary;
 pub use error::{HttpError, ProbeError, SpecError};
 pub use generator::{GeneratorSample, GeneratorSummary};
 pub use live::{LiveSample, LiveWatch, LiveWatches};
-pub use pg_statements::TopQuery;
-pub use postgres::{Connections, PostgresSample, PostgresSummary, TableTuples};
-pub use process::{FdUse, ProcessSample, ProcessSummary, FD_WARN_SHARE};
-pub use prometheus::{PrometheusSample, PrometheusSummary, SeriesSummary, MAX_SERIES};
+pub use postgres::{Connections, PostgresSummary, TableTuples};
+pub use process::{FdUse, ProcessSummary, FD_WARN_SHARE};
+pub use prometheus::{PrometheusSummary, SeriesSummary, MAX_SERIES};
 pub use sampler::{GeneratorVerdict, RunView};
+pub use samples::{CgroupSample, PostgresSample, ProcessSample, PrometheusSample, TopQuery};
 pub use spec::Spec;
 pub use summary::{AvgMax, Detail, Gap, Max, ProfileRow, WatchSummary};
 

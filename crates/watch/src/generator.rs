@@ -125,35 +125,40 @@ impl Sampler for GeneratorSampler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::summary::{Generator, Second, Summary};
+    use crate::sampler::GeneratorVerdict;
+
+    /// A finished run as the watches read it: lag by second and the engine's verdict.
+    struct Run {
+        lags: Vec<f64>,
+        verdict: GeneratorVerdict,
+    }
+
+    impl RunView for Run {
+        fn lag_in_second(&self, t: u64) -> Option<f64> {
+            self.lags.get(t as usize).copied()
+        }
+        fn timeline_max_lag_ms(&self) -> f64 {
+            self.lags.iter().copied().fold(0.0, f64::max)
+        }
+        fn generator_verdict(&self) -> GeneratorVerdict {
+            self.verdict.clone()
+        }
+    }
 
     #[test]
     fn repeats_the_engine_verdict_and_lines_up_the_lag() {
         let mut s = GeneratorSampler::start().unwrap();
         s.sample(1.0).unwrap();
         s.sample(2.0).unwrap();
-        let run = Summary {
-            generator: Generator {
+        let run = Run {
+            lags: vec![3.0, 40.0],
+            verdict: GeneratorVerdict {
                 bound: true,
                 reason: "an engine thread was busy 99% of the run".into(),
                 max_lag_ms: 40.0,
-                ..Generator::default()
             },
-            timeline: vec![
-                Second {
-                    t: 0,
-                    max_lag_ms: 3.0,
-                    ..Second::default()
-                },
-                Second {
-                    t: 1,
-                    max_lag_ms: 40.0,
-                    ..Second::default()
-                },
-            ],
-            ..Summary::empty("x", 2.0)
         };
-        let f = Box::new(s).finish(Some(&run));
+        let f = Box::new(s).finish(Some(&run as &dyn RunView));
         let Detail::Generator(g) = f.detail else {
             panic!("not a generator summary")
         };
