@@ -17,7 +17,7 @@ pub mod commands;
 pub mod convert;
 pub mod dashboard;
 pub mod engine;
-pub mod metrics;
+pub use headroom_metrics as metrics;
 pub mod otlp;
 pub mod plan;
 pub mod report;

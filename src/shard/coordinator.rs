@@ -17,7 +17,7 @@ use super::summary::{keep_shares, own_cpu};
 use super::wire::{self, FromShard, Setup, ToShard, WireError};
 use super::Placement;
 use crate::engine::{self, Control, EngineError, Observer, Outcome, Runner, Share, Step, Timeline};
-use crate::metrics::summary::{CoordinatorSummary, ShardSummary};
+use crate::metrics::summary::CoordinatorSummary;
 use crate::plan::Plan;
 
 /// How long every shard has to get its engine threads ready for a job.
@@ -430,7 +430,7 @@ impl Coordinator {
                         )
                     }
                     None => {
-                        ShardSummary::lost(i as u64, (&name, &peer, &hosts[i]), gone[i].clone())
+                        super::summary::lost(i as u64, (&name, &peer, &hosts[i]), gone[i].clone())
                     }
                 }
             })

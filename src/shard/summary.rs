@@ -41,18 +41,16 @@ pub(super) fn of_share(
     }
 }
 
-impl ShardSummary {
-    /// A shard that was lost, with why.
-    pub fn lost(index: u64, at: (&str, &str, &str), error: Option<String>) -> ShardSummary {
-        ShardSummary {
-            index,
-            status: "lost".into(),
-            placed: at.0.into(),
-            address: at.1.into(),
-            host: at.2.into(),
-            error,
-            ..ShardSummary::default()
-        }
+/// A shard that was lost, with why.
+pub(super) fn lost(index: u64, at: (&str, &str, &str), error: Option<String>) -> ShardSummary {
+    ShardSummary {
+        index,
+        status: "lost".into(),
+        placed: at.0.into(),
+        address: at.1.into(),
+        host: at.2.into(),
+        error,
+        ..ShardSummary::default()
     }
 }
 

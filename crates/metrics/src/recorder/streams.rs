@@ -12,7 +12,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::{new_histogram, put, SIGFIG};
-use crate::metrics::ErrorKind;
+use crate::ErrorKind;
 
 /// Most distinct close codes or event types one stream keeps; the rest count as `other`
 /// (the peer chooses them, so they are bounded like everything else it sends).

@@ -12,7 +12,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::ErrorKind;
+use crate::ErrorKind;
 
 pub mod hdr_serde;
 pub mod streams;

@@ -267,7 +267,7 @@ pub(super) fn parse_value(
 
 #[cfg(test)]
 mod tests {
-    use crate::metrics::threshold::{LatencyStat, Metric, Op, Threshold};
+    use crate::threshold::{LatencyStat, Metric, Op, Threshold};
 
     #[test]
     fn parses_valid_rules() {

@@ -136,7 +136,7 @@ impl<'de> Visitor<'de> for BytesVisitor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::recorder::new_histogram;
+    use crate::recorder::new_histogram;
 
     fn filled() -> Histogram<u64> {
         let mut h = new_histogram(3);

@@ -2,7 +2,7 @@
 //! `stream_totals`.
 
 use super::*;
-use crate::metrics::streams::StreamSummary;
+use crate::streams::StreamSummary;
 
 fn stream(p95: f64, round_trips: u64, errors_rate: f64) -> StreamSummary {
     let mut s = StreamSummary {

@@ -36,8 +36,8 @@ mod tests_streams;
 
 use std::fmt;
 
-use crate::metrics::streams::StreamSummary;
-use crate::metrics::summary::{Latency, Summary, ThresholdResult};
+use crate::streams::StreamSummary;
+use crate::summary::{Latency, Summary, ThresholdResult};
 pub use error::{RuleError, ThresholdError};
 use parse::{parse_value, split_metric, split_op};
 
@@ -335,7 +335,7 @@ pub fn evaluate_all(thresholds: &[Threshold], summary: &Summary) -> Vec<Threshol
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::summary::{Errors, NameSummary, Rates};
+    use crate::summary::{Errors, NameSummary, Rates};
 
     fn latency(p95: f64) -> Latency {
         Latency {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use super::figures::{Errors, Latency};
-use crate::watch::{GeneratorVerdict, RunView};
+use headroom_watch::{GeneratorVerdict, RunView};
 
 /// Everything a run measured, ready to print, judge and store.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -75,18 +75,18 @@ pub struct Summary {
     /// What was watched during the run (`--watch`), the generator first; absent when
     /// nothing was.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub watches: Vec<crate::watch::WatchSummary>,
+    pub watches: Vec<headroom_watch::WatchSummary>,
     /// End-to-end delivery through the scenario's `sink:` (absent without one), counted
     /// after the grace period.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delivery: Option<crate::sink::DeliverySummary>,
+    pub delivery: Option<headroom_sink::DeliverySummary>,
     /// Per stream name (`ws:`/`sse:`/`grpc:` steps' `name:`); absent without streams.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub streams: BTreeMap<String, crate::metrics::streams::StreamSummary>,
+    pub streams: BTreeMap<String, crate::streams::StreamSummary>,
     /// All streams of each protocol (`ws`, `sse`, `grpc`) and of the run (`all`), for
     /// thresholds such as `ws.message_p95`; absent without streams.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub stream_totals: BTreeMap<String, crate::metrics::streams::StreamSummary>,
+    pub stream_totals: BTreeMap<String, crate::streams::StreamSummary>,
     /// Each shard of a sharded run (`--shards`), in index order: what it sent, where it
     /// ran, and its own generator verdict; absent for a single process.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -145,11 +145,10 @@ pub struct ShardSummary {
     pub error: Option<String>,
 }
 
-#[cfg(test)]
 impl Summary {
     /// An open-model summary called `name`, `duration_s` long, with nothing measured:
-    /// the base that unit tests fill in.
-    pub(crate) fn empty(name: &str, duration_s: f64) -> Summary {
+    /// the base that tests (here and in the crates above) fill in.
+    pub fn empty(name: &str, duration_s: f64) -> Summary {
         Summary {
             version: 1,
             name: name.into(),
@@ -355,7 +354,7 @@ impl RunView for Summary {
 
 #[cfg(test)]
 mod tests {
-    use crate::watch::RunView;
+    use headroom_watch::RunView;
 
     #[test]
     fn the_watches_read_the_lag_by_second_and_the_generator_verdict() {

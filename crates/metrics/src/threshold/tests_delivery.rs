@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::sink::Tracker;
+use headroom_sink::Tracker;
 
 #[test]
 fn delivery_thresholds_parse_and_judge_the_delivery_object() {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::figures::{Errors, Latency};
+use crate::figures::{Errors, Latency};
 
 /// Messages or bytes, each way.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]

@@ -124,8 +124,8 @@ impl Connections {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::recorder::{Hit, Recorder};
-    use crate::metrics::ErrorKind;
+    use crate::recorder::{Hit, Recorder};
+    use crate::ErrorKind;
 
     fn timed(name_id: usize, connect_us: Option<u64>, ttfb_ms: u64, reused: bool) -> Hit {
         Hit {
