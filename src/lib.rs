@@ -25,7 +25,7 @@ pub mod scenario;
 pub mod search;
 pub mod shard;
 pub use headroom_sink as sink;
-pub mod store;
+pub use headroom_store as store;
 pub(crate) mod stream;
 pub use headroom_target as target;
 pub use headroom_template as template;

@@ -9,8 +9,8 @@ use std::time::SystemTime;
 use rusqlite::params;
 
 use super::{histograms, redact, Store, StoreError};
-use crate::metrics::recorder::Recorder;
-use crate::metrics::summary::{Second, Summary};
+use headroom_metrics::recorder::Recorder;
+use headroom_metrics::summary::{Second, Summary};
 
 /// What kind of record a run is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

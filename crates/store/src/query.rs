@@ -10,7 +10,7 @@ use rusqlite::{params, Row};
 use super::histograms::{self, StoredHistograms};
 use super::writer::process_start;
 use super::{Store, StoreError};
-use crate::metrics::summary::{Second, Summary};
+use headroom_metrics::summary::{Second, Summary};
 
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

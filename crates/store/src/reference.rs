@@ -80,7 +80,7 @@ fn describe(reference: &RunRef) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{RunKind, RunMeta};
+    use crate::{RunKind, RunMeta};
 
     #[test]
     fn references_parse() {

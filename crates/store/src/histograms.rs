@@ -9,8 +9,8 @@ use hdrhistogram::Histogram;
 use rusqlite::{params, Connection};
 
 use super::StoreError;
-use crate::metrics::recorder::hdr_serde::encode;
-use crate::metrics::recorder::Recorder;
+use headroom_metrics::recorder::hdr_serde::encode;
+use headroom_metrics::recorder::Recorder;
 
 /// The exact latency histograms of one stored run, in microseconds.
 #[derive(Debug, Clone, Default)]
@@ -104,7 +104,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::metrics::recorder::Hit;
+    use headroom_metrics::recorder::Hit;
 
     #[test]
     fn histograms_come_back_exactly() {
