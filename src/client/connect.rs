@@ -3,7 +3,7 @@
 //! TLS; plain HTTP goes through one `match` per read or write on [`Stream`].
 
 use std::io;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -19,25 +19,7 @@ use tokio_rustls::TlsConnector;
 use super::http1::{BodyBudget, Conn, Limits};
 use crate::metrics::ErrorKind;
 
-/// One `--resolve HOST:PORT:ADDR`: connections to `HOST:PORT` go to `ADDR` (same
-/// port), while SNI, certificate checks and `Host` stay `HOST`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolve {
-    /// The name as in the target URL (without brackets).
-    pub host: String,
-    /// The target's port.
-    pub port: u16,
-    /// The address to connect to instead.
-    pub addr: IpAddr,
-}
-
-/// A `--resolve` entry that is not `HOST:PORT:ADDR`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("expected HOST:PORT:ADDR such as example.com:443:127.0.0.1, found {text:?}")]
-pub struct ResolveError {
-    /// The entry as given.
-    pub text: String,
-}
+pub use crate::plan::connection::{Resolve, ResolveError};
 
 /// A target host that cannot be a TLS server name.
 #[derive(Debug, thiserror::Error)]
@@ -48,33 +30,6 @@ pub struct ServerNameError {
     /// Why rustls refused it.
     #[source]
     pub source: rustls::pki_types::InvalidDnsNameError,
-}
-
-impl std::str::FromStr for Resolve {
-    type Err = ResolveError;
-
-    /// `HOST:PORT:ADDR`, like curl: `example.com:443:127.0.0.1`, `example.com:443:[::1]`.
-    fn from_str(text: &str) -> Result<Resolve, ResolveError> {
-        let expected = || ResolveError {
-            text: text.to_string(),
-        };
-        let (host, rest) = text.split_once(':').ok_or_else(expected)?;
-        let (port, addr) = rest.split_once(':').ok_or_else(expected)?;
-        if host.is_empty() || host.contains(['[', ']', '/', ' ']) {
-            return Err(expected());
-        }
-        let port = port.parse::<u16>().map_err(|_| expected())?;
-        let addr = addr
-            .strip_prefix('[')
-            .and_then(|a| a.strip_suffix(']'))
-            .unwrap_or(addr);
-        let addr = addr.parse::<IpAddr>().map_err(|_| expected())?;
-        Ok(Resolve {
-            host: host.to_ascii_lowercase(),
-            port,
-            addr,
-        })
-    }
 }
 
 /// The address `--resolve` entries give for `host:port`, if any.
@@ -333,6 +288,7 @@ pub fn connect_error_kind(e: &std::io::Error) -> ErrorKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::IpAddr;
 
     #[test]
     fn resolve_entries_parse_like_curl() {

@@ -5,6 +5,8 @@
 //! Requests are [`RequestTemplate`]s whose templates were compiled at load time, so the
 //! hot path only renders (or, for a request with no template, copies prebuilt bytes).
 
+pub mod connection;
+pub mod proto;
 mod schedule;
 mod slice;
 mod stream;
@@ -101,16 +103,16 @@ pub struct StreamName {
 #[derive(Debug, Clone)]
 pub struct ClientPlan {
     /// `--resolve HOST:PORT:ADDR` entries (the target's is used to connect).
-    pub resolve: Vec<crate::client::connect::Resolve>,
+    pub resolve: Vec<connection::Resolve>,
     /// The TLS client configuration, shared by every connection (`https://` only).
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// What connections speak (`--http2`).
-    pub protocol: crate::client::Protocol,
+    pub protocol: connection::Protocol,
     /// Most requests in flight at once on one HTTP/2 connection (`--streams`); the
     /// server's `MAX_CONCURRENT_STREAMS` may lower it.
     pub streams: u32,
     /// How requests share connections (`--connection`).
-    pub connection: crate::client::ConnectionModel,
+    pub connection: connection::ConnectionModel,
 }
 
 impl Default for ClientPlan {
@@ -118,9 +120,9 @@ impl Default for ClientPlan {
         ClientPlan {
             resolve: Vec::new(),
             tls: None,
-            protocol: crate::client::Protocol::Http1,
+            protocol: connection::Protocol::Http1,
             streams: ClientPlan::DEFAULT_STREAMS,
-            connection: crate::client::ConnectionModel::default(),
+            connection: connection::ConnectionModel::default(),
         }
     }
 }
@@ -131,9 +133,9 @@ impl ClientPlan {
     pub const DEFAULT_STREAMS: u32 = 100;
 }
 
-impl Default for crate::client::ConnectionModel {
+impl Default for connection::ConnectionModel {
     fn default() -> Self {
-        crate::client::ConnectionModel::Shared(None)
+        connection::ConnectionModel::Shared(None)
     }
 }
 

@@ -72,7 +72,7 @@ impl StreamStep {
 #[derive(Debug, Clone)]
 pub struct GrpcCall {
     /// The method, from the scenario's compiled `proto:` files.
-    pub method: crate::client::grpc::Method,
+    pub method: super::proto::Method,
     /// `message:` as a JSON template (placeholders render JSON-escaped).
     pub message: Template,
     /// `metadata:` extra request headers.

@@ -14,7 +14,9 @@
 
 pub mod call;
 pub mod frame;
-pub mod proto;
+/// The compiled `.proto` schema and methods belong to the plan (what to call); the
+/// client encodes and decodes with them.
+pub use crate::plan::proto;
 pub mod status;
 
 pub use call::{CallError, CallOptions, ProtocolError, Reply, Responses};
