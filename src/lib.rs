@@ -19,7 +19,7 @@ pub mod dashboard;
 pub mod engine;
 pub use headroom_metrics as metrics;
 pub mod otlp;
-pub mod plan;
+pub use headroom_plan as plan;
 pub mod report;
 pub mod scenario;
 pub mod search;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
-use crate::cluster::{self, ClusterArgs, ClusterDefaults};
+use crate::cluster::{self, ClusterArgs};
 use crate::scenario::{self, parse_duration, Overrides};
 
 use super::error::CommandError;
@@ -81,7 +81,7 @@ fn manifest(args: &ManifestArgs) -> Result<String, CommandError> {
             flag: "--shards",
             reason: "give the number of shards (or `cluster: {shards: N}` in the scenario)",
         })?;
-    let defaults = ClusterDefaults::from(&plan.cluster);
+    let defaults = crate::shard::kube::cluster_defaults(&plan.cluster);
     let scenario = match &args.scenario {
         Some(path) => {
             let text =

@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cluster::{
-    new_run_name, ClusterDefaults, ClusterError, ClusterKind, ClusterSpec, SpecError,
-};
+use crate::cluster::{new_run_name, ClusterError, ClusterKind, ClusterSpec, SpecError};
 use crate::engine::{Control, EngineError, Local, Observer, Outcome, Runner, Step};
 use crate::plan::Plan;
 use crate::shard::auth::WeakSecret;
@@ -37,7 +35,7 @@ fn kube_spec(
     scenario: Option<(String, String)>,
 ) -> Result<ClusterSpec, SetupError> {
     // The flags win over the scenario's block (`ClusterArgs::spec` picks).
-    let defaults = ClusterDefaults::from(&plan.cluster);
+    let defaults = crate::shard::kube::cluster_defaults(&plan.cluster);
     let count = u32::try_from(count).unwrap_or(u32::MAX);
     let length = plan.duration();
     common

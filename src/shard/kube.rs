@@ -113,16 +113,14 @@ impl Drop for KubeShards {
     }
 }
 
-impl From<&ClusterPlan> for ClusterDefaults {
-    /// The defaults a scenario's `cluster:` block gives the flags.
-    fn from(plan: &ClusterPlan) -> ClusterDefaults {
-        let k = plan.kubernetes.clone().unwrap_or_default();
-        ClusterDefaults {
-            namespace: k.namespace,
-            image: k.image,
-            cpu: k.cpu,
-            memory: k.memory,
-            advertise: plan.advertise.clone(),
-        }
+/// The defaults a scenario's `cluster:` block gives the cluster flags.
+pub fn cluster_defaults(plan: &ClusterPlan) -> ClusterDefaults {
+    let k = plan.kubernetes.clone().unwrap_or_default();
+    ClusterDefaults {
+        namespace: k.namespace,
+        image: k.image,
+        cpu: k.cpu,
+        memory: k.memory,
+        advertise: plan.advertise.clone(),
     }
 }

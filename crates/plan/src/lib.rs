@@ -1,5 +1,5 @@
 //! The compiled plan: everything the engine needs to drive one run, built once from a
-//! scenario file and command-line overrides (see [`crate::scenario`]).
+//! scenario file and command-line overrides (see `headroom::scenario`).
 //!
 //! A [`Plan`] is plain data. The engine reads it; nothing in it changes during a run.
 //! Requests are [`RequestTemplate`]s whose templates were compiled at load time, so the
@@ -18,8 +18,8 @@ pub use stream::{GrpcCall, MessageExpect, Protocol, StreamStep};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::metrics::threshold::Threshold;
-use crate::template::Template;
+use headroom_metrics::threshold::Threshold;
+use headroom_template::Template;
 
 /// One complete, validated description of a run.
 #[derive(Debug, Clone)]
@@ -42,7 +42,7 @@ pub struct Plan {
     pub thresholds: Vec<Threshold>,
     /// Engine threads (one single-threaded runtime each).
     pub threads: usize,
-    /// Watch specs from the scenario's `watch` list (see [`crate::watch::Spec`]); empty
+    /// Watch specs from the scenario's `watch` list (see `headroom_watch::Spec`); empty
     /// by default. The engine ignores them; the command that runs the plan starts them.
     pub watches: Vec<String>,
     /// Shell commands run around each step of a ceiling search (ignored by a single run).
@@ -55,7 +55,7 @@ pub struct Plan {
     /// configuration built once for the whole run.
     pub client: ClientPlan,
     /// The scenario's `sink:`, if any.
-    pub sink: Option<crate::sink::SinkPlan>,
+    pub sink: Option<headroom_sink::SinkPlan>,
     /// The streams flows open (`name:` of `ws:`/`sse:`/`grpc:` steps), each with its
     /// protocol; a [`StreamStep::stream_id`] indexes it. Empty without stream steps.
     pub streams: Vec<StreamName>,

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::{Capture, JsonExpect, Plan};
-use crate::template::Template;
+use headroom_template::Template;
 
 /// The protocol of a stream step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

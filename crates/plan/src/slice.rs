@@ -125,7 +125,7 @@ impl Slice {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Stage;
+    use crate::Stage;
 
     fn secs(s: f64) -> Duration {
         Duration::from_secs_f64(s)
