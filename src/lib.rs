@@ -11,7 +11,7 @@
 
 pub mod check;
 pub mod cli;
-pub mod client;
+pub use headroom_client as client;
 pub use headroom_cluster as cluster;
 pub mod commands;
 pub mod convert;

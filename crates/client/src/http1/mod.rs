@@ -2,7 +2,7 @@
 //!
 //! [`Conn::round_trip`] writes the request in one call, parses the response head with
 //! `httparse`, then consumes the body by `Content-Length`, chunked encoding, or until
-//! the peer closes. Errors are classified into [`ErrorKind`](crate::metrics::ErrorKind)s,
+//! the peer closes. Errors are classified into [`ErrorKind`](headroom_metrics::ErrorKind)s,
 //! never propagated as run errors: a failed hit is counted and the engine moves on.
 //!
 //! Every part of a response that is buffered has a limit ([`Limits`]): the head (with

@@ -5,8 +5,8 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
 use super::*;
-use crate::plan::Expect;
-use crate::template::{Escape, Template, Vars};
+use headroom_plan::Expect;
+use headroom_template::{Escape, Template, Vars};
 
 fn template(
     method: &str,

@@ -5,7 +5,7 @@
 //!   methods looked up, messages converted between JSON and protobuf (prost-reflect).
 //! - [`frame`]: the 5-byte message prefix; every received message is bounded.
 //! - [`status`]: `grpc-status` / `grpc-message` and their error kinds, `grpc-timeout`.
-//! - [`call`]: one call on a [`crate::client::http2::Connection`].
+//! - [`call`]: one call on a [`crate::http2::Connection`].
 //!
 //! Limits: one received message ≤ [`frame::DEFAULT_MAX_MESSAGE`] (4 MiB) unless told
 //! otherwise, the status message ≤ [`status::MAX_MESSAGE`], headers and trailers by the
@@ -16,7 +16,7 @@ pub mod call;
 pub mod frame;
 /// The compiled `.proto` schema and methods belong to the plan (what to call); the
 /// client encodes and decodes with them.
-pub use crate::plan::proto;
+pub use headroom_plan::proto;
 pub mod status;
 
 pub use call::{CallError, CallOptions, ProtocolError, Reply, Responses};

@@ -3,7 +3,7 @@
 
 use std::io;
 
-use crate::metrics::ErrorKind;
+use headroom_metrics::ErrorKind;
 
 /// Why an exchange failed.
 #[derive(Debug, thiserror::Error)]

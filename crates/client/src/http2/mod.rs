@@ -10,9 +10,9 @@
 //! A request waiting at either cap is still timed from its schedule by the engine.
 //!
 //! Every part of a response that is buffered has a limit: the header list
-//! ([`Limits::head`](crate::client::http1::Limits), advertised to the server as
+//! ([`Limits::head`](crate::http1::Limits), advertised to the server as
 //! SETTINGS_MAX_HEADER_LIST_SIZE and enforced by `h2` while decoding), a kept body
-//! ([`Limits::kept_body`](crate::client::http1::Limits) and the shared
+//! ([`Limits::kept_body`](crate::http1::Limits) and the shared
 //! [`BodyBudget`]), and what the server may send before we read it (the flow-control
 //! windows of [`Settings`]). A discarded body is read frame by frame and its window
 //! given back at once, whatever its length. Failures map to error kinds ([`Failure`]):
@@ -47,7 +47,7 @@ use h2::client::SendRequest;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Semaphore;
 
-use crate::client::http1::{BodyBudget, Limits};
+use crate::http1::{BodyBudget, Limits};
 pub use error::{Failure, HandshakeError};
 pub use raw::{RawBody, RawResponse};
 use watch::{GoawayWatch, Watched};

@@ -3,7 +3,7 @@
 
 use super::tests::{exchange, scripted, Act};
 use super::*;
-use crate::metrics::ErrorKind;
+use headroom_metrics::ErrorKind;
 
 /// Small limits, so a flood crosses them in a few reads.
 const SMALL: Limits = Limits {

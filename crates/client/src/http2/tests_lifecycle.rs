@@ -9,8 +9,8 @@ use http::Response as HttpResponse;
 
 use super::tests_server::{connect, get, h2_server, local, serve, Raw};
 use super::*;
-use crate::metrics::ErrorKind;
 use crate::test_alloc::peak_during;
+use headroom_metrics::ErrorKind;
 use tokio::io::AsyncWriteExt;
 
 /// Answers every request with 200 and "ok" after `delay`.

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use super::connect::Opened;
-use crate::metrics::recorder::Timing;
+use headroom_metrics::recorder::Timing;
 
 /// The instants of one request's exchange that its [`Timing`] is made of.
 #[derive(Debug, Default)]

@@ -10,8 +10,8 @@ use http::{HeaderName, HeaderValue};
 use super::frame::{self, Decoder, FrameError};
 use super::proto::{Method, ProtoError};
 use super::status::{self, Status};
-use crate::client::http2::{Connection, Failure, RawBody};
-use crate::metrics::ErrorKind;
+use crate::http2::{Connection, Failure, RawBody};
+use headroom_metrics::ErrorKind;
 
 /// Why a call failed.
 #[derive(Debug, thiserror::Error)]

@@ -15,8 +15,8 @@ use http::header::{
 };
 use http::{Method, Uri};
 
-use crate::plan::{RequestTemplate, Target};
-use crate::template::RenderContext;
+use headroom_plan::{RequestTemplate, Target};
+use headroom_template::RenderContext;
 
 /// Identifies the generator to the target.
 const USER_AGENT: &str = concat!("headroom/", env!("CARGO_PKG_VERSION"));

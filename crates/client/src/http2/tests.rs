@@ -14,7 +14,7 @@ use tokio::io::AsyncWriteExt;
 
 use super::tests_server::{connect, get, goaway, h2_server, local, serve, Raw};
 use super::*;
-use crate::metrics::ErrorKind;
+use headroom_metrics::ErrorKind;
 
 /// Answers every request with 200 and `body` after `delay`.
 fn ok_server(
@@ -367,9 +367,9 @@ fn head_reads_no_body() {
 
 #[test]
 fn a_rendered_request_reaches_a_real_server_as_rendered() {
-    use crate::client::request::h2_static;
-    use crate::plan::{Expect, RequestTemplate, Target};
-    use crate::template::{Escape, Template};
+    use crate::request::h2_static;
+    use headroom_plan::{Expect, RequestTemplate, Target};
+    use headroom_template::{Escape, Template};
 
     let log = Arc::new(Mutex::new(None));
     let seen = log.clone();

@@ -14,8 +14,8 @@ use super::tests_server::{
     connect, frame, get, h2_server, local, serve, Raw, CONTINUATION, END_HEADERS, HEADERS,
 };
 use super::*;
-use crate::metrics::ErrorKind;
 use crate::test_alloc::peak_during;
+use headroom_metrics::ErrorKind;
 
 /// Sends `total` bytes of body (`None`: without end), as flow control allows.
 async fn stream_body(mut respond: SendResponse<Bytes>, total: Option<usize>) {

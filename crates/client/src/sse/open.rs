@@ -16,9 +16,9 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::task::JoinHandle;
 
-use crate::client::connect::{connect_error_kind, ConnectError, Connector, Stream};
-use crate::client::Protocol;
-use crate::metrics::ErrorKind;
+use crate::connect::{connect_error_kind, ConnectError, Connector, Stream};
+use crate::Protocol;
+use headroom_metrics::ErrorKind;
 
 /// Largest response head (and read buffer) hyper may hold for one stream.
 const MAX_HEAD: usize = 64 * 1024;

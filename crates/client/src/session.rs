@@ -22,9 +22,9 @@ use super::prepared::PreparedRequest;
 use super::request::{h2_request, render, Prebuilt};
 pub use super::trace::Trace;
 use super::{ConnectionModel, Protocol};
-use crate::metrics::ErrorKind;
-use crate::plan::{ClientPlan, Target};
-use crate::template::RenderContext;
+use headroom_metrics::ErrorKind;
+use headroom_plan::{ClientPlan, Target};
+use headroom_template::RenderContext;
 
 /// Sends requests for one engine thread (never shared across threads).
 pub struct Client {

@@ -4,7 +4,7 @@
 //! hand-written around `httparse`: the hot path, one write and usually one read per
 //! request) or HTTP/2 ([`http2`], the `h2` crate), and shares connections as the
 //! plan's [`ConnectionModel`] says. [`prepared`] makes a
-//! [`crate::plan::RequestTemplate`] ready once per plan in the form its protocol
+//! [`headroom_plan::RequestTemplate`] ready once per plan in the form its protocol
 //! sends; [`request`] renders it.
 
 pub mod connect;
@@ -18,4 +18,10 @@ pub mod sse;
 pub mod tls;
 pub mod trace;
 
-pub use crate::plan::connection::{ConnectionModel, ConnectionModelError, Protocol};
+// Test builds only: the counting global allocator the hostile-input tests bound their
+// allocations with, shared with the main crate's tests rather than copied.
+#[cfg(test)]
+#[path = "../../../src/test_alloc.rs"]
+mod test_alloc;
+
+pub use headroom_plan::connection::{ConnectionModel, ConnectionModelError, Protocol};

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::request::{h2_static, static_wire, H2RequestError, Prebuilt};
 use super::Protocol;
-use crate::plan::{RequestTemplate, Target};
+use headroom_plan::{RequestTemplate, Target};
 
 /// A request made ready once per plan for the run's protocol: its template, its
 /// prebuilt form when nothing in it varies, and what handling its response needs.

@@ -5,7 +5,7 @@ use bytes::{Bytes, BytesMut};
 use h2::RecvStream;
 
 use super::error::Failure;
-use crate::client::http1::BodyBudget;
+use crate::http1::BodyBudget;
 
 /// Budget bytes held by a kept body; given back when dropped (with the [`super::Response`]).
 #[derive(Debug, Default)]

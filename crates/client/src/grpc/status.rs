@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::metrics::ErrorKind;
+use headroom_metrics::ErrorKind;
 
 /// Longest `grpc-message` kept, in bytes after decoding (the rest is cut at a character
 /// boundary): the message ends up in reports, one per failed call.

@@ -13,7 +13,7 @@
 //!
 //! The GOAWAY's last stream id comes from [`super::watch`], since `h2` does not expose it.
 
-use crate::metrics::ErrorKind;
+use headroom_metrics::ErrorKind;
 
 /// Why one request on an HTTP/2 connection failed.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -17,9 +17,9 @@ use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
 use super::http1::{BodyBudget, Conn, Limits};
-use crate::metrics::ErrorKind;
+use headroom_metrics::ErrorKind;
 
-pub use crate::plan::connection::{Resolve, ResolveError};
+pub use headroom_plan::connection::{Resolve, ResolveError};
 
 /// A target host that cannot be a TLS server name.
 #[derive(Debug, thiserror::Error)]

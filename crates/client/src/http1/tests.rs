@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio::io::{duplex, AsyncReadExt, AsyncWriteExt, DuplexStream};
 
 use super::*;
-use crate::metrics::ErrorKind;
+use headroom_metrics::ErrorKind;
 
 const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nHost: test\r\n\r\n";
 /// Bounds every exchange: a hang fails the test instead of stalling the suite.
