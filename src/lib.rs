@@ -21,7 +21,7 @@ pub use headroom_metrics as metrics;
 pub mod otlp;
 pub use headroom_plan as plan;
 pub mod report;
-pub mod scenario;
+pub use headroom_scenario as scenario;
 pub mod search;
 pub mod shard;
 pub use headroom_sink as sink;

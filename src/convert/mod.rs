@@ -101,7 +101,7 @@ fn check(exchange: &Exchange, request: usize) -> Result<(), ExchangeError> {
         body: None,
     };
     quick
-        .build()
+        .check()
         .map_err(|source| ExchangeError::Request { request, source })?;
     let texts = std::iter::once(exchange.url.as_str())
         .chain(exchange.headers.iter().map(|(_, v)| v.as_str()))

@@ -4,7 +4,7 @@
 //! turns them into the method, headers and body of the plan's one request.
 
 use super::field_errors::QuickError;
-use crate::template::{Escape, Template};
+use headroom_template::{Escape, Template};
 
 /// The body of the quick-mode request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +43,12 @@ impl QuickRequest {
     }
 
     /// Validates the flags and compiles them; errors name the flag and the value.
+    /// Checks the request compiles as a run would compile it (method, headers and
+    /// body templates), without building it.
+    pub fn check(&self) -> Result<(), QuickError> {
+        self.build().map(|_| ())
+    }
+
     pub(crate) fn build(&self) -> Result<QuickParts, QuickError> {
         let method = match &self.method {
             Some(m) if !m.is_empty() && m.chars().all(|c| c.is_ascii_alphabetic()) => {

@@ -4,7 +4,7 @@
 use http::Uri;
 
 use super::field_errors::TargetError;
-use crate::plan::Target;
+use headroom_plan::Target;
 
 /// Parses a target URL. Returns the target (its `base_path` is the URL's path without
 /// a trailing slash) and the URL's path and query as written (`/` when absent).

@@ -11,7 +11,7 @@ use super::format::FlowSpec;
 use super::requests::{self, Context};
 use super::streams::{self, FlowStreams};
 use super::values::think;
-use crate::plan::{Capture, Flow, Protocol, Step};
+use headroom_plan::{Capture, Flow, Protocol, Step};
 
 /// Compiles the flow at `path` (`flows[0]`).
 pub(crate) fn compile(

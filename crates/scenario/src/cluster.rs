@@ -20,7 +20,7 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use super::errors::{ScenarioError, Source};
-use crate::plan::{ClusterPlan, KubernetesPlan};
+use headroom_plan::{ClusterPlan, KubernetesPlan};
 
 /// Most shards a run may have (as `--shards`).
 pub(crate) const MAX_SHARDS: u64 = 1024;

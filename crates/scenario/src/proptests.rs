@@ -10,8 +10,8 @@ use proptest::prelude::*;
 use super::compile::{from_text, MAX_FILE_BYTES};
 use super::duration::{parse_duration, parse_think};
 use super::{load, Overrides, MAX_CONCURRENCY, MAX_DURATION, MAX_RATE};
-use crate::plan::{Load, Plan, Think};
 use crate::test_alloc::peak_during;
+use headroom_plan::{Load, Plan, Think};
 
 /// Most bytes compiling any scenario may hold at once: the YAML budgets allow a few
 /// MiB of nodes and text, and a file is at most 4 MiB.
@@ -33,7 +33,7 @@ fn compile_bounded(text: &str) -> Result<Plan, String> {
         } => {
             assert!(schedule.peak() <= MAX_RATE, "{schedule:?}");
             let pool = match plan.client.connection {
-                crate::client::ConnectionModel::Shared(Some(n)) => n,
+                headroom_client::ConnectionModel::Shared(Some(n)) => n,
                 _ => 1,
             };
             (schedule, vec![*max_in_flight, pool])

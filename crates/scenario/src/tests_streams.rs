@@ -3,7 +3,7 @@
 
 use super::tests::plan;
 use super::tests_errors::{assert_error, HEAD};
-use crate::plan::{Item, Protocol, Step};
+use headroom_plan::{Item, Protocol, Step};
 
 fn flow(steps: &str) -> String {
     format!("{HEAD}flows:\n  - name: f\n    steps:\n{steps}")

@@ -12,8 +12,8 @@ use super::errors::{found, ScenarioError, Source};
 use super::fields::{json_path, template};
 use super::format::{ExpectSpec, Node, RequestSpec};
 use super::values::duration;
-use crate::plan::{Expect, JsonExpect, RequestTemplate, StatusRange};
-use crate::template::{Escape, Template};
+use headroom_plan::{Expect, JsonExpect, RequestTemplate, StatusRange};
+use headroom_template::{Escape, Template};
 
 /// What every request compiles against.
 pub(crate) struct Context<'a> {
@@ -25,7 +25,7 @@ pub(crate) struct Context<'a> {
     /// Whether the scenario has a `sink:` (then `{{ sink_url }}` is a variable).
     pub(crate) sink: bool,
     /// Stream names and protocols; `stream_id`s index it.
-    pub(crate) streams: Vec<crate::plan::StreamName>,
+    pub(crate) streams: Vec<headroom_plan::StreamName>,
 }
 
 impl Context<'_> {
@@ -227,7 +227,7 @@ pub(crate) fn compile(
         (Some(json), None) => {
             // Serialized once; placeholders inside JSON strings render JSON-escaped,
             // a string that is exactly one placeholder renders as a typed JSON value.
-            let text = crate::template::json_source(&json.value);
+            let text = headroom_template::json_source(&json.value);
             Some(template(
                 src,
                 json,

@@ -18,7 +18,7 @@ use super::values::{
     at_most, duration, non_negative_int, number, positive_int, think, MAX_CONCURRENCY, MAX_RATE,
 };
 use super::Overrides;
-use crate::plan::{Load, Schedule, Stage, Think};
+use headroom_plan::{Load, Schedule, Stage, Think};
 
 /// In-flight limit of the arrival-rate model when neither file nor flag sets one.
 pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 10_000;

@@ -3,7 +3,7 @@
 use super::compile::from_text;
 use super::tests_errors::{assert_error, HEAD};
 use super::*;
-use crate::plan::{Item, Protocol, Step};
+use headroom_plan::{Item, Protocol, Step};
 
 fn flows(steps: &str) -> String {
     format!("{HEAD}flows:\n  - name: f\n    steps:\n{steps}")

@@ -7,8 +7,8 @@ use serde_json_path::JsonPath;
 use serde_saphyr::Spanned;
 
 use super::errors::{ScenarioError, Source};
-use crate::plan::Capture;
-use crate::template::{Escape, Template};
+use headroom_plan::Capture;
+use headroom_template::{Escape, Template};
 
 /// Compiles a template and checks the captured variables it uses: `vars` is `None` for
 /// a plain request (no variables), else the variables captured by earlier flow steps.

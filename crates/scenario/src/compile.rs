@@ -14,9 +14,9 @@ use super::requests::{self, Context};
 use super::target::parse_target;
 use super::values::{duration, positive_int};
 use super::{flows, load_model, Overrides};
-use crate::metrics::threshold::Threshold;
-use crate::plan::{ClientPlan, Expect, Hooks, Item, Plan, RequestTemplate, Target, WaitUntil};
-use crate::template::{Escape, Template};
+use headroom_metrics::threshold::Threshold;
+use headroom_plan::{ClientPlan, Expect, Hooks, Item, Plan, RequestTemplate, Target, WaitUntil};
+use headroom_template::{Escape, Template};
 
 /// Request timeout when neither file nor flag sets one.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -170,7 +170,7 @@ pub(crate) fn from_text(
 
     let mut watches = Vec::new();
     for (i, node) in doc.watch.iter().enumerate() {
-        crate::watch::Spec::parse(&node.value)
+        headroom_watch::Spec::parse(&node.value)
             .map_err(|e| src.of(node, &format!("watch[{i}]"), e))?;
         watches.push(node.value.clone());
     }
@@ -297,10 +297,10 @@ fn weight(
 fn threshold(
     expr: &str,
     names: &[String],
-    streams: &[crate::plan::StreamName],
+    streams: &[headroom_plan::StreamName],
 ) -> Result<Threshold, ScopeError> {
     let t = Threshold::parse(expr)?;
-    if matches!(t.metric, crate::metrics::threshold::Metric::Stream(_)) {
+    if matches!(t.metric, headroom_metrics::threshold::Metric::Stream(_)) {
         if streams.is_empty() {
             return Err(ScopeError::NoStreams);
         }
@@ -345,7 +345,7 @@ fn threads(overrides: &Overrides, client: &ClientPlan) -> Result<usize, Scenario
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     Ok(match client.connection {
-        crate::client::ConnectionModel::Shared(Some(pool)) => threads.min(pool),
+        headroom_client::ConnectionModel::Shared(Some(pool)) => threads.min(pool),
         _ => threads,
     })
 }

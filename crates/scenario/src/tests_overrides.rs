@@ -2,8 +2,8 @@
 
 use super::tests::{plan_with, request, secs};
 use super::*;
-use crate::client::ConnectionModel;
-use crate::plan::{Load, Schedule, Think};
+use headroom_client::ConnectionModel;
+use headroom_plan::{Load, Schedule, Think};
 
 #[test]
 fn overrides_win_over_the_file() {

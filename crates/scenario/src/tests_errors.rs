@@ -373,7 +373,7 @@ fn command_line_errors() {
             users: Some(2),
             connections: Some(5),
             client: ClientFlags {
-                connection: Some(crate::client::ConnectionModel::PerUser),
+                connection: Some(headroom_client::ConnectionModel::PerUser),
                 ..ClientFlags::default()
             },
             ..Overrides::default()

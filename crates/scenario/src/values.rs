@@ -9,7 +9,7 @@ use super::duration::{parse_duration, parse_think};
 use super::errors::{found, ScenarioError, Source};
 use super::field_errors::LimitError;
 use super::format::Node;
-use crate::plan::Think;
+use headroom_plan::Think;
 
 /// The highest arrival rate a load may ask for, per second: above what any generator
 /// sends, and far below where the schedule's arithmetic loses precision.

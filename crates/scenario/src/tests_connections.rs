@@ -4,7 +4,7 @@
 use super::tests::{plan, plan_with};
 use super::tests_errors::assert_error;
 use super::*;
-use crate::client::{ConnectionModel, Protocol};
+use headroom_client::{ConnectionModel, Protocol};
 
 const RATE: &str = "target: http://127.0.0.1:4000\nload: {rate: 10, duration: 1s}\n";
 const USERS: &str = "target: http://127.0.0.1:4000\nload: {users: 4, duration: 1s}\n";
@@ -24,7 +24,7 @@ fn each_load_model_has_its_connection_default() {
     assert_eq!(p.client.protocol, Protocol::Http1);
     let p = plan(&format!("{RATE}{REQ}"));
     assert_eq!(p.client.connection, ConnectionModel::Shared(None));
-    assert_eq!(p.client.streams, crate::plan::ClientPlan::DEFAULT_STREAMS);
+    assert_eq!(p.client.streams, headroom_plan::ClientPlan::DEFAULT_STREAMS);
 }
 
 #[test]

@@ -12,8 +12,8 @@ use super::fields::{captures_of, json_path, template};
 use super::format::{MessageExpectSpec, Node, StreamSpec};
 use super::requests::{self, Context};
 use super::values::{duration, positive_int};
-use crate::plan::{JsonExpect, MessageExpect, Protocol, StreamName, StreamStep};
-use crate::template::{Escape, Template};
+use headroom_plan::{JsonExpect, MessageExpect, Protocol, StreamName, StreamStep};
+use headroom_template::{Escape, Template};
 
 /// Most matches one `expect.count` may wait for.
 const MAX_COUNT: u64 = 100_000;

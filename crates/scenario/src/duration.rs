@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use super::field_errors::DurationError;
-use crate::plan::Think;
+use headroom_plan::Think;
 
 /// The longest duration anything takes (a run, a stage, a timeout, a think time): a
 /// year. Longer is a typo, and past it the clock arithmetic of a run (start + length)

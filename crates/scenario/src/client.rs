@@ -11,10 +11,10 @@ use super::errors::{ScenarioError, Source};
 use super::format::{ClientSpec, Defaults, Node};
 use super::values::{at_most, positive_int, MAX_CONCURRENCY};
 use super::{ClientFlags, Overrides};
-use crate::client::connect::Resolve;
-use crate::client::tls::{client_config, TlsOptions};
-use crate::client::{ConnectionModel, Protocol};
-use crate::plan::{ClientPlan, Load, Target};
+use headroom_client::connect::Resolve;
+use headroom_client::tls::{client_config, TlsOptions};
+use headroom_client::{ConnectionModel, Protocol};
+use headroom_plan::{ClientPlan, Load, Target};
 
 /// A scenario file's `client:` and `defaults:` blocks, as given.
 pub(crate) type FileBlocks<'a> = (
@@ -235,7 +235,7 @@ fn model(src: Source<'_>, node: &Node, path: &str) -> Result<ConnectionModel, Sc
     match &node.value {
         serde_json::Value::String(text) => text
             .parse()
-            .map_err(|e: crate::client::ConnectionModelError| src.of(node, path, e)),
+            .map_err(|e: headroom_client::ConnectionModelError| src.of(node, path, e)),
         serde_json::Value::Object(map) if map.len() == 1 => {
             let n = map.get("shared").ok_or_else(expected)?;
             match n.as_u64() {

@@ -12,9 +12,9 @@ use super::errors::{found, ScenarioError, Source};
 use super::fields::template;
 use super::format::StreamSpec;
 use super::requests;
-use crate::client::grpc::Schema;
-use crate::plan::GrpcCall;
-use crate::template::Escape;
+use headroom_client::grpc::Schema;
+use headroom_plan::GrpcCall;
+use headroom_template::Escape;
 
 /// Most proto files one step may list.
 const MAX_FILES: usize = 64;

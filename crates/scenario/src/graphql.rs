@@ -11,7 +11,7 @@ use serde_saphyr::Spanned;
 use super::errors::{found, ScenarioError, Source};
 use super::fields::template;
 use super::format::GraphqlSpec;
-use crate::template::{json_source, Escape, Template};
+use headroom_template::{json_source, Escape, Template};
 
 /// Largest query accepted (inline or from a file): a query this size is a mistake
 /// (a wrong file), and it is sent with every request.

@@ -40,7 +40,7 @@ pub use quick::{QuickBody, QuickRequest};
 pub use schema::scenario_schema;
 pub use values::{MAX_CONCURRENCY, MAX_RATE};
 
-use crate::plan::Plan;
+use headroom_plan::Plan;
 
 /// Command-line values that override (or, with no file, make up) a scenario.
 #[derive(Debug, Clone, Default)]
@@ -87,13 +87,13 @@ pub struct ClientFlags {
     /// `--key FILE`.
     pub key: Option<std::path::PathBuf>,
     /// `--resolve HOST:PORT:ADDR` (repeatable).
-    pub resolve: Vec<crate::client::connect::Resolve>,
+    pub resolve: Vec<headroom_client::connect::Resolve>,
     /// `--http2`.
     pub http2: bool,
     /// `--streams N`.
     pub streams: Option<u32>,
     /// `--connection per-user|shared|shared:N|per-request`.
-    pub connection: Option<crate::client::ConnectionModel>,
+    pub connection: Option<headroom_client::ConnectionModel>,
 }
 
 /// Loads `path` (if any) and applies `overrides`; flags win over the file.
@@ -146,8 +146,13 @@ pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     duration::parse_duration(text)
 }
 
+// Test builds only: the counting global allocator the property tests bound their
+// allocations with, shared with the other crates' tests rather than copied.
 #[cfg(test)]
 mod proptests;
+#[cfg(test)]
+#[path = "../../../src/test_alloc.rs"]
+mod test_alloc;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

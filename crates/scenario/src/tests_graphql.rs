@@ -6,8 +6,8 @@ use serde_json::{json, Value};
 
 use super::tests::{plan, request};
 use super::tests_errors::{assert_error, HEAD};
-use crate::plan::{Item, Step};
-use crate::template::{RenderContext, Template, Vars};
+use headroom_plan::{Item, Step};
+use headroom_template::{RenderContext, Template, Vars};
 
 fn body(t: &Template, vars: &Vars) -> Value {
     let mut out = Vec::new();

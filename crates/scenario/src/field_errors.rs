@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use crate::metrics::threshold::ThresholdError;
-use crate::sink::SinkOptionsError;
+use headroom_metrics::threshold::ThresholdError;
+use headroom_sink::SinkOptionsError;
 
 /// What a duration looks like, for the errors.
 pub(super) const EXPECTED: &str =

@@ -8,9 +8,9 @@ use rand::SeedableRng;
 
 use super::compile::from_text;
 use super::*;
-use crate::client::ConnectionModel;
-use crate::plan::{Item, Load, Schedule, Stage, StatusRange, Step, Think};
-use crate::template::{RenderContext, Template, Vars};
+use headroom_client::ConnectionModel;
+use headroom_plan::{Item, Load, Schedule, Stage, StatusRange, Step, Think};
+use headroom_template::{RenderContext, Template, Vars};
 
 pub(super) fn plan(yaml: &str) -> Plan {
     plan_with(yaml, &Overrides::default())
@@ -35,7 +35,7 @@ fn render(t: &Template, vars: &Vars) -> String {
     String::from_utf8(out).unwrap()
 }
 
-pub(super) fn request(plan: &Plan, i: usize) -> &crate::plan::RequestTemplate {
+pub(super) fn request(plan: &Plan, i: usize) -> &headroom_plan::RequestTemplate {
     match &plan.items[i] {
         Item::Request(r) => r,
         Item::Flow(_) => panic!("item {i} is a flow"),

@@ -21,7 +21,7 @@ use super::duration::parse_duration;
 use super::errors::{found, ScenarioError, Source};
 use super::field_errors::{SinkFieldError, SINK_KEYS};
 use super::format::Node;
-use crate::sink::{
+use headroom_sink::{
     Correlate, Fail, SinkLatency, SinkOptions, SinkPlan, DEFAULT_GRACE, DEFAULT_SETTLE,
 };
 
