@@ -9,14 +9,13 @@
 //! [`metrics::recorder::Recorder`]; recorders merge into a
 //! [`metrics::summary::Summary`] that [`metrics::threshold`]s judge and [`report`]s print.
 
-pub mod check;
 pub mod cli;
 pub use headroom_client as client;
 pub use headroom_cluster as cluster;
 pub mod commands;
 pub mod convert;
 pub mod dashboard;
-pub mod engine;
+pub use headroom_engine as engine;
 pub use headroom_metrics as metrics;
 pub mod otlp;
 pub use headroom_plan as plan;
@@ -26,12 +25,6 @@ pub mod search;
 pub mod shard;
 pub use headroom_sink as sink;
 pub use headroom_store as store;
-pub(crate) mod stream;
 pub use headroom_target as target;
 pub use headroom_template as template;
 pub use headroom_watch as watch;
-
-#[cfg(test)]
-mod test_alloc;
-#[cfg(test)]
-pub(crate) mod test_require;

@@ -44,9 +44,9 @@ pub(crate) mod route_guide;
 #[cfg(test)]
 mod self_test;
 mod summary;
-// The library's skip-or-fail for a missing prerequisite, shared rather than copied.
-#[path = "../../src/test_require.rs"]
-mod test_require;
+// Skip-or-fail for a missing prerequisite; the crates' unit tests include it by path,
+// as they do `alloc.rs` beside it (the counting allocator of their hostile-input tests).
+mod require;
 
 pub(crate) use self::kube::KubeCluster;
 pub(crate) use chromium::{
@@ -63,9 +63,9 @@ pub(crate) use nginx::{Nginx, NginxH2, NginxTls, JSON_BODY};
 pub(crate) use peers::peer_path;
 pub(crate) use pg_cluster::Cluster;
 pub(crate) use ports::free_port;
+pub(crate) use require::{machine_feature, require};
 pub(crate) use route_guide::{route_guide_proto, RouteGuide};
 pub(crate) use summary::{assert_adds_up, assert_clean, read_summary, run_with_summary};
-pub(crate) use test_require::{machine_feature, require};
 
 /// A throwaway cluster that preloads `pg_stat_statements` (with `settings` besides),
 /// the extension created in its database; `None` where PostgreSQL cannot run here

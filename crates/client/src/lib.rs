@@ -21,7 +21,7 @@ pub mod trace;
 // Test builds only: the counting global allocator the hostile-input tests bound their
 // allocations with, shared with the main crate's tests rather than copied.
 #[cfg(test)]
-#[path = "../../../src/test_alloc.rs"]
+#[path = "../../../tests/support/alloc.rs"]
 mod test_alloc;
 
 pub use headroom_plan::connection::{ConnectionModel, ConnectionModelError, Protocol};

@@ -151,7 +151,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
-#[path = "../../../src/test_alloc.rs"]
+#[path = "../../../tests/support/alloc.rs"]
 mod test_alloc;
 #[cfg(test)]
 mod tests;

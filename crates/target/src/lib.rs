@@ -41,7 +41,7 @@ mod test_client;
 // The workspace's one helper for tests that need something of the machine (here a
 // PostgreSQL server), shared with the main crate's tests rather than copied.
 #[cfg(test)]
-#[path = "../../../src/test_require.rs"]
+#[path = "../../../tests/support/require.rs"]
 mod test_require;
 #[cfg(test)]
 mod tests;

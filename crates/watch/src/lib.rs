@@ -31,7 +31,7 @@ mod thread;
 // The workspace's one helper for tests that need something of the machine (here
 // cgroup v2), shared with the main crate's tests rather than copied.
 #[cfg(test)]
-#[path = "../../../src/test_require.rs"]
+#[path = "../../../tests/support/require.rs"]
 mod test_require;
 
 use std::time::{Duration, Instant};

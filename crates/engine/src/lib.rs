@@ -14,6 +14,7 @@
 //! thread's recorder.
 
 mod attack;
+pub(crate) mod check;
 mod cpu;
 mod error;
 pub(crate) mod iteration;
@@ -22,6 +23,7 @@ pub mod pacer;
 mod selfcheck;
 mod share;
 mod start;
+pub(crate) mod stream;
 pub(crate) mod summarize;
 mod summarize_streams;
 pub(crate) mod thread;
@@ -42,9 +44,9 @@ pub use selfcheck::{
 pub use share::{run_share, run_share_at, Failures, Share, Starter};
 pub use timeline::Timeline;
 
-use crate::metrics::recorder::{Recorder, SecondBucket};
-use crate::metrics::summary::{Generator, Second, Summary};
-use crate::plan::{Plan, Slice};
+use headroom_metrics::recorder::{Recorder, SecondBucket};
+use headroom_metrics::summary::{Generator, Second, Summary};
+use headroom_plan::{Plan, Slice};
 
 /// Lets another thread (a Ctrl-C handler) stop a run early. Cheap to clone.
 #[derive(Debug, Clone, Default)]
@@ -65,7 +67,7 @@ impl Control {
 }
 
 /// Live figures after each completed second: what the progress line shows
-/// ([`crate::report::progress`]) and what the run store records as the run goes.
+/// (`headroom::report::progress`) and what the run store records as the run goes.
 /// Plain data, built by the engine.
 #[derive(Debug, Clone, Default)]
 pub struct Live {

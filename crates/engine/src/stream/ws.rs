@@ -15,8 +15,8 @@ use tokio_tungstenite::WebSocketStream;
 
 use super::proto::{OpenCx, Opened, Writer as AnyWriter};
 use super::{Failure, Inbox, Message};
-use crate::client::connect::{connect_error_kind, ConnectError, Stream};
-use crate::metrics::ErrorKind;
+use headroom_client::connect::{connect_error_kind, ConnectError, Stream};
+use headroom_metrics::ErrorKind;
 
 /// Largest message (and frame) accepted from a peer: a bigger one fails the stream as
 /// `protocol` instead of being buffered.

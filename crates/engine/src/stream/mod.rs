@@ -49,7 +49,7 @@ pub(crate) struct Open {
     /// When it opened (for the session duration).
     pub(crate) since: Instant,
     /// Records its session duration when finished (`None` in tests).
-    pub(crate) sink: Option<Rc<crate::engine::thread::ThreadState>>,
+    pub(crate) sink: Option<Rc<crate::thread::ThreadState>>,
 }
 
 impl Open {
@@ -83,7 +83,7 @@ pub(crate) struct Streams {
 }
 
 /// Where a user keeps its gRPC connection (shared with the `open` in progress).
-pub(crate) type H2Slot = Rc<std::cell::RefCell<Option<Rc<crate::client::http2::Connection>>>>;
+pub(crate) type H2Slot = Rc<std::cell::RefCell<Option<Rc<headroom_client::http2::Connection>>>>;
 
 impl Streams {
     /// The open stream `id`, if any.

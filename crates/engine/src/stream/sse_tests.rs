@@ -9,13 +9,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{start, Reopen};
-use crate::client::connect::Connector;
-use crate::client::sse::{Limits, SseRequest};
-use crate::client::Protocol;
-use crate::metrics::ErrorKind;
 use crate::stream::inbox::End;
 use crate::stream::Inbox;
-use crate::target::{spawn, TargetOptions};
+use headroom_client::connect::Connector;
+use headroom_client::sse::{Limits, SseRequest};
+use headroom_client::Protocol;
+use headroom_metrics::ErrorKind;
+use headroom_target::{spawn, TargetOptions};
 
 fn reopen(addr: SocketAddr, path: &str) -> Reopen {
     reopen_in(Protocol::Http1, addr, path)
@@ -236,8 +236,8 @@ fn an_oversized_event_or_line_fails_the_stream_as_protocol() {
 
 #[test]
 fn the_recorder_counts_events_by_type_gaps_reconnects_and_the_204() {
-    use crate::engine::thread::Seed;
-    use crate::engine::work::Workload;
+    use crate::thread::Seed;
+    use crate::work::Workload;
     use std::sync::atomic::AtomicBool;
 
     let target = spawn(TargetOptions::loopback()).unwrap();
@@ -248,7 +248,7 @@ fn the_recorder_counts_events_by_type_gaps_reconnects_and_the_204() {
         target.url()
     );
     std::fs::write(&file, yaml).unwrap();
-    let plan = Arc::new(crate::scenario::load(Some(&file), &Default::default()).unwrap());
+    let plan = Arc::new(headroom_scenario::load(Some(&file), &Default::default()).unwrap());
     let seed = Seed {
         workload: Arc::new(Workload::new(&plan).unwrap()),
         plan,

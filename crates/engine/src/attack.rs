@@ -11,15 +11,15 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 use tokio::task::LocalSet;
 
-use crate::client::ConnectionModel;
-use crate::engine::cpu::{thread_cpu_time, thread_times, ThreadTimes};
-use crate::engine::iteration::{pick, run_iteration, think_for, Scratch};
-use crate::engine::pacer::Pacer;
-use crate::engine::start::StartLine;
-use crate::engine::thread::{Pending, Seed, ThreadState, MEASURING, WARMING};
-use crate::engine::timer::PreciseTimer;
-use crate::metrics::recorder::{Recorder, SecondBucket};
-use crate::plan::{Load, Schedule, Slice, Think};
+use crate::cpu::{thread_cpu_time, thread_times, ThreadTimes};
+use crate::iteration::{pick, run_iteration, think_for, Scratch};
+use crate::pacer::Pacer;
+use crate::start::StartLine;
+use crate::thread::{Pending, Seed, ThreadState, MEASURING, WARMING};
+use crate::timer::PreciseTimer;
+use headroom_client::ConnectionModel;
+use headroom_metrics::recorder::{Recorder, SecondBucket};
+use headroom_plan::{Load, Schedule, Slice, Think};
 
 /// Arrivals due within this much of a wake-up start with it (see `drive_open`).
 const EARLY_WINDOW: Duration = Duration::from_millis(2);

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use crate::plan::{Schedule, Slice};
+use headroom_plan::{Schedule, Slice};
 
 /// What the pacer says to do next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +50,7 @@ impl Pacer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Stage;
+    use headroom_plan::Stage;
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)

@@ -4,16 +4,16 @@
 
 use std::collections::BTreeMap;
 
-use crate::metrics::recorder::streams::StreamTally;
-use crate::metrics::recorder::Recorder;
-use crate::metrics::streams::*;
-use crate::metrics::summary::{Errors, Latency};
+use headroom_metrics::recorder::streams::StreamTally;
+use headroom_metrics::recorder::Recorder;
+use headroom_metrics::streams::*;
+use headroom_metrics::summary::{Errors, Latency};
 
 fn latency(h: &hdrhistogram::Histogram<u64>) -> Latency {
     Latency::of_micros(h)
 }
-use crate::metrics::ErrorKind;
-use crate::plan::{Item, Plan, Step};
+use headroom_metrics::ErrorKind;
+use headroom_plan::{Item, Plan, Step};
 
 /// Builds `(streams, stream_totals)` for a run of `secs` seconds.
 pub(crate) fn summarize(

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use super::url::Endpoint;
 use super::{grpc, sse, ws, Failure, Inbox};
-use crate::engine::thread::ThreadState;
-use crate::plan::{Protocol, StreamStep};
+use crate::thread::ThreadState;
+use headroom_plan::{Protocol, StreamStep};
 
 /// What a protocol's `open` is given.
 pub(crate) struct OpenCx<'a> {

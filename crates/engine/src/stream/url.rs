@@ -2,7 +2,7 @@
 //! http/https), or a full URL (`ws://`, `wss://`, `http://`, `https://`).
 
 use super::failure::Failure;
-use crate::plan::Target;
+use headroom_plan::Target;
 
 /// A stream's endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,8 +9,8 @@ use std::time::Instant;
 use tokio::sync::Notify;
 
 use super::{Failure, Message};
-use crate::engine::thread::ThreadState;
-use crate::metrics::ErrorKind;
+use crate::thread::ThreadState;
+use headroom_metrics::ErrorKind;
 
 /// How a stream ended, as its pump reported it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,7 +66,7 @@ impl Inbox {
         }
     }
 
-    fn record(&self, f: impl FnOnce(&mut crate::metrics::recorder::streams::StreamTally)) {
+    fn record(&self, f: impl FnOnce(&mut headroom_metrics::recorder::streams::StreamTally)) {
         if let Some(state) = &self.sink {
             let mut recorder = state.recorder.borrow_mut();
             f(recorder.streams.tally(self.stream_id));

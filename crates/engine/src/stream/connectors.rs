@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use super::failure::Failure;
 use super::url::Endpoint;
-use crate::client::connect::Connector;
-use crate::metrics::ErrorKind;
+use headroom_client::connect::Connector;
+use headroom_metrics::ErrorKind;
 
 /// Per-thread connectors for streams: HTTP/1.1 by ALPN (a WebSocket upgrade and SSE are
 /// HTTP/1.1 requests even when the run speaks HTTP/2).
@@ -18,7 +18,7 @@ pub(crate) struct Connectors {
 
 impl Connectors {
     /// From the run's connector and TLS configuration.
-    pub(crate) fn new(run: &Arc<Connector>, plan: &crate::plan::Plan) -> Connectors {
+    pub(crate) fn new(run: &Arc<Connector>, plan: &headroom_plan::Plan) -> Connectors {
         let http1 = match &plan.client.tls {
             Some(config) if config.alpn_protocols != [b"http/1.1".to_vec()] => {
                 let mut config = (**config).clone();
@@ -52,13 +52,13 @@ impl Connectors {
     /// TCP to its resolved address, or TLS with the run's configuration.
     pub(crate) async fn http1(
         &self,
-        plan: &crate::plan::Plan,
+        plan: &headroom_plan::Plan,
         endpoint: &Endpoint,
     ) -> Result<Arc<Connector>, Failure> {
         if endpoint.same_origin {
             return Ok(self.http1.clone());
         }
-        let addr = match crate::client::connect::resolved(
+        let addr = match headroom_client::connect::resolved(
             &plan.client.resolve,
             &endpoint.host,
             endpoint.port,
@@ -80,7 +80,7 @@ impl Connectors {
         }
         let mut config = match &plan.client.tls {
             Some(c) => (**c).clone(),
-            None => (*crate::client::tls::client_config(&Default::default())
+            None => (*headroom_client::tls::client_config(&Default::default())
                 .map_err(|e| Failure::new(ErrorKind::Tls, e.to_string()))?)
             .clone(),
         };

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::{summarize, Live, Observer};
-use crate::metrics::recorder::SecondBucket;
-use crate::plan::{Load, Plan};
+use headroom_metrics::recorder::SecondBucket;
+use headroom_plan::{Load, Plan};
 
 /// Collects the parts' seconds and emits each second once every part reported it.
 /// Seconds are aligned by their index (`SecondBucket::t`), counted from the start of
@@ -107,7 +107,7 @@ impl<'a> Timeline<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{self, Overrides};
+    use headroom_scenario::{self as scenario, Overrides};
 
     fn bucket(t: u64, requests: u64, users: u64) -> SecondBucket {
         let mut b = SecondBucket::new(t);

@@ -10,11 +10,11 @@ use serde_json::Value;
 
 use super::proto::{self, OpenCx};
 use super::{url, Failure, Inbox, Message, Open, Streams};
-use crate::engine::thread::{Pending, ThreadState};
-use crate::metrics::recorder::{Hit, Timing};
-use crate::metrics::ErrorKind;
-use crate::plan::{MessageExpect, StreamStep};
-use crate::template::{RenderContext, Template, Vars};
+use crate::thread::{Pending, ThreadState};
+use headroom_metrics::recorder::{Hit, Timing};
+use headroom_metrics::ErrorKind;
+use headroom_plan::{MessageExpect, StreamStep};
+use headroom_template::{RenderContext, Template, Vars};
 
 /// What a stream step that did not fail did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,7 +94,7 @@ pub(crate) async fn run_step(
         Err(_) if opening.get() => Some(ErrorKind::Connect),
         // A gRPC call (or its server stream's message) past the step's deadline: the
         // deadline it sent as `grpc-timeout`, so `timeout` like DEADLINE_EXCEEDED.
-        Err(_) if step.protocol == crate::plan::Protocol::Grpc => Some(ErrorKind::Timeout),
+        Err(_) if step.protocol == headroom_plan::Protocol::Grpc => Some(ErrorKind::Timeout),
         // A message that did not come in time is a stream failure, not a slow response.
         Err(_) => Some(ErrorKind::Stream),
     };
@@ -239,7 +239,7 @@ fn ended(end: super::inbox::End) -> Failure {
 /// Whether `m` satisfies `expect`; if so, the captured values (in `captures` order).
 pub(crate) fn matches(
     expect: &MessageExpect,
-    captures: &[crate::plan::Capture],
+    captures: &[headroom_plan::Capture],
     m: &Message,
     _vars: &Vars,
 ) -> Option<Vec<String>> {

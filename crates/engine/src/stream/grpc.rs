@@ -15,9 +15,9 @@ use http::{HeaderName, HeaderValue};
 
 use super::proto::{OpenCx, Opened, Writer};
 use super::{Failure, Inbox, Message};
-use crate::client::grpc::{call, frame, CallError, CallOptions, Responses};
-use crate::client::http2::{Connection, Settings};
-use crate::metrics::ErrorKind;
+use headroom_client::grpc::{call, frame, CallError, CallOptions, Responses};
+use headroom_client::http2::{Connection, Settings};
+use headroom_metrics::ErrorKind;
 
 /// Opens (makes) the call of `cx.step`.
 pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened, Failure> {
@@ -101,11 +101,13 @@ async fn connection(cx: &OpenCx<'_>) -> Result<Rc<Connection>, Failure> {
     }
     let connector = cx.state.streams.h2();
     let (stream, _) = connector.open().await.map_err(|e| match e {
-        crate::client::connect::ConnectError::Tcp(e) => Failure::new(
-            crate::client::connect::connect_error_kind(&e),
+        headroom_client::connect::ConnectError::Tcp(e) => Failure::new(
+            headroom_client::connect::connect_error_kind(&e),
             e.to_string(),
         ),
-        crate::client::connect::ConnectError::Tls(e) => Failure::new(ErrorKind::Tls, e.to_string()),
+        headroom_client::connect::ConnectError::Tls(e) => {
+            Failure::new(ErrorKind::Tls, e.to_string())
+        }
     })?;
     let conn = Connection::handshake(stream, &Settings::default())
         .await
@@ -151,12 +153,12 @@ async fn pump(mut responses: Responses, inbox: Rc<Inbox>) {
 /// user's for its requests. Other connection models (shared pool, per request) and
 /// HTTP/1.1 runs leave gRPC with its own connection per user.
 pub(crate) fn share_with_session(
-    state: &crate::engine::thread::ThreadState,
-    session: &mut crate::client::session::Session,
+    state: &crate::thread::ThreadState,
+    session: &mut headroom_client::session::Session,
     streams: &super::Streams,
 ) {
-    use crate::client::session::{Link, Session};
-    if state.client.protocol() != crate::client::Protocol::Http2 {
+    use headroom_client::session::{Link, Session};
+    if state.client.protocol() != headroom_client::Protocol::Http2 {
         return;
     }
     let Session::Own(slot) = session else {

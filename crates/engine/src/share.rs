@@ -20,11 +20,11 @@ use super::start::StartLine;
 use super::thread::Seed;
 use super::timeline::Timeline;
 use super::{work, Control, EngineError, Misfit, Observer, ShareMismatch, LAG_BOUND};
-use crate::client::connect::{resolved, Connector};
-use crate::client::Protocol;
-use crate::metrics::recorder::{Recorder, SecondBucket};
-use crate::metrics::summary::Generator;
-use crate::plan::{Load, Plan, Slice};
+use headroom_client::connect::{resolved, Connector};
+use headroom_client::Protocol;
+use headroom_metrics::recorder::{Recorder, SecondBucket};
+use headroom_metrics::summary::Generator;
+use headroom_plan::{Load, Plan, Slice};
 
 /// The raw result of running one share of a plan: everything measured over the
 /// measured window, merged over this process's engine threads, not yet summarised.
@@ -316,7 +316,7 @@ fn self_check(plan: &Plan, rec: &Recorder, times: &[ThreadTimes], duration: Dura
             .max_by_key(|h| h.total)
             .and_then(|h| h.busy_share()),
         cpus: times.iter().map(|t| t.host.cpus).max().unwrap_or(0),
-        own_errors: rec.overall.errors[crate::metrics::ErrorKind::Generator as usize],
+        own_errors: rec.overall.errors[headroom_metrics::ErrorKind::Generator as usize],
     };
     let reason = super::generator_bound(&evidence);
     Generator {

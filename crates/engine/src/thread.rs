@@ -12,11 +12,11 @@ use std::time::Instant;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
-use crate::client::connect::Connector;
-use crate::client::session::Client;
-use crate::engine::work::Workload;
-use crate::metrics::recorder::{Hit, Recorder};
-use crate::plan::Plan;
+use crate::work::Workload;
+use headroom_client::connect::Connector;
+use headroom_client::session::Client;
+use headroom_metrics::recorder::{Hit, Recorder};
+use headroom_plan::Plan;
 
 /// [`ThreadState::phase`] during a warm-up.
 pub(crate) const WARMING: u32 = 0;

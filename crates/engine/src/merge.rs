@@ -9,9 +9,9 @@ use std::time::Duration;
 use super::share::Share;
 use super::summarize::{self, Span};
 use super::Outcome;
-use crate::metrics::recorder::{Recorder, SecondBucket};
-use crate::metrics::summary::{Generator, Second};
-use crate::plan::Plan;
+use headroom_metrics::recorder::{Recorder, SecondBucket};
+use headroom_metrics::summary::{Generator, Second};
+use headroom_plan::Plan;
 
 /// Merges the shares of `plan`'s run into one [`Outcome`]: one summary, judged by the
 /// plan's thresholds, with each share's generator verdict beside it. The shares should
@@ -118,11 +118,11 @@ fn measured_span(scheduled: Duration, last_done: Option<Duration>, fastest: Dura
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::cpu::ThreadTimes;
-    use crate::engine::share::Failures;
-    use crate::metrics::recorder::{Hit, Timing};
-    use crate::plan::Slice;
-    use crate::scenario::{self, Overrides};
+    use crate::cpu::ThreadTimes;
+    use crate::share::Failures;
+    use headroom_metrics::recorder::{Hit, Timing};
+    use headroom_plan::Slice;
+    use headroom_scenario::{self as scenario, Overrides};
 
     fn plan() -> Plan {
         let overrides = Overrides {
@@ -147,7 +147,7 @@ mod tests {
                 name_id: 0,
                 corrected: d,
                 uncorrected: d,
-                error: (i == 0).then_some(crate::metrics::ErrorKind::Timeout),
+                error: (i == 0).then_some(headroom_metrics::ErrorKind::Timeout),
                 timing: Timing::default(),
             });
             recorder.record_lag(Duration::from_micros(100 * (index + 1)));

@@ -14,14 +14,14 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 
 use crate::check;
-use crate::client;
-use crate::client::session::{Note, Session, Trace};
-use crate::engine::thread::{Pending, ThreadState, MEASURING};
-use crate::engine::work::{Prepared, PreparedStep, Work};
-use crate::metrics::recorder::Hit;
-use crate::metrics::ErrorKind;
-use crate::plan::Think;
-use crate::template::{RenderContext, Vars};
+use crate::thread::{Pending, ThreadState, MEASURING};
+use crate::work::{Prepared, PreparedStep, Work};
+use headroom_client as client;
+use headroom_client::session::{Note, Session, Trace};
+use headroom_metrics::recorder::Hit;
+use headroom_metrics::ErrorKind;
+use headroom_plan::Think;
+use headroom_template::{RenderContext, Vars};
 
 /// Per-task scratch space, reused across iterations so a warm task does not allocate.
 #[derive(Default)]
@@ -82,7 +82,7 @@ pub(crate) async fn run_iteration(
                     }
                     PreparedStep::Stream(step) => {
                         let pending = first.take().unwrap_or_else(|| Pending::begin(state));
-                        let grpc = step.protocol == crate::plan::Protocol::Grpc;
+                        let grpc = step.protocol == headroom_plan::Protocol::Grpc;
                         if grpc {
                             crate::stream::grpc::share_with_session(
                                 state,
@@ -256,8 +256,8 @@ async fn send(
 /// Sets the sink's variables for one request: `sink_url`, and `correlation_id` rendered
 /// once from the request's `correlate:` so the body and the registry get the same id.
 fn correlate(
-    sink: &crate::sink::Attached,
-    template: &crate::plan::RequestTemplate,
+    sink: &headroom_sink::Attached,
+    template: &headroom_plan::RequestTemplate,
     rng: &mut SmallRng,
     vars: &mut Vars,
 ) {

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use rand::Rng;
 
 use super::UnsendableRequest;
-use crate::client::prepared::PreparedRequest;
-use crate::plan::{Capture, Item, Plan, RequestTemplate, Step, StreamStep, Think};
+use headroom_client::prepared::PreparedRequest;
+use headroom_plan::{Capture, Item, Plan, RequestTemplate, Step, StreamStep, Think};
 
 /// A request ready to send, with the captures its flow step takes from the response.
 #[derive(Debug)]

@@ -1,7 +1,7 @@
 //! [`Failure`]: why a stream operation failed, in a leaf module every stream module
 //! (and the engine's per-thread connectors) can import.
 
-use crate::metrics::ErrorKind;
+use headroom_metrics::ErrorKind;
 
 /// Why a stream operation failed: the error kind it counts as, and the reason in words.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

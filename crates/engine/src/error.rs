@@ -1,8 +1,8 @@
 //! [`EngineError`]: a run that could not be carried out at all, and
 //! [`UnsendableRequest`]: a request of the plan the run's protocol cannot carry.
 
-use crate::client::connect::ServerNameError;
-use crate::client::request::H2RequestError;
+use headroom_client::connect::ServerNameError;
+use headroom_client::request::H2RequestError;
 
 /// A request of the plan that cannot be sent in the run's protocol.
 #[derive(Debug, thiserror::Error)]

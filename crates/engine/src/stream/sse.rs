@@ -1,7 +1,7 @@
-//! SSE streams (`sse:` steps): opened with [`crate::client::sse::open`] over the client
+//! SSE streams (`sse:` steps): opened with [`headroom_client::sse::open`] over the client
 //! layer's connector (HTTP/1.1 by ALPN, like a WebSocket upgrade), read by a pump that
 //! (HTTP/2 only as h2c in an `--http2` run over cleartext), read by a pump that
-//! parses events ([`crate::client::sse::Parser`]) into the [`Inbox`] and, when the
+//! parses events ([`headroom_client::sse::Parser`]) into the [`Inbox`] and, when the
 //! stream ends or drops, reconnects after the server's `retry:` with `Last-Event-ID`
 //! (counted as a reconnect, not an error), as an `EventSource` does. 204 on a reconnect
 //! ends the stream (closed `"204"`); a non-200 status or another content type, or an
@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 
 use super::proto::{OpenCx, Opened, Writer as AnyWriter};
 use super::{Failure, Inbox, Message};
-use crate::client::connect::Connector;
-use crate::client::sse::{self, OpenError, Parser, Response, SseRequest};
-use crate::client::Protocol;
-use crate::metrics::ErrorKind;
+use headroom_client::connect::Connector;
+use headroom_client::sse::{self, OpenError, Parser, Response, SseRequest};
+use headroom_client::Protocol;
+use headroom_metrics::ErrorKind;
 
 /// Reconnection delay until the server sends `retry:`: what Chrome uses (Firefox 5 s).
 pub(crate) const DEFAULT_RETRY: Duration = Duration::from_secs(3);

@@ -1,6 +1,6 @@
 //! Test builds only: what a test needs from the machine (a PostgreSQL server, root
 //! to mount a tmpfs or make a bridge) and does without when it is missing. Shared by
-//! the unit tests and, included by path, the integration tests' `support`.
+//! the integration tests' `support` and, included by path, the crates' unit tests.
 //!
 //! [`require`] hands the prerequisite over, or says it is missing: a failure naming
 //! it when [`REQUIRE_ALL_ENV`] is set (`scripts/test.sh` sets it: there everything a

@@ -6,12 +6,12 @@
 
 use serde_json::Value;
 
-use crate::metrics::ErrorKind;
-use crate::plan::{Capture, Expect};
-use crate::template::Vars;
+use headroom_metrics::ErrorKind;
+use headroom_plan::{Capture, Expect};
+use headroom_template::Vars;
 
 /// Judges a response. `body` is the complete body when the request needs it (see
-/// [`crate::plan::RequestTemplate::needs_body`]), else empty. On success, captures are
+/// [`headroom_plan::RequestTemplate::needs_body`]), else empty. On success, captures are
 /// stored in `vars`. Returns the error kind of the first failed expectation:
 ///
 /// - status: with no `expect.status`, a status of 400 or more is `status_4xx`/`status_5xx`;
@@ -23,7 +23,7 @@ use crate::template::Vars;
 ///
 /// A capture stores the first match: a string without its quotes, anything else as
 /// compact JSON text. Nothing is stored unless every check and capture succeeds.
-pub fn judge(
+pub(crate) fn judge(
     expect: &Expect,
     captures: &[Capture],
     status: u16,
@@ -116,12 +116,12 @@ fn graphql_errors(json: &Value) -> Option<&Vec<Value>> {
 }
 
 /// Longest GraphQL error message kept for the report, in characters.
-pub const MAX_MESSAGE_CHARS: usize = 300;
+pub(crate) const MAX_MESSAGE_CHARS: usize = 300;
 
 /// Why a body failed the GraphQL check, for the report: the first error's `message`
 /// (at most [`MAX_MESSAGE_CHARS`], raw text: renderers escape it), or that the body is
 /// not JSON. Called only for the run's first `graphql` failure, so it may parse again.
-pub fn graphql_message(body: &[u8]) -> String {
+pub(crate) fn graphql_message(body: &[u8]) -> String {
     let Ok(json) = serde_json::from_slice::<Value>(body) else {
         return "response body is not JSON".into();
     };
@@ -181,7 +181,7 @@ mod tests {
     use serde_json_path::JsonPath;
 
     use super::*;
-    use crate::plan::{JsonExpect, StatusRange};
+    use headroom_plan::{JsonExpect, StatusRange};
 
     fn expect_status(ranges: &[(u16, u16)]) -> Expect {
         Expect {

@@ -5,14 +5,14 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::client::Protocol;
-use crate::metrics::recorder::{Breakdown, Recorder, SecondBucket, Tally};
-use crate::metrics::summary::{
+use headroom_client::Protocol;
+use headroom_metrics::recorder::{Breakdown, Recorder, SecondBucket, Tally};
+use headroom_metrics::summary::{
     Connections, Errors, Generator, Latency, NameSummary, Phase, Rates, Second, Summary, TimingMs,
 };
-use crate::metrics::threshold::evaluate_all;
-use crate::metrics::ErrorKind;
-use crate::plan::{Load, Plan};
+use headroom_metrics::threshold::evaluate_all;
+use headroom_metrics::ErrorKind;
+use headroom_plan::{Load, Plan};
 
 /// Latency percentiles of a microsecond histogram, in milliseconds.
 pub(crate) fn latency(h: &Histogram<u64>) -> Latency {
@@ -184,8 +184,8 @@ pub(crate) fn summarize(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::recorder::{Hit, Timing};
-    use crate::scenario::{self, Overrides};
+    use headroom_metrics::recorder::{Hit, Timing};
+    use headroom_scenario::{self as scenario, Overrides};
 
     #[test]
     fn the_breakdown_and_connections_reach_the_summary_overall_and_per_name() {
