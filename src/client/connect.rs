@@ -21,7 +21,7 @@ use crate::metrics::ErrorKind;
 
 /// One `--resolve HOST:PORT:ADDR`: connections to `HOST:PORT` go to `ADDR` (same
 /// port), while SNI, certificate checks and `Host` stay `HOST`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Resolve {
     /// The name as in the target URL (without brackets).
     pub host: String,

@@ -43,7 +43,7 @@ impl Protocol {
 }
 
 /// How requests share connections (`--connection`, `client.connection`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ConnectionModel {
     /// Each closed-model user owns its connections, as k6, Gatling and real clients do
     /// (the users model's default).

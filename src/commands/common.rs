@@ -44,19 +44,6 @@ pub fn overrides(url: Option<&str>, common: &CommonArgs) -> Result<Overrides, Bo
     })
 }
 
-/// The plan of scenario file `path` (a `--url` run without one), or of `text`, the
-/// same file's name and text as a shard receives them from its coordinator.
-pub fn load_plan(
-    path: Option<&Path>,
-    text: Option<&(String, String)>,
-    overrides: &Overrides,
-) -> Result<Plan, crate::scenario::ScenarioError> {
-    match text {
-        Some((file, text)) => crate::scenario::load_text(file, text, overrides),
-        None => crate::scenario::load(path, overrides),
-    }
-}
-
 /// The specs to watch: the scenario's `watch` list, then each `--watch`.
 pub fn watch_specs(plan: &Plan, common: &CommonArgs) -> Vec<String> {
     plan.watches
