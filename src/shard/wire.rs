@@ -23,8 +23,9 @@ pub const MAX_HANDSHAKE: usize = 4 << 10;
 /// stays well under it.
 pub const MAX_FRAME: usize = 256 << 20;
 /// Protocol version: a shard and a coordinator of different versions refuse each
-/// other by name instead of misreading each other's messages.
-pub const VERSION: &str = concat!("headroom-shard/1 ", env!("CARGO_PKG_VERSION"));
+/// other by name instead of misreading each other's messages. (2: [`Setup`] carries
+/// the coordinator's `scenario::Setup` instead of its argv.)
+pub const VERSION: &str = concat!("headroom-shard/2 ", env!("CARGO_PKG_VERSION"));
 
 /// What a shard sends its coordinator.
 #[derive(Debug, Serialize, Deserialize)]
