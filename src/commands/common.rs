@@ -2,7 +2,6 @@
 //! from [`CommonArgs`], stopping on Ctrl-C, the record in the run store, and the JSON
 //! written to `--out`. `demo` uses the store and Ctrl-C parts too.
 
-use std::io::Write as _;
 use std::path::Path;
 
 use serde::Serialize;
@@ -42,19 +41,6 @@ pub fn overrides(url: Option<&str>, common: &CommonArgs) -> Result<Overrides, Bo
         request: common.request.request()?,
         ..Overrides::default()
     })
-}
-
-/// The plan of scenario file `path` (a `--url` run without one), or of `text`, the
-/// same file's name and text as a shard receives them from its coordinator.
-pub fn load_plan(
-    path: Option<&Path>,
-    text: Option<&(String, String)>,
-    overrides: &Overrides,
-) -> Result<Plan, crate::scenario::ScenarioError> {
-    match text {
-        Some((file, text)) => crate::scenario::load_text(file, text, overrides),
-        None => crate::scenario::load(path, overrides),
-    }
 }
 
 /// The specs to watch: the scenario's `watch` list, then each `--watch`.
@@ -147,25 +133,7 @@ pub fn begin_record<'s>(
         .ok()
 }
 
-/// Writes `value` as pretty JSON atomically (temp file + rename), so a reader never
-/// sees half a file. The temp file is flushed to disk before the rename, so a full disk
-/// is an error here rather than a truncated file later; on any error it is removed, so
-/// a failed write leaves nothing behind (an earlier file at `path` is left as it was).
-pub fn write_json(path: &Path, value: &impl Serialize) -> std::io::Result<()> {
-    let mut text = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
-    text.push(b'\n');
-    let tmp = path.with_extension("json.partial");
-    let written = std::fs::File::create(&tmp)
-        .and_then(|mut f| {
-            f.write_all(&text)?;
-            f.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
-}
+pub use crate::report::json::write_json;
 
 /// Writes `value` to `out` when `--out` was given; an error names the file.
 pub fn write_out(out: Option<&Path>, value: &impl Serialize) -> Result<(), CommandError> {

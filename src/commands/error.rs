@@ -174,6 +174,16 @@ pub enum CommandError {
     Several(Vec<CommandError>),
 }
 
+impl From<crate::scenario::SetupError> for CommandError {
+    /// A plan that does not compile from its setup is bad input, as worded.
+    fn from(e: crate::scenario::SetupError) -> CommandError {
+        match e {
+            crate::scenario::SetupError::Scenario(e) => CommandError::Scenario(e),
+            crate::scenario::SetupError::Threshold(e) => CommandError::Threshold(e.into()),
+        }
+    }
+}
+
 impl CommandError {
     /// The exit code the process ends with.
     pub fn exit_code(&self) -> ExitCode {

@@ -4,16 +4,12 @@
 //! something besides the generator was watched — write the JSON, and exit 0 only when a ceiling was found
 //! (or the whole range passed).
 
-use std::time::Duration;
-
 use crate::dashboard::Dashboard;
 use crate::engine::{Control, Runner};
-use crate::metrics::threshold::{Metric, Threshold};
 use crate::otlp::Otlp;
 use crate::plan::Plan;
 use crate::report::units::seconds;
-use crate::search::{self, text, Event, IsolationOptions, Range, SearchOptions, SearchResult};
-use crate::search::{StepTiming, Unit};
+use crate::search::{self, text, Event, SearchOptions, SearchResult, Unit};
 use crate::store::{self, RunKind};
 
 use super::args::FindArgs;
@@ -24,16 +20,13 @@ pub use super::find_record::StepKeeper;
 use super::find_record::WatchPlan;
 use super::sharded::Engine;
 
-/// Thresholds a step must pass when neither the scenario nor `--threshold` gives any.
-pub const DEFAULT_THRESHOLDS: [&str; 2] = ["p95 < 500ms", DEFAULT_ERROR_RULE];
-
-/// The error rule a step is judged by when the thresholds given have none.
-pub const DEFAULT_ERROR_RULE: &str = "errors < 1%";
+pub use crate::scenario::{DEFAULT_ERROR_RULE, DEFAULT_THRESHOLDS};
 
 /// Runs `headroom find` and returns the exit code: 0 when a ceiling was found (or every
 /// step up to `--to` passed), 1 otherwise; or why it stopped (bad input...).
 pub fn run(args: &FindArgs) -> Result<ExitCode, CommandError> {
-    let (plan, opts) = prepare(args)?;
+    let setup = super::setup::find(args)?;
+    let (plan, opts) = setup.compile()?;
     if plan.sink.is_some() {
         // A search judges request steps; deliveries would straddle its steps.
         return Err(CommandError::FindSink);
@@ -44,7 +37,7 @@ pub fn run(args: &FindArgs) -> Result<ExitCode, CommandError> {
     };
     watch.check()?;
     let store = common::open_store(&store::resolve_path(args.common.store.as_deref()))?;
-    let mut engine = Engine::start(&args.common, args.scenario.as_deref(), &plan)?;
+    let mut engine = Engine::start(&args.common, &setup.setup, &plan)?;
     let control = Control::default();
     common::stop_on_ctrl_c(&control, "; an interrupted search will leave no report");
     let otlp = common::start_otlp(&args.common, "find", &plan)?;
@@ -86,81 +79,10 @@ pub fn run(args: &FindArgs) -> Result<ExitCode, CommandError> {
     ended
 }
 
-/// Builds the plan and the search options from the flags (first stage: nothing runs).
+/// Builds the plan and the search options from the flags (both stages: nothing runs).
 /// Errors are bad input.
 pub fn prepare(args: &FindArgs) -> Result<(Plan, SearchOptions), CommandError> {
-    prepare_from(args, None)
-}
-
-/// [`prepare`] with the scenario's text given (a shard's, from its coordinator)
-/// instead of read from `args.scenario`.
-pub fn prepare_from(
-    args: &FindArgs,
-    text: Option<&(String, String)>,
-) -> Result<(Plan, SearchOptions), CommandError> {
-    let mut overrides = common::overrides(args.url.as_deref(), &args.common)?;
-    // The model is decided once: `--users` asks for users; otherwise the scenario's
-    // `load` section decides, and only a scenario without one (or no scenario) is
-    // searched by arrival rate. The search sets each step's value itself, so these
-    // values only pick the model. A flag that does not fit the model is bad input.
-    if args.users {
-        overrides.users = Some(1);
-    } else {
-        overrides.fallback_rate = Some(1.0);
-    }
-    let mut plan = common::load_plan(args.scenario.as_deref(), text, &overrides)?;
-    let threshold = |t: &str| Threshold::parse(t).map_err(|e| CommandError::Threshold(e.into()));
-    if plan.thresholds.is_empty() {
-        plan.thresholds = DEFAULT_THRESHOLDS
-            .iter()
-            .map(|t| threshold(t))
-            .collect::<Result<_, _>>()?;
-    }
-    // Fast failures would otherwise let a latency rule pass a step where most requests
-    // were turned away (a limiter's quick 503s): an error rule is always judged.
-    if !plan
-        .thresholds
-        .iter()
-        .any(|t| t.metric == Metric::ErrorPercent && t.scope.is_none())
-    {
-        plan.thresholds.push(threshold(DEFAULT_ERROR_RULE)?);
-    }
-    let unit = Unit::of(&plan);
-    let range = Range {
-        from: args.from.unwrap_or(match unit {
-            Unit::Rate => 10.0,
-            Unit::Users => 1.0,
-        }),
-        to: args.to.unwrap_or(match unit {
-            Unit::Rate => 1_000_000.0,
-            Unit::Users => 100_000.0,
-        }),
-        precision: args.precision,
-    };
-    range
-        .validate()
-        .map_err(|e| CommandError::Range(e.into()))?;
-    if args.step_duration < Duration::from_millis(500) {
-        return Err(CommandError::Flag {
-            flag: "--step-duration",
-            reason: "expected at least 500ms",
-        });
-    }
-    let opts = SearchOptions {
-        range,
-        timing: StepTiming {
-            warmup: args.warmup,
-            measured: args.step_duration,
-        },
-        isolation: IsolationOptions {
-            cooldown: args.cooldown,
-            ports: args.wait_ports,
-            time_wait_limit: args.time_wait_limit,
-            drain_timeout: args.drain_timeout,
-            ..IsolationOptions::default()
-        },
-    };
-    Ok((plan, opts))
+    super::setup::find(args)?.compile()
 }
 
 /// Runs the search, printing a line per step (and any isolation wait) to stderr
@@ -269,6 +191,8 @@ pub fn parse_percent(text: &str) -> Result<f64, ValueError> {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[test]

@@ -21,6 +21,7 @@ pub mod rounds;
 pub mod run;
 pub mod runs;
 pub mod schema;
+pub mod setup;
 pub mod shard;
 pub mod sharded;
 pub mod sink;

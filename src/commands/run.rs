@@ -6,9 +6,7 @@ use std::sync::Arc;
 
 use crate::engine::{Control, Live, Runner};
 use crate::metrics::summary::Summary;
-use crate::plan::Plan;
 use crate::report::progress::Progress;
-use crate::scenario::Overrides;
 use crate::store::{self, RunKind};
 use crate::watch::Watches;
 
@@ -16,18 +14,18 @@ use super::args::RunArgs;
 use super::common;
 use super::error::CommandError;
 use super::exit::ExitCode;
-use super::quick::BodyFileError;
 use super::sharded::Engine;
 
 /// Runs `headroom run` and returns its exit code (the verdict), or why it stopped.
 pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
-    let mut plan = load(args, None)?;
+    let setup = super::setup::run(args)?;
+    let mut plan = setup.plan()?;
     // The sink listens before any request is sent, so `{{ sink_url }}` is known and no
     // delivery can arrive before it.
     let sink = super::delivery::start(&mut plan).map_err(CommandError::ScenarioSink)?;
     let plan = Arc::new(plan);
     let store = common::open_store(&store::resolve_path(args.common.store.as_deref()))?;
-    let mut engine = Engine::start(&args.common, args.scenario.as_deref(), &plan)?;
+    let mut engine = Engine::start(&args.common, &setup, &plan)?;
     let specs = common::watch_specs(&plan, &args.common);
     // Watches start before any load is sent, so one that cannot start is bad input
     // with nothing sent yet.
@@ -153,26 +151,6 @@ fn tls_warning(failure: &str) -> String {
         ""
     };
     format!("TLS handshake with {addr} failed: {reason}{hint}")
-}
-
-/// The plan `args` describe, from the scenario's `text` when given (a shard's, from
-/// its coordinator) instead of its file.
-pub fn load(args: &RunArgs, text: Option<&(String, String)>) -> Result<Plan, CommandError> {
-    let overrides = overrides(args)?;
-    Ok(common::load_plan(
-        args.scenario.as_deref(),
-        text,
-        &overrides,
-    )?)
-}
-
-fn overrides(args: &RunArgs) -> Result<Overrides, BodyFileError> {
-    Ok(Overrides {
-        rate: args.rate,
-        users: args.users,
-        duration: args.duration,
-        ..common::overrides(args.url.as_deref(), &args.common)?
-    })
 }
 
 /// 105 when the run was interrupted (partial data decides nothing); 99 when a

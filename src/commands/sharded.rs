@@ -2,7 +2,6 @@
 //! `--shards N` — a coordinator and its N shards ([`crate::shard`]).
 
 use std::net::{SocketAddr, TcpListener};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -76,14 +75,6 @@ pub enum SetupError {
     /// The scenario has a `sink:`, which runs in one process.
     #[error("--shards: a scenario's `sink:` (delivery timing) runs in one process; run it without --shards")]
     Sink,
-    /// The scenario file cannot be read to send to the shards.
-    #[error("cannot read {}: {source}", path.display())]
-    ReadScenario {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
     /// `--shard-netns`'s bridge cannot be used.
     #[error("--shard-netns: {0}")]
     Netns(NetnsError),
@@ -138,10 +129,10 @@ impl SetupError {
 
 impl Engine {
     /// The engine `common`'s flags ask for: with `--shards N`, N shards started and
-    /// joined, set up with this command's own arguments and `scenario`'s text.
+    /// joined, each sent `setup` (the one `plan` was compiled from) to compile its own.
     pub fn start(
         common: &CommonArgs,
-        scenario: Option<&Path>,
+        setup: &crate::scenario::Setup,
         plan: &Plan,
     ) -> Result<Engine, SetupError> {
         let Some(count) = common.shards.or(plan.cluster.shards) else {
@@ -153,17 +144,7 @@ impl Engine {
         if plan.sink.is_some() {
             return Err(SetupError::Sink);
         }
-        let scenario = match scenario {
-            Some(path) => {
-                let text =
-                    std::fs::read_to_string(path).map_err(|source| SetupError::ReadScenario {
-                        path: path.to_owned(),
-                        source,
-                    })?;
-                Some((path.display().to_string(), text))
-            }
-            None => None,
-        };
+        let scenario = setup.scenario.clone().map(|s| (s.file, s.text));
         let bridge = match &common.shard_netns {
             Some(name) => Some(Bridge::open(name).map_err(SetupError::Netns)?),
             None => None,
@@ -242,8 +223,7 @@ impl Engine {
             );
         }
         let setup = Setup {
-            args: std::env::args().skip(1).collect(),
-            scenario,
+            setup: setup.clone(),
             threads,
         };
         let coordinator = Coordinator::join(listener, &secret, &setup, shards, join_for)

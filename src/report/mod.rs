@@ -23,6 +23,7 @@ pub mod json;
 pub mod junit;
 pub mod limits;
 pub mod markdown;
+pub mod noise;
 pub mod profile;
 pub mod progress;
 pub mod rounds;

@@ -6,7 +6,7 @@
 //! (and rates) over the rounds.
 //!
 //! [`Rounds::build`] reads the runs from the store; the noise is measured as `compare`
-//! measures it ([`crate::commands::compare::noise_of`]: the spread among stored runs
+//! measures it ([`super::noise::noise_of`]: the spread among stored runs
 //! repeating a round's labels), or ±5% without repeats. [`Rounds::markdown`] and
 //! [`Rounds::html`] render the page; every user-given text is escaped.
 
@@ -16,8 +16,8 @@ use super::capacity::Capacity;
 use super::charts::{LineChart, Series, XAxis};
 use super::escape::html as html_escape;
 use super::escape::markdown as md;
+use super::noise::{change, noise_of, DEFAULT_NOISE_PCT};
 use super::units::{latency, per_second, percent};
-use crate::commands::compare::{change, noise_of, DEFAULT_NOISE_PCT};
 use crate::search::result::value;
 use crate::store::{RunFilter, RunRef, RunRow, Store, StoreError};
 

@@ -170,7 +170,7 @@ impl Coordinator {
         let mut links: Vec<Link> = slots.into_iter().flatten().collect();
         let (tx, heard) = mpsc::channel();
         for (i, link) in links.iter_mut().enumerate() {
-            let sent = wire::send(&mut link.stream, &ToShard::Setup(setup.clone()))
+            let sent = wire::send(&mut link.stream, &ToShard::Setup(Box::new(setup.clone())))
                 .and_then(|()| Ok(link.stream.try_clone()?));
             match sent {
                 Ok(read) => read_from(i, read, tx.clone()),

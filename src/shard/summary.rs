@@ -73,7 +73,7 @@ pub(super) fn keep_shares(shares: &[Option<(Share, i64)>]) {
         .filter_map(|(i, s)| Some((i, s.as_ref()?)))
     {
         let path = dir.join(format!("share-{job}-{i}.json"));
-        if let Err(e) = crate::commands::common::write_json(&path, share) {
+        if let Err(e) = crate::report::json::write_json(&path, share) {
             eprintln!(
                 "warning: cannot keep shard {i}'s share in {}: {e}",
                 path.display()

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::Share;
 use crate::metrics::recorder::SecondBucket;
+use crate::scenario;
 
 /// Most bytes a frame may hold before the peer is authenticated.
 pub const MAX_HANDSHAKE: usize = 4 << 10;
@@ -22,8 +23,9 @@ pub const MAX_HANDSHAKE: usize = 4 << 10;
 /// stays well under it.
 pub const MAX_FRAME: usize = 256 << 20;
 /// Protocol version: a shard and a coordinator of different versions refuse each
-/// other by name instead of misreading each other's messages.
-pub const VERSION: &str = concat!("headroom-shard/1 ", env!("CARGO_PKG_VERSION"));
+/// other by name instead of misreading each other's messages. (2: [`Setup`] carries
+/// the coordinator's `scenario::Setup` instead of its argv.)
+pub const VERSION: &str = concat!("headroom-shard/2 ", env!("CARGO_PKG_VERSION"));
 
 /// What a shard sends its coordinator.
 #[derive(Debug, Serialize, Deserialize)]
@@ -91,8 +93,8 @@ pub enum ToShard {
         /// 32 random bytes, hex, for the shard's proof.
         nonce: String,
     },
-    /// The run: the command line and scenario every shard builds its plan from.
-    Setup(Setup),
+    /// The run: the setup (scenario text and overrides) every shard builds its plan from.
+    Setup(Box<Setup>),
     /// Build the plan for this job, get the engine threads ready, reply
     /// [`FromShard::Ready`], then wait for [`ToShard::Start`].
     Job {
@@ -115,15 +117,14 @@ pub enum ToShard {
     },
 }
 
-/// The run a shard sets up: the coordinator's own command line and scenario text, so
-/// every shard builds its plan through the same code as a single process would.
+/// The run a shard sets up: the coordinator's own [`scenario::Setup`] (the scenario's
+/// text and the flags' overrides, never its argv), so every shard compiles its plan
+/// with the very function the coordinator did ([`scenario::Setup::plan`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Setup {
-    /// The command's arguments after `headroom` (`run scenario.yaml --rate 100 ...`).
-    pub args: Vec<String>,
-    /// The scenario file's name (for error messages) and text, when there is one.
-    pub scenario: Option<(String, String)>,
-    /// Engine threads per shard when the arguments do not say (`--threads`).
+    /// What the coordinator compiled its plan from.
+    pub setup: scenario::Setup,
+    /// Engine threads per shard when the flags do not say (`--threads`).
     pub threads: Option<usize>,
 }
 

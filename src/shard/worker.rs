@@ -1,7 +1,7 @@
 //! `headroom shard`: one shard of a sharded run. It dials its coordinator, proves it
 //! knows the run's secret (and makes the coordinator prove it too, so nothing else can
-//! hand it load to send), builds the plan from the coordinator's command line and
-//! scenario text, then runs each job it is given: gets its engine threads ready, says
+//! hand it load to send), builds the plan from the coordinator's setup (scenario text
+//! and overrides, [`crate::scenario::Setup`]), then runs each job it is given: gets its engine threads ready, says
 //! so, starts at the absolute instant the coordinator names, streams each completed
 //! second, and sends its raw share at the end.
 
@@ -76,43 +76,15 @@ pub enum ShardError {
     Engine(#[from] EngineError),
 }
 
-/// Why a shard cannot build the plan its coordinator's setup describes.
-#[derive(Debug, thiserror::Error)]
-pub enum BasePlanError {
-    /// The coordinator's arguments do not parse.
-    #[error("{0}")]
-    Args(#[from] clap::Error),
-    /// The command refused the arguments or the scenario.
-    #[error("{reason}")]
-    Load {
-        /// The command's error, in words.
-        reason: String,
-    },
-    /// A command other than `run` or `find`.
-    #[error("only `run` and `find` run on shards")]
-    NotARun,
-}
+/// Why a shard cannot build the plan its coordinator's setup describes: the
+/// scenario or a threshold, as [`crate::scenario::Setup::plan`] words it.
+pub type BasePlanError = crate::scenario::SetupError;
 
-/// The base plan a setup describes: the command line parsed as a single process would
-/// parse it, with the scenario's text instead of its file.
+/// The base plan a setup describes, compiled as the coordinator compiled its own;
+/// the engine threads are this shard's share of its host's unless `--threads` said.
 pub fn base_plan(setup: &Setup) -> Result<Plan, BasePlanError> {
-    use clap::Parser;
-    let argv = std::iter::once("headroom".to_string()).chain(setup.args.iter().cloned());
-    let cli = crate::cli::Cli::try_parse_from(argv)?;
-    let load = |e: String| BasePlanError::Load { reason: e };
-    let mut plan = match cli.command {
-        crate::cli::Command::Run(args) => {
-            crate::commands::run::load(&args, setup.scenario.as_ref())
-                .map_err(|e| load(e.to_string()))?
-        }
-        crate::cli::Command::Find(args) => {
-            crate::commands::find::prepare_from(&args, setup.scenario.as_ref())
-                .map_err(|e| load(e.to_string()))?
-                .0
-        }
-        _ => return Err(BasePlanError::NotARun),
-    };
-    let threads_given = setup.args.iter().any(|a| a.starts_with("--threads"));
+    let mut plan = setup.setup.plan()?;
+    let threads_given = setup.setup.overrides.threads.is_some();
     if let (Some(threads), false) = (setup.threads, threads_given) {
         plan.threads = threads.max(1);
     }

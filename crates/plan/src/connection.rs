@@ -28,7 +28,7 @@ impl Protocol {
 }
 
 /// How requests share connections (`--connection`, `client.connection`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ConnectionModel {
     /// Each closed-model user owns its connections, as k6, Gatling and real clients do
     /// (the users model's default).
@@ -97,7 +97,7 @@ impl FromStr for ConnectionModel {
 
 /// One `--resolve HOST:PORT:ADDR`: connections to `HOST:PORT` go to `ADDR` (same
 /// port), while SNI, certificate checks and `Host` stay `HOST`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Resolve {
     /// The name as in the target URL (without brackets).
     pub host: String,

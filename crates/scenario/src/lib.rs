@@ -6,6 +6,9 @@
 //! (`target`), the load (`load_model`), requests and flows (`requests`, `flows`, with
 //! templates compiled and variable use checked), and thresholds. Every failure is a
 //! [`ScenarioError`] located at `file:line:column` and naming the field by path.
+//!
+//! `run`, `find` and shards compile their plan from a [`Setup`] (the scenario's text,
+//! read once, and the overrides; serializable, so a coordinator sends it to its shards).
 
 mod client;
 mod cluster;
@@ -22,6 +25,7 @@ mod load_model;
 mod quick;
 mod requests;
 mod schema;
+mod setup;
 mod sink;
 mod streams;
 mod target;
@@ -38,12 +42,14 @@ pub use field_errors::{
 };
 pub use quick::{QuickBody, QuickRequest};
 pub use schema::scenario_schema;
+pub use setup::{Purpose, ScenarioText, Setup, SetupError, DEFAULT_ERROR_RULE, DEFAULT_THRESHOLDS};
 pub use values::{MAX_CONCURRENCY, MAX_RATE};
 
 use headroom_plan::Plan;
 
-/// Command-line values that override (or, with no file, make up) a scenario.
-#[derive(Debug, Clone, Default)]
+/// Command-line values that override (or, with no file, make up) a scenario. They
+/// travel to shards inside a [`Setup`], so they serialize.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Overrides {
     /// `--url`: target base URL.
     pub url: Option<String>,
@@ -76,7 +82,7 @@ pub struct Overrides {
 }
 
 /// The connection flags (`run` and `find`).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ClientFlags {
     /// `--insecure`.
     pub insecure: bool,
@@ -110,12 +116,8 @@ pub fn load(path: Option<&Path>, overrides: &Overrides) -> Result<Plan, Scenario
     let Some(path) = path else {
         return compile::quick(overrides);
     };
-    let file = path.display().to_string();
-    let text = read_scenario(path).map_err(|e| ScenarioError {
-        location: file.clone(),
-        message: e.to_string(),
-    })?;
-    compile::from_text(&file, &text, overrides)
+    let scenario = ScenarioText::read(path)?;
+    compile::from_text(&scenario.file, &scenario.text, overrides)
 }
 
 /// Compiles scenario `text` as [`load`] compiles a file's; `file` names it in errors.

@@ -7,7 +7,7 @@ use super::field_errors::QuickError;
 use headroom_template::{Escape, Template};
 
 /// The body of the quick-mode request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum QuickBody {
     /// `--body TEXT`: sent as given; may hold templates, as `--url` may.
     Text(String),
@@ -19,7 +19,7 @@ pub enum QuickBody {
 }
 
 /// Quick mode's request flags; empty (the default) sends a plain GET.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct QuickRequest {
     /// `-X/--method`; `None`: POST with a body, else GET (as curl).
     pub method: Option<String>,
