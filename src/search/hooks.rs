@@ -54,7 +54,7 @@ pub enum HookFailure {
     /// The command outlived its time and was killed.
     #[error(
         "did not finish within {} and was killed{}",
-        crate::report::units::seconds(.after.as_secs_f64()),
+        headroom_format::units::seconds(.after.as_secs_f64()),
         quote(.stderr)
     )]
     TimedOut {
@@ -69,7 +69,7 @@ pub enum HookFailure {
     /// `wait_until`: no attempt succeeded in time.
     #[error(
         "did not succeed within {} (last attempt: {last})",
-        crate::report::units::seconds(.within.as_secs_f64())
+        headroom_format::units::seconds(.within.as_secs_f64())
     )]
     NeverReady {
         /// The time it had.

@@ -20,7 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::summary::{Second, Summary};
-use crate::report::units::{latency, per_second};
+use headroom_format::units::{latency, per_second};
 
 /// Largest shortfall of the achieved rate below the offered one, as a share of the
 /// offered rate, that still counts as keeping up.

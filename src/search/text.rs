@@ -9,8 +9,8 @@ use super::isolation::IsolationReport;
 use super::result::{value, SearchResult};
 use super::step::{StepRecord, Unit};
 use crate::metrics::summary::{Summary, ThresholdResult};
-use crate::report::table::{Align, Table};
-use crate::report::units::{latency, per_second, percent, seconds};
+use headroom_format::table::{Align, Table};
+use headroom_format::units::{latency, per_second, percent, seconds};
 
 /// One line for a finished step: value, achieved rate, p50/p95/p99, errors, dropped,
 /// verdict.
