@@ -66,9 +66,10 @@ impl Endpoint {
     }
 }
 
-/// Resolves a name as the hand-written client did (the system's resolver, the first
-/// address) and remembers the outcome, so a failed scrape names the address it tried
-/// or why the name did not resolve.
+/// Resolves a name with the system's resolver, as the hand-written client did, and
+/// remembers the outcome, so a failed scrape names the address it tried first, or why
+/// the name did not resolve, in that client's words. Every address is handed on: the
+/// connector tries the next when one refuses (`localhost` as `::1`, then `127.0.0.1`).
 #[derive(Debug, Default)]
 struct Resolver {
     last: Mutex<Option<Result<SocketAddr, HttpError>>>,
@@ -78,27 +79,32 @@ impl Resolver {
     fn take(&self) -> Option<Result<SocketAddr, HttpError>> {
         self.last.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
+
+    fn lookup(host: &str) -> Result<Vec<SocketAddr>, HttpError> {
+        let addrs: Vec<SocketAddr> = (host, 0)
+            .to_socket_addrs()
+            .map_err(|source| HttpError::Resolve {
+                host: host.to_string(),
+                source,
+            })?
+            .collect();
+        if addrs.is_empty() {
+            return Err(HttpError::NoAddress {
+                host: host.to_string(),
+            });
+        }
+        Ok(addrs)
+    }
 }
 
 impl Resolve for Resolver {
     fn resolve(&self, name: Name) -> Resolving {
-        let host = name.as_str().to_string();
-        let found = (host.as_str(), 0)
-            .to_socket_addrs()
-            .map_err(|source| HttpError::Resolve {
-                host: host.clone(),
-                source,
-            })
-            .and_then(|mut addrs| {
-                addrs
-                    .next()
-                    .ok_or_else(|| HttpError::NoAddress { host: host.clone() })
-            });
+        let found = Resolver::lookup(name.as_str());
         let answer: Result<Addrs, Box<dyn std::error::Error + Send + Sync>> = match &found {
-            Ok(addr) => Ok(Box::new(std::iter::once(*addr))),
+            Ok(addrs) => Ok(Box::new(addrs.clone().into_iter())),
             Err(e) => Err(e.to_string().into()),
         };
-        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(found);
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(found.map(|a| a[0]));
         Box::pin(std::future::ready(answer))
     }
 }
@@ -225,37 +231,62 @@ pub(crate) fn known_cause(
     e: &(dyn std::error::Error + 'static),
     server: &str,
 ) -> Option<HttpError> {
-    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(cause) = next {
-        let rustls_error = cause.downcast_ref::<rustls::Error>().or_else(|| {
-            cause
-                .downcast_ref::<std::io::Error>()
-                .and_then(|io| io.get_ref())
-                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    let mut found = None;
+    walk(e, &mut |cause| {
+        found = name_of(cause, server);
+        found.is_some()
+    });
+    found
+}
+
+/// The name [`known_cause`] gives to `cause` itself, if any.
+fn name_of(cause: &(dyn std::error::Error + 'static), server: &str) -> Option<HttpError> {
+    if let Some(source) = cause.downcast_ref::<rustls::Error>() {
+        return Some(HttpError::Tls {
+            server: server.to_string(),
+            source: source.clone(),
         });
-        if let Some(source) = rustls_error {
-            return Some(HttpError::Tls {
-                server: server.to_string(),
-                source: source.clone(),
-            });
+    }
+    if cause.is::<http_body_util::LengthLimitError>() {
+        return Some(HttpError::BodyTooLarge);
+    }
+    let h = cause.downcast_ref::<hyper::Error>()?;
+    if h.is_parse_too_large() {
+        Some(HttpError::HeadTooLarge)
+    } else if h.is_incomplete_message() {
+        Some(HttpError::Incomplete)
+    } else if h.is_parse() {
+        Some(HttpError::Malformed(Chain::of(h)))
+    } else {
+        None
+    }
+}
+
+/// Calls `stop` on `e` and every cause under it until it returns true, including the
+/// error an `io::Error` wraps (its `source()` skips that one: it returns the wrapped
+/// error's own source), as connectors wrap rustls' error in one or two of them.
+fn walk(
+    e: &(dyn std::error::Error + 'static),
+    stop: &mut dyn FnMut(&(dyn std::error::Error + 'static)) -> bool,
+) -> bool {
+    let mut next = Some(e);
+    // A chain is a few links; the bound only guards against a cycle.
+    for _ in 0..32 {
+        let Some(cause) = next else { return false };
+        if stop(cause) {
+            return true;
         }
-        if cause.is::<http_body_util::LengthLimitError>() {
-            return Some(HttpError::BodyTooLarge);
-        }
-        if let Some(h) = cause.downcast_ref::<hyper::Error>() {
-            if h.is_parse_too_large() {
-                return Some(HttpError::HeadTooLarge);
-            }
-            if h.is_incomplete_message() {
-                return Some(HttpError::Incomplete);
-            }
-            if h.is_parse() {
-                return Some(HttpError::Malformed(Chain::of(h)));
+        let wrapped = cause
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref());
+        if let Some(inner) = wrapped {
+            if walk(inner, stop) {
+                return true;
             }
         }
         next = cause.source();
     }
-    None
+    false
 }
 
 /// The first I/O error in `e`'s chain.
