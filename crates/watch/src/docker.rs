@@ -120,4 +120,71 @@ mod tests {
             "{err}"
         );
     }
+
+    /// A fake engine on a unix socket in `dir`: answers one request with `answer`, then
+    /// `flood` bytes while the client reads; returns the socket and the request read.
+    fn fake_engine(
+        dir: &std::path::Path,
+        answer: impl Into<Vec<u8>>,
+        flood: bool,
+    ) -> (String, std::thread::JoinHandle<String>) {
+        use std::io::{Read, Write};
+        let socket = dir.join("docker.sock");
+        let answer = answer.into();
+        let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut request = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match conn.read(&mut buf).unwrap() {
+                    0 => break,
+                    n => request.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = conn.write_all(&answer);
+            let block = vec![b'x'; 64 * 1024];
+            while flood && conn.write_all(&block).is_ok() {}
+            String::from_utf8(request).unwrap()
+        });
+        (socket.to_str().unwrap().to_string(), server)
+    }
+
+    #[test]
+    fn the_engine_is_asked_over_http_1_1_and_its_answers_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let (socket, server) = fake_engine(
+            dir.path(),
+            &b"HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\n{}"[..],
+            false,
+        );
+        let err = container_cgroup_at(&socket, "db").unwrap_err().to_string();
+        assert_eq!(err, "the Docker engine knows no container \"db\"");
+        let request = server.join().unwrap().to_ascii_lowercase();
+        assert!(
+            request.starts_with("get /containers/db/json http/1.1\r\n")
+                && request.contains("host: docker\r\n"),
+            "{request}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let body = br#"{"State":{"Pid":0}}"#;
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{}",
+            body.len(),
+            String::from_utf8_lossy(body)
+        );
+        let (socket, server) = fake_engine(dir.path(), answer, false);
+        let err = container_cgroup_at(&socket, "db").unwrap_err().to_string();
+        assert_eq!(err, "container \"db\" is not running");
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn an_endless_reply_is_cut_at_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let (socket, server) = fake_engine(dir.path(), &b"HTTP/1.1 200 OK\r\n\r\n"[..], true);
+        let err = container_cgroup_at(&socket, "db").unwrap_err().to_string();
+        assert_eq!(err, "response body larger than 16 MiB");
+        server.join().unwrap();
+    }
 }
