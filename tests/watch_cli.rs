@@ -7,6 +7,7 @@ mod generator;
 mod postgres;
 mod process;
 mod prometheus;
+mod prometheus_tls;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output};

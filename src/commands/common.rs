@@ -3,6 +3,7 @@
 //! written to `--out`. `demo` uses the store and Ctrl-C parts too.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -50,6 +51,28 @@ pub fn watch_specs(plan: &Plan, common: &CommonArgs) -> Vec<String> {
         .chain(&common.watches)
         .cloned()
         .collect()
+}
+
+/// The trust of the watches' `https://` scrapes: the run's `--cacert` and `--insecure`,
+/// as curl applies its flags to every URL; `None` (Mozilla's roots) without either.
+/// A CA file that cannot be used is bad input, as it is for an `https://` target.
+pub fn watch_tls(
+    common: &CommonArgs,
+) -> Result<Option<Arc<rustls::ClientConfig>>, crate::scenario::ScenarioError> {
+    if !common.insecure && common.cacert.is_none() {
+        return Ok(None);
+    }
+    let options = crate::client::tls::TlsOptions {
+        insecure: common.insecure,
+        cacert: common.cacert.clone(),
+        ..Default::default()
+    };
+    crate::client::tls::client_config(&options)
+        .map(Some)
+        .map_err(|e| crate::scenario::ScenarioError {
+            location: "command line".into(),
+            message: e.to_string(),
+        })
 }
 
 /// Makes Ctrl-C stop what `control` drives, so the command still ends normally and

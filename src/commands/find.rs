@@ -34,6 +34,7 @@ pub fn run(args: &FindArgs) -> Result<ExitCode, CommandError> {
     let watch = WatchPlan {
         specs: common::watch_specs(&plan, &args.common),
         interval: args.common.watch_interval,
+        tls: common::watch_tls(&args.common)?,
     };
     watch.check()?;
     let store = common::open_store(&store::resolve_path(args.common.store.as_deref()))?;

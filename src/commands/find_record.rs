@@ -3,6 +3,7 @@
 //! records the search in the run store (a row at the start, each step as it completes,
 //! and at the end the best passing step's summary and histograms, or why none passed).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::metrics::recorder::Recorder;
@@ -18,6 +19,8 @@ pub struct WatchPlan {
     pub specs: Vec<String>,
     /// How often they sample.
     pub interval: Duration,
+    /// What an `https://` Prometheus endpoint is trusted by (`None`: Mozilla's roots).
+    pub tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 impl Default for WatchPlan {
@@ -26,6 +29,7 @@ impl Default for WatchPlan {
         WatchPlan {
             specs: Vec::new(),
             interval: Duration::from_secs(1),
+            tls: None,
         }
     }
 }
@@ -34,7 +38,7 @@ impl WatchPlan {
     /// Starts the watches once and stops them at once, so a spec that cannot start
     /// is reported as bad input before any load is sent.
     pub fn check(&self) -> Result<(), WatchError> {
-        Watches::start(&self.specs, self.interval)?.finish(None);
+        Watches::start(&self.specs, self.interval, self.tls.clone())?.finish(None);
         Ok(())
     }
 }
@@ -82,7 +86,11 @@ impl<'s> StepKeeper<'s> {
     /// A measured window starts: start the watches. One that cannot start now (it did
     /// at [`WatchPlan::check`]) costs a warning, not the search.
     pub fn measuring(&mut self) {
-        match Watches::start(&self.watch.specs, self.watch.interval) {
+        match Watches::start(
+            &self.watch.specs,
+            self.watch.interval,
+            self.watch.tls.clone(),
+        ) {
             Ok(watches) => self.running = Some(watches),
             Err(e) => eprintln!("warning: {e}; this step has no watches"),
         }

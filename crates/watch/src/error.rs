@@ -1,5 +1,5 @@
 //! Why a watch cannot start or missed a sample: [`SpecError`] for a spec that does not
-//! parse, [`HttpError`] for the small GET the Prometheus and Docker watches make, and
+//! parse, [`HttpError`] for the GET the Prometheus and Docker watches make, and
 //! [`ProbeError`] for a sampler that cannot reach or read what it watches.
 
 use std::io;
@@ -33,8 +33,8 @@ pub enum SpecError {
         /// What followed the colon.
         found: String,
     },
-    /// `prometheus:` followed by something that is not an `http://` URL.
-    #[error("prometheus: expected an http:// URL, found {found:?}")]
+    /// `prometheus:` followed by something that is not an `http://` or `https://` URL.
+    #[error("prometheus: expected an http:// or https:// URL, found {found:?}")]
     PrometheusUrl {
         /// The URL given.
         found: String,
@@ -47,21 +47,34 @@ pub enum SpecError {
     },
 }
 
-/// A plain HTTP/1.0 GET that failed.
+/// Largest response body read by a scrape or a Docker Engine API call (a big
+/// exposition is a few MiB); a larger one is cut there and refused.
+pub const MAX_BODY: u64 = 16 * 1024 * 1024;
+
+/// An HTTP GET of the Prometheus or Docker watch that failed.
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
-    /// The request could not be written.
-    #[error("send: {0}")]
-    Send(#[source] io::Error),
-    /// The response could not be read.
+    /// The response body could not be read.
     #[error("read: {0}")]
     Read(#[source] io::Error),
-    /// The connection closed before the response head ended.
+    /// The connection closed before the response ended.
     #[error("incomplete response")]
     Incomplete,
-    /// The response head is not HTTP.
+    /// The response is not HTTP.
     #[error("malformed response: {0}")]
-    Malformed(#[source] httparse::Error),
+    Malformed(#[source] Chain),
+    /// The response head is above the client's limit (hyper's, about 400 KiB).
+    #[error("response head too large")]
+    HeadTooLarge,
+    /// The response body is above [`MAX_BODY`]: reading stopped there.
+    #[error("response body larger than {} MiB", MAX_BODY >> 20)]
+    BodyTooLarge,
+    /// No complete answer within the limit.
+    #[error("no answer within {within:?}")]
+    TimedOut {
+        /// How long it was given.
+        within: Duration,
+    },
     /// The URL does not parse.
     #[error("bad URL {url:?}: {source}")]
     BadUrl {
@@ -71,8 +84,8 @@ pub enum HttpError {
         #[source]
         source: http::uri::InvalidUri,
     },
-    /// The URL is not `http://`.
-    #[error("expected an http:// URL, found {url:?}")]
+    /// The URL is neither `http://` nor `https://`.
+    #[error("expected an http:// or https:// URL, found {url:?}")]
     NotHttp {
         /// The URL given.
         url: String,
@@ -107,10 +120,53 @@ pub enum HttpError {
         #[source]
         source: io::Error,
     },
-    /// The socket's timeouts could not be set.
+    /// The TLS handshake failed: an untrusted or misnamed certificate, a protocol
+    /// the server does not speak...
+    #[error("TLS handshake with {server}: {source}; trust its certificate with --cacert FILE (or skip verification with --insecure)")]
+    Tls {
+        /// `host:port` of the server.
+        server: String,
+        /// rustls' reason.
+        #[source]
+        source: rustls::Error,
+    },
+    /// The TLS configuration could not be built.
+    #[error("TLS configuration: {0}")]
+    TlsConfig(#[source] rustls::Error),
+    /// The HTTP client could not be built, or failed in a way none of the above names.
     #[error("{0}")]
-    Timeout(#[source] io::Error),
+    Client(#[source] Chain),
 }
+
+/// An error and its causes, shown as `error: cause: cause` (a client error alone
+/// often says only "error sending request").
+#[derive(Debug)]
+pub struct Chain(pub(crate) String);
+
+impl Chain {
+    /// The chain of `e` and its sources, each once.
+    pub(crate) fn of(e: &(dyn std::error::Error + 'static)) -> Chain {
+        let mut text = e.to_string();
+        let mut next = e.source();
+        while let Some(cause) = next {
+            let part = cause.to_string();
+            if !text.contains(&part) {
+                text.push_str(": ");
+                text.push_str(&part);
+            }
+            next = cause.source();
+        }
+        Chain(text)
+    }
+}
+
+impl std::fmt::Display for Chain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Chain {}
 
 /// A watch that cannot reach or read what it watches: at start, the watch is refused;
 /// mid-run, the sample is missed and becomes a gap.
@@ -167,9 +223,6 @@ pub enum ProbeError {
         #[source]
         source: io::Error,
     },
-    /// The Docker engine's socket's timeouts could not be set.
-    #[error("{0}")]
-    DockerSocket(#[source] io::Error),
     /// The Docker engine knows no such container.
     #[error("the Docker engine knows no container {name:?}")]
     NoContainer {
@@ -201,7 +254,7 @@ pub enum ProbeError {
         /// Its main process.
         pid: u64,
     },
-    /// The runtime for the PostgreSQL client could not be built.
+    /// The runtime for the PostgreSQL or Docker client could not be built.
     #[error("{0}")]
     Runtime(#[source] io::Error),
     /// The database did not answer the connection in time.

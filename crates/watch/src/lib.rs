@@ -9,14 +9,14 @@
 //! watch, the generator's first. A sample that fails mid-run is a gap, never an abort.
 //!
 //! One file per kind: `process`, `cgroup` (+ `docker` to find a container's cgroup),
-//! `postgres` (+ `pg_statements`), `prometheus` (+ `http`), `generator`; `sampler`
+//! `postgres` (+ `pg_statements`), `prometheus` (+ `scrape`, its HTTP client),
+//! `generator`; `sampler`
 //! holds the contract and gap bookkeeping, `summary` the JSON types.
 
 mod cgroup;
 mod docker;
 mod error;
 mod generator;
-mod http;
 mod live;
 mod pg_statements;
 mod postgres;
@@ -24,6 +24,7 @@ mod process;
 mod prometheus;
 mod sampler;
 mod samples;
+mod scrape;
 mod spec;
 mod summary;
 mod thread;
@@ -34,10 +35,11 @@ mod thread;
 #[path = "../../../tests/support/require.rs"]
 mod test_require;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use cgroup::CgroupSummary;
-pub use error::{HttpError, ProbeError, SpecError};
+pub use error::{Chain, HttpError, ProbeError, SpecError, MAX_BODY};
 pub use generator::{GeneratorSample, GeneratorSummary};
 pub use live::{LiveSample, LiveWatch, LiveWatches};
 pub use postgres::{Connections, PostgresSummary, TableTuples};
@@ -45,6 +47,7 @@ pub use process::{FdUse, ProcessSummary, FD_WARN_SHARE};
 pub use prometheus::{PrometheusSummary, SeriesSummary, MAX_SERIES};
 pub use sampler::{GeneratorVerdict, RunView};
 pub use samples::{CgroupSample, PostgresSample, ProcessSample, PrometheusSample, TopQuery};
+pub use scrape::default_tls;
 pub use spec::Spec;
 pub use summary::{AvgMax, Detail, Gap, Max, ProfileRow, WatchSummary};
 
@@ -96,7 +99,15 @@ impl Watches {
     /// on a thread of their own. Fails, with nothing left running, if any spec is bad or
     /// its target is unreachable now (no such process, cgroup, database, endpoint, or
     /// Docker engine).
-    pub fn start(specs: &[String], interval: Duration) -> Result<Watches, WatchError> {
+    ///
+    /// `tls` is what an `https://` Prometheus endpoint is trusted by: the run's own
+    /// trust settings (`--cacert`, `--insecure`), as curl applies its flags to every URL;
+    /// `None` trusts Mozilla's roots ([`default_tls`]).
+    pub fn start(
+        specs: &[String],
+        interval: Duration,
+        tls: Option<Arc<rustls::ClientConfig>>,
+    ) -> Result<Watches, WatchError> {
         if interval.is_zero() {
             return Err(WatchError::Interval);
         }
@@ -114,7 +125,7 @@ impl Watches {
                 spec: text.clone(),
                 reason,
             })?;
-            let sampler = open(&spec).map_err(|reason| WatchError::Start {
+            let sampler = open(&spec, &tls).map_err(|reason| WatchError::Start {
                 spec: text.clone(),
                 reason,
             })?;
@@ -153,8 +164,11 @@ impl Watches {
     }
 }
 
-/// Opens the sampler for `spec`.
-fn open(spec: &Spec) -> Result<Box<dyn Sampler>, ProbeError> {
+/// Opens the sampler for `spec`; `tls` for an `https://` Prometheus endpoint.
+fn open(
+    spec: &Spec,
+    tls: &Option<Arc<rustls::ClientConfig>>,
+) -> Result<Box<dyn Sampler>, ProbeError> {
     Ok(match spec {
         Spec::Pid(pid) => Box::new(process::ProcessSampler::start(process::Which::Pid(*pid))?),
         Spec::Process(name) => Box::new(process::ProcessSampler::start(process::Which::Name(
@@ -165,9 +179,11 @@ fn open(spec: &Spec) -> Result<Box<dyn Sampler>, ProbeError> {
             name,
         )?)?),
         Spec::Postgres(url) => Box::new(postgres::PostgresSampler::start(url)?),
-        Spec::Prometheus { url, metrics } => {
-            Box::new(prometheus::PrometheusSampler::start(url, metrics.clone())?)
-        }
+        Spec::Prometheus { url, metrics } => Box::new(prometheus::PrometheusSampler::start(
+            url,
+            metrics.clone(),
+            tls.clone(),
+        )?),
     })
 }
 
@@ -178,7 +194,8 @@ mod tests {
     #[test]
     fn a_run_shorter_than_the_interval_still_gets_a_sample() {
         let me = format!("pid:{}", std::process::id());
-        let w = Watches::start(std::slice::from_ref(&me), Duration::from_millis(400)).unwrap();
+        let w =
+            Watches::start(std::slice::from_ref(&me), Duration::from_millis(400), None).unwrap();
         std::thread::sleep(Duration::from_millis(250));
         let out = w.finish(None);
         let Detail::Process(p) = &out[1].detail else {
@@ -195,7 +212,7 @@ mod tests {
     #[test]
     fn generator_comes_first_and_samples_every_interval() {
         let me = format!("pid:{}", std::process::id());
-        let w = Watches::start(std::slice::from_ref(&me), Duration::from_millis(50)).unwrap();
+        let w = Watches::start(std::slice::from_ref(&me), Duration::from_millis(50), None).unwrap();
         std::thread::sleep(Duration::from_millis(280));
         let out = w.finish(None);
         assert_eq!(out.len(), 2);
@@ -222,7 +239,7 @@ mod tests {
     #[test]
     fn the_live_board_holds_the_newest_sample_of_each_watch() {
         let me = format!("pid:{}", std::process::id());
-        let w = Watches::start(std::slice::from_ref(&me), Duration::from_millis(50)).unwrap();
+        let w = Watches::start(std::slice::from_ref(&me), Duration::from_millis(50), None).unwrap();
         let live = w.live();
         assert!(live.latest().is_empty(), "nothing before the first round");
         std::thread::sleep(Duration::from_millis(180));
@@ -260,16 +277,16 @@ mod tests {
 
     #[test]
     fn a_bad_spec_names_itself() {
-        let err = Watches::start(&["pid:nope".into()], DEFAULT_INTERVAL)
+        let err = Watches::start(&["pid:nope".into()], DEFAULT_INTERVAL, None)
             .err()
             .unwrap()
             .to_string();
         assert!(err.starts_with("--watch \"pid:nope\": "), "{err}");
-        let err = Watches::start(&["docker:db".into()], DEFAULT_INTERVAL)
+        let err = Watches::start(&["docker:db".into()], DEFAULT_INTERVAL, None)
             .err()
             .unwrap()
             .to_string();
         assert!(err.contains("docker:db"), "{err}");
-        assert!(Watches::start(&[], Duration::ZERO).is_err());
+        assert!(Watches::start(&[], Duration::ZERO, None).is_err());
     }
 }

@@ -7,21 +7,22 @@
 //! histogram's `_count` and `_sum` are kept as counters.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use prometheus_parse::{Scrape, Value};
 use serde::{Deserialize, Serialize};
 
 use super::error::ProbeError;
-use super::http;
 use super::live::LiveSample;
 use super::sampler::{Finished, RunView, Sampler};
 use super::samples::PrometheusSample;
+use super::scrape::Scraper;
 use super::summary::{round3, Detail};
 
 /// Most series a watch keeps.
 pub const MAX_SERIES: usize = 50;
-/// Connect, send and receive limit of one scrape.
+/// Limit of one scrape: connect, TLS handshake, request and the whole response.
 const SCRAPE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Figures of a `prometheus` watch.
@@ -65,6 +66,7 @@ struct Track {
 /// Scrapes one endpoint.
 pub(crate) struct PrometheusSampler {
     url: String,
+    scraper: Scraper,
     metrics: Vec<String>,
     series: BTreeMap<String, Track>,
     samples: Vec<PrometheusSample>,
@@ -73,9 +75,15 @@ pub(crate) struct PrometheusSampler {
 
 impl PrometheusSampler {
     /// Scrapes once (the baseline); fails when the endpoint does not answer 200 with text.
-    pub(crate) fn start(url: &str, metrics: Vec<String>) -> Result<PrometheusSampler, ProbeError> {
+    /// An `https://` endpoint is trusted as `tls` says (Mozilla's roots when `None`).
+    pub(crate) fn start(
+        url: &str,
+        metrics: Vec<String>,
+        tls: Option<Arc<rustls::ClientConfig>>,
+    ) -> Result<PrometheusSampler, ProbeError> {
         let mut s = PrometheusSampler {
             url: url.to_string(),
+            scraper: Scraper::new(url, tls, SCRAPE_TIMEOUT)?,
             metrics,
             series: BTreeMap::new(),
             samples: Vec::new(),
@@ -152,7 +160,7 @@ impl PrometheusSampler {
 
 impl Sampler for PrometheusSampler {
     fn sample(&mut self, t: f64) -> Result<(), ProbeError> {
-        let (status, body) = http::get_url(&self.url, SCRAPE_TIMEOUT)?;
+        let (status, body) = self.scraper.get()?;
         if status != 200 {
             return Err(ProbeError::Status {
                 url: self.url.clone(),
@@ -214,8 +222,10 @@ mod tests {
     use super::*;
 
     fn sampler(metrics: &[&str]) -> PrometheusSampler {
+        let url = "http://127.0.0.1:9/metrics";
         PrometheusSampler {
-            url: "http://127.0.0.1:9/metrics".into(),
+            url: url.into(),
+            scraper: Scraper::new(url, None, SCRAPE_TIMEOUT).unwrap(),
             metrics: metrics.iter().map(|m| m.to_string()).collect(),
             series: BTreeMap::new(),
             samples: Vec::new(),

@@ -20,7 +20,7 @@ pub enum Spec {
     Postgres(String),
     /// `prometheus:URL[#metric,metric]`: a text exposition endpoint; no metrics means all.
     Prometheus {
-        /// The `http://` URL to scrape.
+        /// The `http://` or `https://` URL to scrape.
         url: String,
         /// Metric names to keep (empty: all, up to a cap).
         metrics: Vec<String>,
@@ -79,7 +79,7 @@ impl Spec {
                     ),
                     None => (rest, Vec::new()),
                 };
-                if !url.starts_with("http://") {
+                if !url.starts_with("http://") && !url.starts_with("https://") {
                     return Err(SpecError::PrometheusUrl {
                         found: url.to_string(),
                     });
@@ -133,6 +133,13 @@ mod tests {
                 Spec::Postgres("postgresql://u@127.0.0.1:5432/d".into()),
             ),
             (
+                "prometheus:https://127.0.0.1:9/metrics",
+                Spec::Prometheus {
+                    url: "https://127.0.0.1:9/metrics".into(),
+                    metrics: Vec::new(),
+                },
+            ),
+            (
                 "prometheus:http://127.0.0.1:9/metrics#a_total, b",
                 Spec::Prometheus {
                     url: "http://127.0.0.1:9/metrics".into(),
@@ -160,7 +167,7 @@ mod tests {
             ("pid:", "needs a value"),
             ("disk:/dev/sda", "unknown kind `disk`"),
             ("postgres:127.0.0.1", "postgres:// or postgresql://"),
-            ("prometheus:https://x/metrics", "http:// URL"),
+            ("prometheus:ftp://x/metrics", "http:// or https:// URL"),
         ] {
             let err = Spec::parse(text).unwrap_err();
             assert!(err.to_string().contains(part), "{text}: {err}");
