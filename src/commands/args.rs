@@ -221,7 +221,8 @@ pub struct CommonArgs {
     pub connection: Option<crate::client::ConnectionModel>,
     /// Watch something during the run (repeatable; added to the scenario's `watch`):
     /// `pid:N` (the process and all its descendants), `process:NAME`, `cgroup:PATH`,
-    /// `docker:NAME`, `postgres:URL`, `prometheus:URL[#metric,...]`. The generator
+    /// `docker:NAME`, `postgres:URL`, `prometheus:URL[#metric,...]` (http:// or
+    /// https://, trusted as the target is: `--cacert`, `--insecure`). The generator
     /// itself is always watched.
     #[arg(long = "watch", value_name = "SPEC")]
     pub watches: Vec<String>,

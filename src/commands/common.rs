@@ -54,12 +54,16 @@ pub fn watch_specs(plan: &Plan, common: &CommonArgs) -> Vec<String> {
 }
 
 /// The trust of the watches' `https://` scrapes: the run's `--cacert` and `--insecure`,
-/// as curl applies its flags to every URL; `None` (Mozilla's roots) without either.
-/// A CA file that cannot be used is bad input, as it is for an `https://` target.
+/// as curl applies its flags to every URL; `None` (Mozilla's roots) without either,
+/// or when no watch in `specs` scrapes over `https://` (then the flags are the target's
+/// business alone, as before). A CA file that cannot be used is bad input, as it is for
+/// an `https://` target.
 pub fn watch_tls(
     common: &CommonArgs,
+    specs: &[String],
 ) -> Result<Option<Arc<rustls::ClientConfig>>, crate::scenario::ScenarioError> {
-    if !common.insecure && common.cacert.is_none() {
+    let any_https = specs.iter().any(|s| s.contains("https://"));
+    if !any_https || (!common.insecure && common.cacert.is_none()) {
         return Ok(None);
     }
     let options = crate::client::tls::TlsOptions {

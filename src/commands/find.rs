@@ -31,10 +31,11 @@ pub fn run(args: &FindArgs) -> Result<ExitCode, CommandError> {
         // A search judges request steps; deliveries would straddle its steps.
         return Err(CommandError::FindSink);
     }
+    let specs = common::watch_specs(&plan, &args.common);
     let watch = WatchPlan {
-        specs: common::watch_specs(&plan, &args.common),
+        tls: common::watch_tls(&args.common, &specs)?,
+        specs,
         interval: args.common.watch_interval,
-        tls: common::watch_tls(&args.common)?,
     };
     watch.check()?;
     let store = common::open_store(&store::resolve_path(args.common.store.as_deref()))?;

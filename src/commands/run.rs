@@ -29,7 +29,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
     let specs = common::watch_specs(&plan, &args.common);
     // Watches start before any load is sent, so one that cannot start is bad input
     // with nothing sent yet.
-    let tls = common::watch_tls(&args.common)?;
+    let tls = common::watch_tls(&args.common, &specs)?;
     let watches = Watches::start(&specs, args.common.watch_interval, tls)?;
     let control = Control::default();
     common::stop_on_ctrl_c(&control, "; an interrupted run will leave no summary");
