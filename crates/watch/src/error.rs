@@ -7,7 +7,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::spec::KINDS;
+/// The kinds a spec may start with, for error messages.
+pub(crate) const KINDS: &str =
+    "pid:N, process:NAME, cgroup:PATH, docker:NAME, postgres:URL, prometheus:URL[#metric,...]";
 
 /// A `--watch` spec that does not parse; the message says what was expected.
 #[derive(Debug, thiserror::Error)]

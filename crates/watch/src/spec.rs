@@ -27,10 +27,6 @@ pub enum Spec {
     },
 }
 
-/// The kinds a spec may start with, for error messages.
-pub(crate) const KINDS: &str =
-    "pid:N, process:NAME, cgroup:PATH, docker:NAME, postgres:URL, prometheus:URL[#metric,...]";
-
 impl Spec {
     /// Parses a spec; the error says what was expected.
     pub fn parse(text: &str) -> Result<Spec, SpecError> {

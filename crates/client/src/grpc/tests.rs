@@ -7,8 +7,10 @@ use serde_json::json;
 
 use super::proto::{ProtoError, Schema};
 
+/// The repository's test fixtures (the integration tests' `.proto` files), two levels
+/// above this crate.
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
 }
 
 fn route_guide() -> Schema {
