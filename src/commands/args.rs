@@ -9,8 +9,8 @@ use clap::Args;
 
 use crate::scenario::parse_duration;
 
-use super::error::ValueError;
-use super::{find, quick, runs};
+use super::quick;
+use super::values::{self, ValueError};
 /// Flags of `headroom find`.
 ///
 /// The flags it shares with `run` ([`CommonArgs`]) keep the help texts that say what
@@ -49,7 +49,7 @@ pub struct FindArgs {
     #[arg(long)]
     pub to: Option<f64>,
     /// Stop bisecting when the gap between pass and fail is within this share of the pass.
-    #[arg(long, default_value = "5%", value_parser = find::parse_percent)]
+    #[arg(long, default_value = "5%", value_parser = values::parse_percent)]
     pub precision: f64,
     /// Measured window of each step.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
@@ -236,7 +236,7 @@ pub struct CommonArgs {
     #[arg(long, env = crate::store::STORE_ENV)]
     pub store: Option<PathBuf>,
     /// Label stored with the run, `key=value` (repeatable), e.g. `round=6`.
-    #[arg(long = "label", value_parser = runs::parse_label)]
+    #[arg(long = "label", value_parser = values::parse_label)]
     pub labels: Vec<(String, String)>,
     /// What changed in this round, stored with the run and shown by `report --rounds`,
     /// e.g. `--note "synchronous_commit=off"`.

@@ -17,8 +17,8 @@ use crate::watch::WatchError;
 
 use super::exit::ExitCode;
 use super::quick::BodyFileError;
-use super::shard::ShardEnvError;
 use super::sharded::SetupError;
+pub use super::values::ValueError;
 
 /// The cause of a lower layer's error, whatever its type: its message is shown as
 /// the layer words it.
@@ -292,25 +292,29 @@ impl std::fmt::Display for Chain {
 
 impl Error for Chain {}
 
-/// A flag value that does not parse: what was expected and what was found. What
-/// clap's value parsers return.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("expected {expected}, found {found:?}")]
-pub struct ValueError {
-    /// What the flag takes, e.g. `key=value`.
-    pub expected: &'static str,
-    /// The text given.
-    pub found: String,
-}
-
-impl ValueError {
-    /// `text` given where `expected` was.
-    pub fn new(expected: &'static str, text: &str) -> ValueError {
-        ValueError {
-            expected,
-            found: text.to_string(),
-        }
-    }
+/// Why the environment is not a shard's: a variable unset or wrong, named.
+#[derive(Debug, thiserror::Error)]
+pub enum ShardEnvError {
+    /// Neither index variable is set.
+    #[error("HEADROOM_SHARD_INDEX (or JOB_COMPLETION_INDEX) is not set")]
+    NoIndex,
+    /// The variable is not set.
+    #[error("{0} is not set")]
+    Unset(&'static str),
+    /// The variable is not a number.
+    #[error("{name}={text:?} is not a number")]
+    NotANumber {
+        /// The variable.
+        name: &'static str,
+        /// Its value.
+        text: String,
+    },
+    /// The index does not fit the count.
+    #[error("shard index: {0}")]
+    Slice(#[from] crate::plan::BadSlice),
+    /// The run's secret is too weak to be the coordinator's.
+    #[error("{0}")]
+    Secret(#[from] crate::shard::auth::WeakSecret),
 }
 
 #[cfg(test)]

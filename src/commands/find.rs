@@ -14,11 +14,12 @@ use crate::store::{self, RunKind};
 
 use super::args::FindArgs;
 use super::common;
-use super::error::{CommandError, ValueError};
+use super::error::CommandError;
 use super::exit::ExitCode;
 pub use super::find_record::StepKeeper;
 use super::find_record::WatchPlan;
 use super::sharded::Engine;
+pub use super::values::parse_percent;
 
 pub use crate::scenario::{DEFAULT_ERROR_RULE, DEFAULT_THRESHOLDS};
 
@@ -174,20 +175,6 @@ pub fn exit_code(result: &SearchResult) -> ExitCode {
         ExitCode::OK
     } else {
         ExitCode::FAILURE
-    }
-}
-
-/// Parses a precision as a percentage, with or without `%` (`5%`, `2.5`), into a
-/// fraction (0.05, 0.025). It must lie strictly between 0 % and 100 %.
-pub fn parse_percent(text: &str) -> Result<f64, ValueError> {
-    let number = text.trim().trim_end_matches('%').trim();
-    let p: f64 = number
-        .parse()
-        .map_err(|_| ValueError::new("a percentage such as 5%", text))?;
-    if p > 0.0 && p < 100.0 {
-        Ok(p / 100.0)
-    } else {
-        Err(ValueError::new("a percentage between 0% and 100%", text))
     }
 }
 

@@ -10,7 +10,7 @@ use clap::Args;
 
 use crate::scenario::{QuickBody, QuickRequest};
 
-use super::error::ValueError;
+use super::values::ValueError;
 
 /// The largest `--body-file` read, bytes: one request body, held in memory and sent
 /// with every request.

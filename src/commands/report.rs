@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+use crate::report::rounds::Rounds;
 use crate::report::{csv, html, json, junit, markdown};
 use crate::store::{self, RunRef, StoredRun};
 
@@ -86,7 +87,7 @@ pub fn render_sized(run: &StoredRun, format: ReportFormat, size_for: &[f64]) -> 
 /// Runs `headroom report`: writes the report (and `--csv`'s files).
 pub fn run(args: &ReportArgs) -> Result<ExitCode, CommandError> {
     if args.rounds {
-        return super::rounds::run(args);
+        return rounds(args);
     }
     let reference: RunRef = args.run.parse().map_err(CommandError::Reference)?;
     let store = super::runs::open(args.store.as_deref())?;
@@ -122,4 +123,24 @@ pub fn write_or_print(output: Option<&std::path::Path>, text: &str) -> Result<()
             Ok(())
         }
     }
+}
+
+/// Runs `headroom report --rounds RUN...`: resolves the runs (ids, `latest~N`,
+/// `label:round=3`), builds the [`Rounds`] page and writes it as Markdown or HTML.
+fn rounds(args: &ReportArgs) -> Result<ExitCode, CommandError> {
+    let refs = std::iter::once(&args.run)
+        .chain(&args.more)
+        .map(|r| r.parse())
+        .collect::<Result<Vec<RunRef>, _>>()
+        .map_err(CommandError::Reference)?;
+    if !matches!(args.format, ReportFormat::Md | ReportFormat::Html) {
+        return Err(CommandError::RoundsFormat);
+    }
+    let rounds = Rounds::build(&super::runs::open(args.store.as_deref())?, &refs)?;
+    let text = match args.format {
+        ReportFormat::Html => rounds.html(),
+        _ => rounds.markdown(),
+    };
+    write_or_print(args.output.as_deref(), &text)?;
+    Ok(ExitCode::OK)
 }

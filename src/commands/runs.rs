@@ -10,8 +10,9 @@ use crate::report::table::{Align, Table};
 use crate::report::units::{latency, per_second, percent};
 use crate::store::{self, RunFilter, RunRow, RunStatus, Store};
 
-use super::error::{CommandError, ValueError};
+use super::error::CommandError;
 use super::exit::ExitCode;
+pub use super::values::parse_label;
 
 /// Flags of `headroom runs`.
 #[derive(Debug, Args, Clone, Default)]
@@ -25,16 +26,6 @@ pub struct RunsArgs {
     /// At most this many runs.
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
-}
-
-/// Parses `key=value` (the value may be empty and may hold `=`; the key may not be empty).
-pub fn parse_label(text: &str) -> Result<(String, String), ValueError> {
-    match text.split_once('=') {
-        Some((key, value)) if !key.trim().is_empty() => {
-            Ok((key.trim().to_string(), value.to_string()))
-        }
-        _ => Err(ValueError::new("key=value", text)),
-    }
 }
 
 /// Runs `headroom runs`: prints the table (or that there is none yet).

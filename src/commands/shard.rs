@@ -3,13 +3,11 @@
 
 use clap::Args;
 
-use crate::plan::BadSlice;
 use crate::plan::Slice;
-use crate::shard::auth::WeakSecret;
 use crate::shard::auth::SECRET_ENV;
 use crate::shard::worker::{self, Identity};
 
-use super::error::CommandError;
+use super::error::{CommandError, ShardEnvError};
 use super::exit::ExitCode;
 
 /// Flags of `headroom shard`.
@@ -18,31 +16,6 @@ pub struct ShardArgs {
     /// The coordinator's address, HOST:PORT.
     #[arg(long, value_name = "HOST:PORT")]
     pub coordinator: String,
-}
-
-/// Why the environment is not a shard's: a variable unset or wrong, named.
-#[derive(Debug, thiserror::Error)]
-pub enum ShardEnvError {
-    /// Neither index variable is set.
-    #[error("HEADROOM_SHARD_INDEX (or JOB_COMPLETION_INDEX) is not set")]
-    NoIndex,
-    /// The variable is not set.
-    #[error("{0} is not set")]
-    Unset(&'static str),
-    /// The variable is not a number.
-    #[error("{name}={text:?} is not a number")]
-    NotANumber {
-        /// The variable.
-        name: &'static str,
-        /// Its value.
-        text: String,
-    },
-    /// The index does not fit the count.
-    #[error("shard index: {0}")]
-    Slice(#[from] BadSlice),
-    /// The run's secret is too weak to be the coordinator's.
-    #[error("{0}")]
-    Secret(#[from] WeakSecret),
 }
 
 /// Runs the shard: 0 once its work is delivered; an error when it failed (1) or its
