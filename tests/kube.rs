@@ -346,9 +346,12 @@ fn a_failed_launch_removes_only_its_own_objects_and_a_waiting_pod_says_why() {
 fn cluster_manifest_refuses_bad_input_naming_the_flag() {
     let url = ["cluster", "manifest", "--url", "http://127.0.0.1:9/"];
     let cases: [(&[&str], &str); 6] = [
-        (&["--advertise", "10.0.0.5:7700"], "--shards"),
+        (&["--advertise", "10.200.0.5:7700"], "--shards"),
         (&["--shards", "2"], "--advertise"),
-        (&["--shards", "2", "--advertise", "10.0.0.5"], "--advertise"),
+        (
+            &["--shards", "2", "--advertise", "10.200.0.5"],
+            "--advertise",
+        ),
         (
             &["--shards", "2", "--advertise", "a:1", "--shard-cpu", "lots"],
             "--shard-cpu",

@@ -146,14 +146,14 @@ pub enum ValueError {
     },
     /// `HOST:PORT` whose port is not 1 to 65535.
     #[error(
-        "expected HOST:PORT such as `10.0.0.5:7700`, found {found:?}: the port must be from 1 to 65535"
+        "expected HOST:PORT such as `10.200.0.5:7700`, found {found:?}: the port must be from 1 to 65535"
     )]
     Port {
         /// The value given.
         found: String,
     },
     /// Not `HOST:PORT`.
-    #[error("expected HOST:PORT such as `10.0.0.5:7700`, found {found:?}")]
+    #[error("expected HOST:PORT such as `10.200.0.5:7700`, found {found:?}")]
     HostPort {
         /// The value given.
         found: String,
@@ -332,7 +332,7 @@ mod tests {
     #[test]
     fn advertise_takes_a_host_and_a_port() {
         for ok in [
-            "10.0.0.5:7700",
+            "10.200.0.5:7700",
             "[::1]:80",
             "coordinator.default.svc:9000",
             "a:1",
@@ -340,9 +340,9 @@ mod tests {
             assert_eq!(parse_advertise(ok).as_deref(), Ok(ok), "{ok}");
         }
         for bad in [
-            "10.0.0.5",
-            "10.0.0.5:0",
-            "10.0.0.5:65536",
+            "10.200.0.5",
+            "10.200.0.5:0",
+            "10.200.0.5:65536",
             ":80",
             "::1:80",
             "Host_x:80",
@@ -435,7 +435,7 @@ mod tests {
         let flags = ClusterArgs {
             image: Some("mine:2".into()),
             shard_memory: Some("1Gi".into()),
-            advertise: Some("10.0.0.5:7".into()),
+            advertise: Some("10.200.0.5:7".into()),
             ..ClusterArgs::default()
         };
         let s = spec(&flags, &scenario).unwrap();
@@ -450,7 +450,7 @@ mod tests {
         );
         assert_eq!(
             (s.advertise.as_str(), s.deadline.as_secs()),
-            ("10.0.0.5:7", 310)
+            ("10.200.0.5:7", 310)
         );
         let s = spec(&flags, &none).unwrap();
         assert_eq!(

@@ -180,7 +180,7 @@ mod tests {
             namespace: "default".into(),
             shards: 4,
             image: "headroom:0.1.0".into(),
-            advertise: "10.0.0.5:7700".into(),
+            advertise: "10.200.0.5:7700".into(),
             secret: "ab".repeat(32),
             scenario: Some(("s.yaml".into(), "target: http://x\n".into())),
             cpu: Some("500m".into()),

@@ -257,7 +257,7 @@ mod tests {
         assert_eq!(c.name, "shard");
         assert_eq!(
             c.command.as_deref().unwrap(),
-            ["headroom", "shard", "--coordinator", "10.0.0.5:7700"]
+            ["headroom", "shard", "--coordinator", "10.200.0.5:7700"]
         );
         let r = c.resources.as_ref().unwrap();
         assert_eq!(r.requests, r.limits);

@@ -5,7 +5,7 @@
 //! cluster:
 //!   shards: 4
 //!   coordinator: 0.0.0.0:7400      # where the coordinator listens
-//!   advertise: 10.0.0.5:7400       # the address shards dial (default: coordinator)
+//!   advertise: 10.200.0.5:7400       # the address shards dial (default: coordinator)
 //!   kubernetes:                    # place the shards as an Indexed Job's pods
 //!     namespace: load
 //!     image: registry.example/headroom:0.1.0

@@ -6,6 +6,36 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Why a throwaway cluster could not start.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ClusterError {
+    /// PostgreSQL's server binaries are not installed.
+    #[error("no PostgreSQL server binaries under /usr/lib/postgresql/*/bin")]
+    NoServer,
+    /// The temporary directory or the free port could not be had.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// Running as root, the directory could not be given to the `postgres` user.
+    #[error("cannot hand the cluster directory to the postgres user")]
+    Chown,
+    /// A server tool could not be started.
+    #[error("{tool}: {source}")]
+    Spawn {
+        /// `initdb` or `pg_ctl`.
+        tool: String,
+        /// Why it could not run.
+        source: std::io::Error,
+    },
+    /// A server tool failed; its stderr.
+    #[error("{tool} failed: {stderr}")]
+    Failed {
+        /// `initdb` or `pg_ctl`.
+        tool: String,
+        /// What it printed.
+        stderr: String,
+    },
+}
+
 /// A running cluster; dropping it stops the server and deletes its files.
 pub(crate) struct Cluster {
     bin: PathBuf,
@@ -16,16 +46,15 @@ pub(crate) struct Cluster {
 
 impl Cluster {
     /// Starts a cluster, or returns why it cannot (no server binaries found).
-    pub(crate) fn start() -> Result<Cluster, String> {
+    pub(crate) fn start() -> Result<Cluster, ClusterError> {
         Cluster::start_with(&[])
     }
 
     /// Starts a cluster with extra server settings (`name=value`, passed as `-c`),
     /// e.g. `shared_preload_libraries=pg_stat_statements`.
-    pub(crate) fn start_with(settings: &[&str]) -> Result<Cluster, String> {
-        let bin =
-            find_bin().ok_or("no PostgreSQL server binaries under /usr/lib/postgresql/*/bin")?;
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    pub(crate) fn start_with(settings: &[&str]) -> Result<Cluster, ClusterError> {
+        let bin = find_bin().ok_or(ClusterError::NoServer)?;
+        let dir = tempfile::tempdir()?;
         let as_postgres = is_root();
         if as_postgres {
             let ok = Command::new("chown")
@@ -34,13 +63,12 @@ impl Cluster {
                 .status()
                 .is_ok_and(|s| s.success());
             if !ok {
-                return Err("cannot hand the cluster directory to the postgres user".into());
+                return Err(ClusterError::Chown);
             }
         }
         // Bind-then-release to find a free port; the window before pg_ctl binds it is tiny.
         let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map_err(|e| e.to_string())?
+            .and_then(|l| l.local_addr())?
             .port();
         let cluster = Cluster {
             bin,
@@ -76,7 +104,7 @@ impl Cluster {
         format!("{}/data", self.dir.path().display())
     }
 
-    fn run(&self, tool: &str, args: &[&str]) -> Result<(), String> {
+    fn run(&self, tool: &str, args: &[&str]) -> Result<(), ClusterError> {
         let path = self.bin.join(tool);
         let mut cmd = if self.as_postgres {
             let mut c = Command::new("runuser");
@@ -88,14 +116,17 @@ impl Cluster {
         let out = cmd
             .args(args)
             .output()
-            .map_err(|e| format!("{tool}: {e}"))?;
+            .map_err(|source| ClusterError::Spawn {
+                tool: tool.to_owned(),
+                source,
+            })?;
         if out.status.success() {
             Ok(())
         } else {
-            Err(format!(
-                "{tool} failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ))
+            Err(ClusterError::Failed {
+                tool: tool.to_owned(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            })
         }
     }
 }
