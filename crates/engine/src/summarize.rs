@@ -14,15 +14,10 @@ use headroom_metrics::threshold::evaluate_all;
 use headroom_metrics::ErrorKind;
 use headroom_plan::{Load, Plan};
 
-/// Latency percentiles of a microsecond histogram, in milliseconds.
-pub(crate) fn latency(h: &Histogram<u64>) -> Latency {
-    Latency::of_micros(h)
-}
-
 fn phase(h: &Histogram<u64>) -> Phase {
     Phase {
         count: h.len(),
-        ms: latency(h),
+        ms: Latency::of_micros(h),
     }
 }
 
@@ -126,8 +121,8 @@ pub(crate) fn summarize(
         .map(|(name, t)| {
             let s = NameSummary {
                 requests: t.requests(),
-                latency_ms: latency(&t.latency),
-                latency_success_ms: latency(&t.success),
+                latency_ms: Latency::of_micros(&t.latency),
+                latency_success_ms: Latency::of_micros(&t.success),
                 errors: errors(t),
                 timing_ms: timing(&t.timing),
             };
@@ -147,9 +142,9 @@ pub(crate) fn summarize(
         completed: requests - rec.overall.error_count(),
         abandoned: rec.abandoned,
         retries: rec.retries,
-        latency_ms: latency(&rec.overall.latency),
-        latency_uncorrected_ms: latency(&rec.overall.uncorrected),
-        latency_success_ms: latency(&rec.overall.success),
+        latency_ms: Latency::of_micros(&rec.overall.latency),
+        latency_uncorrected_ms: Latency::of_micros(&rec.overall.uncorrected),
+        latency_success_ms: Latency::of_micros(&rec.overall.success),
         errors: errors(&rec.overall),
         timing_ms: timing(&rec.overall.timing),
         connections: Connections {

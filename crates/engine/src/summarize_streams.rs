@@ -9,9 +9,6 @@ use headroom_metrics::recorder::Recorder;
 use headroom_metrics::streams::*;
 use headroom_metrics::summary::{Errors, Latency};
 
-fn latency(h: &hdrhistogram::Histogram<u64>) -> Latency {
-    Latency::of_micros(h)
-}
 use headroom_metrics::ErrorKind;
 use headroom_plan::{Item, Plan, Step};
 
@@ -125,11 +122,11 @@ fn one(
             received: per_s(t.received_bytes),
         },
         round_trips: t.round_trip.len(),
-        message_latency_ms: latency(&t.round_trip),
-        connect_ms: latency(&t.connect),
-        first_message_ms: latency(&t.first_message),
-        gap_ms: latency(&t.gap),
-        session_ms: latency(&t.session),
+        message_latency_ms: Latency::of_micros(&t.round_trip),
+        connect_ms: Latency::of_micros(&t.connect),
+        first_message_ms: Latency::of_micros(&t.first_message),
+        gap_ms: Latency::of_micros(&t.gap),
+        session_ms: Latency::of_micros(&t.session),
         errors: Errors {
             count,
             rate: if judged > 0 {
