@@ -92,11 +92,13 @@ flows:
     );
     assert_eq!(st("atlas", "UNIMPLEMENTED"), Some(atlas.requests));
     assert_eq!(s.streams["list"].protocol, "grpc");
-    // The last call may still be streaming when the run ends (then it has no status).
+    // Each user's last call may still be streaming when the run ends (then it has no
+    // status), so with 2 users up to 2 calls lack one.
     let list_ok = st("list", "OK").unwrap_or(0);
     assert!(
-        list_ok + 1 >= list.requests && list_ok <= list.requests,
-        "{list_ok}"
+        list_ok + 2 >= list.requests && list_ok <= list.requests,
+        "{list_ok} OK of {} calls",
+        list.requests
     );
     assert!(s.streams["list"].messages.received >= 4 * list_ok);
     assert!(s.streams["list"].messages.received <= 4 * list.requests);
