@@ -20,6 +20,7 @@ use super::connect::{connect_error_kind, ConnectError, Connection, Connector};
 use super::http2;
 use super::prepared::PreparedRequest;
 use super::request::{h2_request, render, Prebuilt};
+use super::trace::FirstByte;
 pub use super::trace::Trace;
 use super::{ConnectionModel, Protocol};
 use headroom_metrics::ErrorKind;
@@ -301,7 +302,10 @@ impl Client {
             };
             match c.round_trip(bytes, request.keep_body, request.head).await {
                 Ok(response) => {
-                    trace.first_byte = Some(response.first_byte);
+                    trace.first_byte = Some(match response.first_byte {
+                        Some(at) => FirstByte::At(at),
+                        None => FirstByte::WithTheEnd,
+                    });
                     let verdict = judge(response.status, c.body());
                     // Judged: an idle connection must not hold its share of the budget.
                     if request.keep_body {
@@ -368,7 +372,7 @@ impl Client {
             let (head, body) = prebuilt.request();
             match conn.send(head, body, request.keep_body, request.head).await {
                 Ok(response) => {
-                    trace.first_byte = Some(response.first_byte);
+                    trace.first_byte = Some(FirstByte::At(response.first_byte));
                     return Ok(judge(response.status, &response.body));
                 }
                 Err(failure) if failure.refused && attempt == 0 => trace.retried = true,

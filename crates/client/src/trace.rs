@@ -19,11 +19,20 @@ pub struct Trace {
     /// HTTP/1.1 pool, or an HTTP/2 connection being opened by another request).
     pub(super) leased: Option<Instant>,
     /// When the first byte of a complete response arrived.
-    pub(super) first_byte: Option<Instant>,
+    pub(super) first_byte: Option<FirstByte>,
     /// The request went out on a connection that was open before it.
     pub(super) reused: bool,
     /// The request was sent a second time (stale connection, refused stream).
     pub retried: bool,
+}
+
+/// When the first byte of a complete response arrived.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum FirstByte {
+    /// At this instant, before the response's last byte.
+    At(Instant),
+    /// In the same read as its last byte: when the response ended.
+    WithTheEnd,
 }
 
 impl Trace {
@@ -50,12 +59,16 @@ impl Trace {
         // one. Taking these instants instead of one more clock read per request keeps
         // the hot path as it was.
         let write = self.ready.or(self.leased).unwrap_or(sent);
+        let first_byte = self.first_byte.map(|b| match b {
+            FirstByte::At(at) => at,
+            FirstByte::WithTheEnd => done,
+        });
         Timing {
             connect: self.connect,
             // Counted in `connections.handshakes` too; plain TCP has none.
             tls: self.tls,
-            ttfb: self.first_byte.map(|b| b.saturating_duration_since(write)),
-            receive: self.first_byte.map(|b| done.saturating_duration_since(b)),
+            ttfb: first_byte.map(|b| b.saturating_duration_since(write)),
+            receive: first_byte.map(|b| done.saturating_duration_since(b)),
             // A stale kept-alive connection replaced by a new one does not count.
             reused: self.reused && self.connect.is_none(),
         }

@@ -12,7 +12,7 @@ use tokio::sync::Notify;
 use tokio::task::LocalSet;
 
 use crate::cpu::{thread_cpu_time, thread_times, ThreadTimes};
-use crate::iteration::{pick, run_iteration, think_for, Scratch};
+use crate::iteration::{pick, run_iteration, think_for, Intended, Scratch};
 use crate::pacer::Pacer;
 use crate::start::StartLine;
 use crate::thread::{Pending, Seed, ThreadState, MEASURING, WARMING};
@@ -264,7 +264,15 @@ async fn drive_open(
             // for one is part of it, timed from the schedule.
             let mut session = state.client.session();
             let mut scratch = Scratch::default();
-            run_iteration(&state, work, pending, &mut session, scheduled, &mut scratch).await;
+            run_iteration(
+                &state,
+                work,
+                pending,
+                &mut session,
+                Intended::Scheduled(scheduled),
+                &mut scratch,
+            )
+            .await;
             // An arrival's streams end with its iteration.
             scratch.streams.close_all(STREAM_CLOSE_GRACE).await;
             gauges.in_flight.set(gauges.in_flight.get() - 1);
@@ -322,7 +330,12 @@ async fn drive_closed(
 async fn user(state: &Rc<ThreadState>, id: u64, active: &Cell<u64>, end: Instant, think: Think) {
     let mut session = state.client.session();
     let mut scratch = Scratch::default();
-    while id < active.get() && !state.stopping() && Instant::now() < end {
+    loop {
+        // One clock read both bounds the loop and starts the iteration.
+        let now = Instant::now();
+        if id >= active.get() || state.stopping() || now >= end {
+            break;
+        }
         let work = pick(state);
         let pending = Pending::begin(state);
         if !run_iteration(
@@ -330,7 +343,7 @@ async fn user(state: &Rc<ThreadState>, id: u64, active: &Cell<u64>, end: Instant
             work,
             pending,
             &mut session,
-            Instant::now(),
+            Intended::Now(now),
             &mut scratch,
         )
         .await

@@ -43,6 +43,7 @@ use tokio::net::TcpStream;
 pub use budget::{BodyBudget, DEFAULT_BODY_BUDGET};
 pub use error::RoundTripError;
 use framing::{framing_of, Framing};
+use std::mem::MaybeUninit;
 
 /// Initial read buffer. Small, because a run may hold thousands of connections.
 const READ_CHUNK: usize = 4 * 1024;
@@ -91,8 +92,9 @@ pub struct Response {
     /// Body bytes received (kept or not).
     pub body_len: u64,
     /// When the first byte of the response (of an interim 1xx head, if any) was read:
-    /// the end of time to first byte and the start of receive.
-    pub first_byte: Instant,
+    /// the end of time to first byte and the start of receive. `None` when the read
+    /// that brought it brought the whole response: it then arrived when it ended.
+    pub first_byte: Option<Instant>,
 }
 
 /// A keep-alive HTTP/1.1 connection over a byte stream (TCP by default).
@@ -112,7 +114,8 @@ pub struct Conn<S = TcpStream> {
     charged: usize,
     /// Whether any byte of the current response arrived.
     got_byte: bool,
-    /// When it did (taken once per response, on the read that brought it).
+    /// When it did: taken once per response, and only when the read that brought it
+    /// did not bring the whole response (see `fill`).
     first_byte: Option<Instant>,
     /// Set when the peer asked to close, the body ran until close, or an exchange failed.
     closed: bool,
@@ -269,9 +272,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         let mut interim = 0usize;
         let (status, framing, head_len) = loop {
             if self.end > self.start {
-                let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-                let mut parsed = httparse::Response::new(&mut headers);
-                match parsed.parse(&self.buf[self.start..self.end]) {
+                // Uninitialised slots: httparse writes the ones it fills, and zeroing all
+                // 48 (1.5 KiB) on every parse was a memset per response.
+                let mut headers = [const { MaybeUninit::uninit() }; MAX_HEADERS];
+                let mut parsed = httparse::Response::new(&mut []);
+                match httparse::ParserConfig::default().parse_response_with_uninit_headers(
+                    &mut parsed,
+                    &self.buf[self.start..self.end],
+                    &mut headers,
+                ) {
                     Ok(httparse::Status::Complete(len)) => {
                         if interim + len > self.limits.head {
                             return Err(RoundTripError::too_large(
@@ -344,9 +353,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         Ok(Response {
             status,
             body_len,
-            // Set by the read that brought the head; the fallback cannot happen, since a
-            // head was parsed from bytes this exchange read.
-            first_byte: self.first_byte.unwrap_or_else(Instant::now),
+            first_byte: self.first_byte,
         })
     }
 
@@ -372,18 +379,21 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                 ));
             }
         }
+        if self.got_byte && self.first_byte.is_none() {
+            // The read that brought the first byte did not bring the whole response.
+            // Why the clock is read here and not when that read returned: nothing
+            // awaited since, so this is the same instant give or take the parse, and
+            // a response that comes whole in one read (most of them) then costs no
+            // clock read at all: its first byte arrived when it ended.
+            self.first_byte = Some(Instant::now());
+        }
         let n = self
             .stream
             .read(&mut self.buf[self.end..])
             .await
             .map_err(|e| RoundTripError::io(&e))?;
         self.end += n;
-        if n > 0 && !self.got_byte {
-            // The time the read returned, not when the kernel had the byte: the
-            // nearest a user-space client can see, and what every peer reports.
-            self.first_byte = Some(Instant::now());
-            self.got_byte = true;
-        }
+        self.got_byte |= n > 0;
         Ok(n)
     }
 
