@@ -169,7 +169,8 @@ pub(crate) fn run_thread(
     let mut recorder = state.recorder.borrow_mut();
     let t = recorder.second.t;
     let last = recorder.take_second(t + 1);
-    let whole = Box::new(recorder.clone());
+    let names = recorder.by_name.len();
+    let whole = Box::new(std::mem::replace(&mut *recorder, Recorder::new(names)).finish());
     let _ = tx.send(Report::Done(whole, last, times, state.last_done.get()));
     result
 }

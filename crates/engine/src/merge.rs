@@ -155,7 +155,7 @@ mod tests {
         }
         Share {
             shard: Slice::new(index, count).unwrap(),
-            recorder,
+            recorder: recorder.finish(),
             seconds: buckets,
             scheduled: Duration::from_secs(3),
             last_done: Some(Duration::from_millis(3_000 + ms)),

@@ -212,7 +212,14 @@ mod tests {
             scheduled: Duration::from_secs(1),
             measured: Duration::from_secs(1),
         };
-        let s = summarize(&plan, &rec, Vec::new(), span, false, Generator::default());
+        let s = summarize(
+            &plan,
+            &rec.finish(),
+            Vec::new(),
+            span,
+            false,
+            Generator::default(),
+        );
         let t = &s.timing_ms;
         assert_eq!((t.dns.count, t.connect.count, t.tls.count), (1, 1, 0));
         assert!((0.69..=0.71).contains(&t.dns.ms.max), "{:?}", t.dns);

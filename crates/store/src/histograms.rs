@@ -126,6 +126,7 @@ mod tests {
                 timing: Default::default(),
             });
         }
+        let rec = rec.finish();
         let names = vec!["a".to_string(), "b".to_string()];
         save(&conn, 1, &rec, &names).unwrap();
         let back = load(&conn, 1).unwrap();

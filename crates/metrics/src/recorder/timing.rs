@@ -155,7 +155,8 @@ mod tests {
             error: Some(ErrorKind::Connect),
             ..timed(1, None, 1, false)
         });
-        let t = &r.overall.timing;
+        let finished = r.clone().finish();
+        let t = &finished.overall.timing;
         assert_eq!(
             t.connect.len(),
             1,
@@ -205,6 +206,7 @@ mod tests {
         }
         a.record_dns(Duration::from_millis(2));
         all.record_dns(Duration::from_millis(2));
+        let (mut a, b, all) = (a.finish(), b.finish(), all.finish());
         a.merge(&b);
         assert_eq!(a.connections, all.connections);
         assert_eq!((a.connections.opened, a.connections.reused), (50, 450));
