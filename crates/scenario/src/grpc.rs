@@ -79,7 +79,8 @@ pub(crate) fn compile(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let (files, own) = proto_tree(&proto.value).map_err(|e| src.of(proto, &format!("{path}.proto"), e))?;
+    let (files, own) =
+        proto_tree(&proto.value).map_err(|e| src.of(proto, &format!("{path}.proto"), e))?;
     // The step's import paths are relative to the scenario's directory, as its files
     // are; `--proto-path` ones are as given (relative to where headroom runs, as
     // protoc's -I and every other file flag).
