@@ -195,7 +195,8 @@ mod tests {
         let files = ["protos/routeguide/rg.proto".to_string()];
         let elsewhere = dir.path().join("elsewhere");
         let err =
-            Schema::compile_with_imports(dir.path(), &files, &[elsewhere.clone()]).unwrap_err();
+            Schema::compile_with_imports(dir.path(), &files, std::slice::from_ref(&elsewhere))
+                .unwrap_err();
         let text = err.to_string();
         let ProtoError::ImportNotFound {
             import, searched, ..
