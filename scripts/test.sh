@@ -54,6 +54,8 @@ have_time() { [ -x /usr/bin/time ]; }
 have_chromium() { [ -x /usr/bin/chromium ]; }
 # `ip` (netns, veth, bridge) for the Kubernetes tests' node agent.
 have_ip() { command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ]; }
+# `openssl req -x509` makes the self-signed certificates of the --cacert pinning tests.
+have_openssl() { command -v openssl >/dev/null 2>&1; }
 
 install_system_packages() {
     local missing=()
@@ -62,8 +64,9 @@ install_system_packages() {
     have_time || missing+=(time)
     have_chromium || missing+=(chromium)
     have_ip || missing+=(iproute2)
+    have_openssl || missing+=(openssl)
     if [ "${#missing[@]}" -eq 0 ]; then
-        echo "nginx, PostgreSQL server, /usr/bin/time, chromium and iproute2 are present"
+        echo "nginx, PostgreSQL server, /usr/bin/time, chromium, iproute2 and openssl are present"
         return 0
     fi
     echo "installing: ${missing[*]}"
@@ -89,6 +92,7 @@ install_system_packages() {
     have_time || die "/usr/bin/time still missing after install"
     have_chromium || die "chromium (for the HTML report test) still missing after install"
     have_ip || die "ip (iproute2, for the Kubernetes tests) still missing after install"
+    have_openssl || die "openssl (for the self-signed certificate tests) still missing after install"
 }
 
 # ------------------------------------------------------------------ Rust toolchain

@@ -149,6 +149,10 @@ mod tests {
                 "k.pem",
                 "--resolve",
                 "example.com:443:127.0.0.1",
+                "--proto-path",
+                "protos",
+                "--proto-path",
+                "/usr/include",
             ]);
             let common = match cli.command {
                 Command::Run(args) => args.common,
@@ -168,6 +172,11 @@ mod tests {
             assert_eq!(common.cert, Some(PathBuf::from("c.pem")), "{sub}");
             assert_eq!(common.key, Some(PathBuf::from("k.pem")), "{sub}");
             assert_eq!(common.resolve[0].addr.to_string(), "127.0.0.1", "{sub}");
+            assert_eq!(
+                common.proto_paths,
+                [PathBuf::from("protos"), PathBuf::from("/usr/include")],
+                "{sub}"
+            );
         }
     }
 

@@ -352,3 +352,137 @@ fn over_https_the_call_speaks_h2_by_alpn_and_a_404_counts_as_unimplemented() {
         Some(&feature.requests)
     );
 }
+
+/// route_guide.proto split in two directories, as real trees are: under `root`,
+/// `protos/routeguide/route_guide.proto` imports `common/point.proto` (the `Point`
+/// message), which is found only under `protos/`. The scenario lives elsewhere.
+fn split_route_guide(root: &Path) {
+    let text = std::fs::read_to_string(route_guide_proto()).unwrap();
+    let point = "message Point {\n  int32 latitude = 1;\n  int32 longitude = 2;\n}\n";
+    let start = text.find("message Point {").expect("Point in the fixture");
+    let end = start + text[start..].find("}\n").unwrap() + 2;
+    assert_eq!(text[start..end].replace(' ', ""), point.replace(' ', ""));
+    let main = format!("{}{}", &text[..start], &text[end..]).replace(
+        "package routeguide;",
+        "package routeguide;\nimport \"common/point.proto\";",
+    );
+    let dir = root.join("protos");
+    std::fs::create_dir_all(dir.join("routeguide")).unwrap();
+    std::fs::create_dir_all(dir.join("common")).unwrap();
+    std::fs::write(dir.join("routeguide/route_guide.proto"), main).unwrap();
+    std::fs::write(
+        dir.join("common/point.proto"),
+        format!("syntax = \"proto3\";\npackage routeguide;\n{point}"),
+    )
+    .unwrap();
+}
+
+/// A unary and a server-stream call of route_guide, with `PROTO` as the steps' `proto:`.
+const SPLIT_SCENARIO: &str = r#"name: grpc-imports
+target: TARGET
+load: {model: users, users: 1, duration: 1s}
+flows:
+  - name: guide
+    steps:
+      - grpc:
+          name: feature
+          proto: PROTO
+          call: routeguide.RouteGuide/GetFeature
+          message: {latitude: 408122808, longitude: -743999179}
+          expect: {json: {"$.name": "101 New Jersey 10", "$.location.latitude": 408122808}}
+      - grpc:
+          name: list
+          proto: PROTO
+          call: routeguide.RouteGuide/ListFeatures
+          message: {lo: {latitude: 400000000, longitude: -750000000}, hi: {latitude: 410000000, longitude: -740000000}}
+          expect: {jsonpath: "$.name", count: 4, timeout: 2s}
+"#;
+
+#[test]
+fn proto_imports_are_found_in_import_paths_and_proto_path() {
+    let server = RouteGuide::start(&features());
+    let root = tempfile::tempdir().unwrap();
+    split_route_guide(root.path());
+    // The scenario one directory down: its paths are relative to it.
+    let dir = root.path().join("scenarios");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = "../protos/routeguide/route_guide.proto";
+    let keyed = format!("{{files: [{file}], import_paths: [../protos]}}");
+    let protos = root.path().join("protos").display().to_string();
+    for (proto, flags) in [
+        (keyed.as_str(), vec![]),
+        (file, vec!["--proto-path", protos.as_str()]),
+    ] {
+        let scenario = SPLIT_SCENARIO
+            .replace("TARGET", &server.url())
+            .replace("PROTO", proto);
+        let path = write(&dir, "grpc.yaml", &scenario);
+        let mut args = vec![path.to_str().unwrap()];
+        args.extend(flags.iter().copied());
+        let (out, s) = run_with_summary(&dir, &args, LIMIT);
+        assert_exit(&out, 0);
+        assert_eq!(
+            s.errors.count,
+            0,
+            "{proto} {flags:?}: {:?}\n{}",
+            s.errors,
+            stderr(&out)
+        );
+        let feature = &s.by_name["feature.call"];
+        let list = &s.by_name["list.call"];
+        assert!(feature.requests >= 2, "{proto}: {feature:?}");
+        assert_eq!(feature.errors.count, 0, "{proto}: {feature:?}");
+        assert_eq!(list.errors.count, 0, "{proto}: {list:?}");
+        assert!(list.requests >= 1, "{proto}: {list:?}");
+        // Every reply matched: the Point messages, defined in the imported file, went
+        // out and came back through the server's own types.
+        assert_eq!(
+            s.streams["feature"].status.get("OK"),
+            Some(&feature.requests)
+        );
+        assert!(s.streams["list"].messages.received >= 4);
+    }
+}
+
+#[test]
+fn a_missing_proto_import_is_named_with_the_paths_searched() {
+    let root = tempfile::tempdir().unwrap();
+    split_route_guide(root.path());
+    let dir = root.path().join("scenarios");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = "../protos/routeguide/route_guide.proto";
+    let wrong = root.path().join("elsewhere");
+    std::fs::create_dir_all(&wrong).unwrap();
+    for (proto, flags) in [
+        (file.to_string(), vec![]),
+        (
+            format!("{{files: {file}, import_paths: [../nowhere]}}"),
+            vec!["--proto-path".to_string(), wrong.display().to_string()],
+        ),
+    ] {
+        let scenario = SPLIT_SCENARIO
+            .replace("TARGET", "http://127.0.0.1:9")
+            .replace("PROTO", &proto);
+        let path = write(&dir, "grpc.yaml", &scenario);
+        let mut args = vec!["run".to_string(), path.display().to_string()];
+        args.extend(flags.iter().cloned());
+        let out = run_headroom(&args, LIMIT);
+        assert_exit(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains("grpc.yaml:")
+                && err.contains("flows[0].steps[0].grpc.proto")
+                && err.contains("import \"common/point.proto\" not found")
+                && err.contains("imported by")
+                && err.contains("route_guide.proto:")
+                && err.contains("searched"),
+            "{proto}: {err}"
+        );
+        for searched in flags.iter().skip(1) {
+            assert!(err.contains(searched.as_str()), "{proto}: {err}");
+        }
+        if proto.contains("nowhere") {
+            assert!(err.contains("nowhere"), "{err}");
+        }
+    }
+}

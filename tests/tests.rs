@@ -29,6 +29,7 @@ mod run_errors;
 mod run_faults;
 mod run_shapes;
 mod run_tls;
+mod run_tls_pinned;
 mod schema;
 mod shards_cli;
 mod shares;

@@ -213,6 +213,10 @@ pub struct CommonArgs {
     /// MAX_CONCURRENT_STREAMS may lower it). Requests beyond wait, timed from their schedule.
     #[arg(long, value_name = "N")]
     pub streams: Option<u32>,
+    /// gRPC: a directory searched for the imports of every `grpc:` step's .proto files,
+    /// after the step's own (repeatable, as protoc's -I).
+    #[arg(long = "proto-path", value_name = "DIR")]
+    pub proto_paths: Vec<PathBuf>,
     /// How requests share connections: per-user (each user owns its connections; the
     /// users model's default), shared or shared:N (a pool; the arrival-rate model's
     /// default, --connections sizes it), per-request (a new connection and handshake

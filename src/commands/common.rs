@@ -40,6 +40,7 @@ pub fn overrides(url: Option<&str>, common: &CommonArgs) -> Result<Overrides, Bo
             connection: common.connection,
         },
         request: common.request.request()?,
+        proto_paths: common.proto_paths.clone(),
         ..Overrides::default()
     })
 }

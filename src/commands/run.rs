@@ -112,7 +112,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
         eprintln!("warning: could not connect to {failure}");
     }
     if let Some(failure) = &outcome.tls_failure {
-        eprintln!("warning: {}", tls_warning(failure));
+        eprintln!(
+            "warning: {}",
+            tls_warning(failure, plan.client.cacert.as_deref())
+        );
     }
     // What the run could not deliver: its files, or the shares of lost shards.
     let mut unfinished = Vec::new();
@@ -141,17 +144,31 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
 }
 
 /// The end-of-run line for the first failed TLS handshake (`address: reason`), with
-/// the way out when the server's certificate was not trusted.
-fn tls_warning(failure: &str) -> String {
+/// the way out when the server's certificate was not trusted, never a flag already
+/// given: with `cacert` (the run's `--cacert` file) it says that the certificate did not
+/// verify against that file.
+fn tls_warning(failure: &str, cacert: Option<&std::path::Path>) -> String {
     let (addr, reason) = failure.split_once(": ").unwrap_or(("the target", failure));
-    let hint = if reason.contains("not valid for name") {
-        " (use --resolve HOST:PORT:ADDR with a name it is valid for, or --insecure)"
-    } else if reason.contains("invalid peer certificate") {
-        " (use --cacert FILE or --insecure)"
-    } else {
-        ""
-    };
-    format!("TLS handshake with {addr} failed: {reason}{hint}")
+    if reason.contains("not valid for name") {
+        return format!(
+            "TLS handshake with {addr} failed: {reason} \
+             (use --resolve HOST:PORT:ADDR with a name it is valid for, or --insecure)"
+        );
+    }
+    if !reason.contains("invalid peer certificate") {
+        return format!("TLS handshake with {addr} failed: {reason}");
+    }
+    match cacert {
+        Some(file) => format!(
+            "TLS handshake with {addr} failed: the server's certificate did not verify \
+             against {}: {reason} (the file must hold the CA that issued it, or the \
+             server's own certificate; or use --insecure)",
+            file.display()
+        ),
+        None => {
+            format!("TLS handshake with {addr} failed: {reason} (use --cacert FILE or --insecure)")
+        }
+    }
 }
 
 /// 105 when the run was interrupted (partial data decides nothing); 99 when a

@@ -76,3 +76,36 @@ pub(crate) fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     std::fs::write(&path, text).expect("write a PEM file");
     path
 }
+
+/// A self-signed certificate made as most people make one, with the real `openssl`
+/// command: `openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes
+/// -days 30 -subj /CN=CN -addext subjectAltName=SAN`. openssl marks it as its own CA
+/// (`basicConstraints CA:TRUE`). `None` (a skip, or a failure under
+/// `HEADROOM_REQUIRE_ALL`) when openssl is not installed (`scripts/test.sh` installs it).
+pub(crate) fn openssl_self_signed(dir: &Path, name: &str, cn: &str, san: &str) -> Option<Issued> {
+    let (cert, key) = (
+        dir.join(format!("{name}.pem")),
+        dir.join(format!("{name}.key")),
+    );
+    let made = std::process::Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+        .arg("ec_paramgen_curve:prime256v1")
+        .args(["-nodes", "-days", "30", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .args(["-subj", &format!("/CN={cn}"), "-addext"])
+        .arg(format!("subjectAltName={san}"))
+        .output();
+    let made = super::require("openssl (the command)", made)?;
+    assert!(
+        made.status.success(),
+        "openssl req failed: {}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let read = |p: &Path| std::fs::read_to_string(p).expect("openssl wrote the file");
+    Some(Issued {
+        cert_pem: read(&cert),
+        key_pem: read(&key),
+    })
+}

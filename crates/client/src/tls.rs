@@ -1,12 +1,16 @@
 //! The TLS client configuration of a run, built once from [`TlsOptions`] and shared by
 //! every engine thread: rustls with the `ring` provider, TLS 1.3 and 1.2, ALPN
-//! `http/1.1` or `h2`, Mozilla's roots (or `--cacert`), an optional client certificate, and
-//! rustls' in-memory session cache so reconnections resume their sessions.
+//! `http/1.1` or `h2`, Mozilla's roots (or `--cacert`, whose certificates are also trusted
+//! as the server's own leaf when it presents one of them: `pin.rs`), an optional client
+//! certificate, and rustls' in-memory session cache so reconnections resume their sessions.
+
+mod pin;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::{VerifierBuilderError, WebPkiServerVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
@@ -20,7 +24,8 @@ pub const MAX_PEM_BYTES: u64 = 1 << 20;
 pub struct TlsOptions {
     /// Accept any server certificate (no verification at all).
     pub insecure: bool,
-    /// PEM file of trusted CA certificates, used instead of the built-in roots.
+    /// PEM file of trusted CA certificates, used instead of the built-in roots; a
+    /// self-signed certificate in it is also trusted as the server's own (pinned).
     pub cacert: Option<PathBuf>,
     /// PEM file of the client certificate chain (mTLS); needs `key`.
     pub cert: Option<PathBuf>,
@@ -66,6 +71,15 @@ pub enum TlsConfigError {
     /// rustls refused the protocol versions.
     #[error("TLS configuration: {0}")]
     Rustls(#[source] rustls::Error),
+    /// rustls could not build the verifier of the `--cacert` roots.
+    #[error("TLS configuration: {path}: {source}")]
+    Verifier {
+        /// The CA file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: VerifierBuilderError,
+    },
     /// rustls refused the client certificate and key (a key that does not match its
     /// certificate...).
     #[error("TLS configuration: {cert} and {key}: {source}")]
@@ -146,23 +160,31 @@ pub fn client_config(options: &TlsOptions) -> Result<Arc<ClientConfig>, TlsConfi
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
         .map_err(TlsConfigError::Rustls)?;
-    let mut roots = RootCertStore::empty();
-    match &options.cacert {
-        Some(path) => {
-            for cert in certificates(path)? {
-                roots.add(cert).map_err(|e| TlsConfigError::Pem {
-                    path: path.clone(),
-                    problem: PemProblem::BadCa(e),
-                })?;
-            }
-        }
-        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
-    }
     let builder = if options.insecure {
         builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(AcceptAnyServerCertificate(provider)))
+    } else if let Some(path) = &options.cacert {
+        let pinned = certificates(path)?;
+        let mut roots = RootCertStore::empty();
+        for cert in &pinned {
+            roots.add(cert.clone()).map_err(|e| TlsConfigError::Pem {
+                path: path.clone(),
+                problem: PemProblem::BadCa(e),
+            })?;
+        }
+        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+            .build()
+            .map_err(|source| TlsConfigError::Verifier {
+                path: path.clone(),
+                source,
+            })?;
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(pin::PinnedLeaf::new(webpki, pinned)))
     } else {
+        let mut roots = RootCertStore::empty();
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
         builder.with_root_certificates(roots)
     };
     let mut config = match (&options.cert, &options.key) {

@@ -106,6 +106,10 @@ pub struct ClientPlan {
     pub resolve: Vec<connection::Resolve>,
     /// The TLS client configuration, shared by every connection (`https://` only).
     pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// The CA file `tls` verifies servers against (`--cacert`, or `client.cacert`
+    /// resolved against the scenario's directory), for the messages of a refused
+    /// certificate; `None` with the built-in roots.
+    pub cacert: Option<std::path::PathBuf>,
     /// What connections speak (`--http2`).
     pub protocol: connection::Protocol,
     /// Most requests in flight at once on one HTTP/2 connection (`--streams`); the
@@ -120,6 +124,7 @@ impl Default for ClientPlan {
         ClientPlan {
             resolve: Vec::new(),
             tls: None,
+            cacert: None,
             protocol: connection::Protocol::Http1,
             streams: ClientPlan::DEFAULT_STREAMS,
             connection: connection::ConnectionModel::default(),

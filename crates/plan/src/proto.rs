@@ -3,22 +3,37 @@
 //! protobuf wire format through dynamic messages (prost-reflect, its protobuf JSON
 //! mapping).
 
+mod tree;
+
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use prost::Message as _;
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, SerializeOptions};
 
+pub use tree::{TreeLimit, MAX_PROTO_FILES, MAX_PROTO_FILE_BYTES, MAX_PROTO_TREE_BYTES};
+
 /// Why a proto file, method or message was not usable: bad input, reported at load time.
 #[derive(Debug, thiserror::Error)]
 pub enum ProtoError {
-    /// protox could not be set up for the files (their directories as include paths).
-    #[error("{files}: {source}")]
-    Includes {
-        /// The files named in the scenario, joined.
-        files: String,
-        /// protox's error.
-        #[source]
-        source: protox::Error,
+    /// An import was found in none of the include paths.
+    #[error(
+        "{file}: {at}import {import:?} not found (imported by {importer}); searched {searched} \
+         (import paths are added with `proto: {{files: [...], import_paths: [...]}}` or \
+         --proto-path DIR)"
+    )]
+    ImportNotFound {
+        /// The file named in the scenario whose tree holds the import.
+        file: String,
+        /// `path:line:column: ` of the import statement, or empty.
+        at: String,
+        /// The import as written.
+        import: String,
+        /// The file that imports it.
+        importer: String,
+        /// The include paths searched, in order.
+        searched: String,
     },
     /// protox could not read or compile a file (its message, and `at`, give the line).
     #[error("{file}: {at}{}", DebugChain(.source))]
@@ -96,6 +111,17 @@ impl Schema {
     /// Compiles `files` (paths as given, relative to `base`, the scenario's directory),
     /// with imports resolved next to each file and under `base`.
     pub fn compile(base: &Path, files: &[String]) -> Result<Schema, ProtoError> {
+        Schema::compile_with_imports(base, files, &[])
+    }
+
+    /// [`Schema::compile`] with `import_paths` searched too, after `base` and the
+    /// files' own directories, in order (as protoc's `-I`); each is used as given
+    /// (the caller resolves relative ones). The tree read is bounded (`tree.rs`).
+    pub fn compile_with_imports(
+        base: &Path,
+        files: &[String],
+        import_paths: &[PathBuf],
+    ) -> Result<Schema, ProtoError> {
         let shown = files.join(", ");
         let mut includes: Vec<PathBuf> = vec![base.to_path_buf()];
         let mut paths = Vec::with_capacity(files.len());
@@ -108,22 +134,41 @@ impl Schema {
             }
             paths.push(path);
         }
+        for dir in import_paths {
+            if !includes.contains(dir) {
+                includes.push(dir.clone());
+            }
+        }
+        let read = Rc::new(RefCell::new(tree::Read::default()));
         let mut compiler =
-            protox::Compiler::new(&includes).map_err(|source| ProtoError::Includes {
-                files: shown.clone(),
-                source,
-            })?;
+            protox::Compiler::with_file_resolver(tree::Tree::new(includes.clone(), read.clone()));
         compiler.include_imports(true);
         for (file, path) in files.iter().zip(&paths) {
             // One at a time so an error names its file; protox's own message gives the
             // line and column inside it.
-            compiler
-                .open_file(path)
-                .map_err(|source| ProtoError::Compile {
-                    file: file.to_string(),
-                    at: position(base, &includes, &source).unwrap_or_default(),
-                    source,
-                })?;
+            compiler.open_file(path).map_err(|source| {
+                let at = position(base, &includes, &source).unwrap_or_default();
+                let missing = read.borrow_mut().missing.take();
+                match (source.is_file_not_found(), source.file(), missing) {
+                    (true, Some(importer), Some(import)) => ProtoError::ImportNotFound {
+                        file: file.to_string(),
+                        at,
+                        import,
+                        importer: importer.to_string(),
+                        searched: includes
+                            .iter()
+                            .map(|i| i.display().to_string())
+                            .chain(["protobuf's well-known types".to_string()])
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    },
+                    _ => ProtoError::Compile {
+                        file: file.to_string(),
+                        at,
+                        source,
+                    },
+                }
+            })?;
         }
         Ok(Schema {
             pool: compiler.descriptor_pool(),

@@ -92,9 +92,11 @@ pub(crate) fn build(
     } else {
         None
     };
+    let cacert = tls.as_ref().and(options.cacert);
     Ok(ClientPlan {
         resolve,
         tls,
+        cacert,
         protocol,
         streams,
         connection,

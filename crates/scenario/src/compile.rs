@@ -130,6 +130,7 @@ pub(crate) fn from_text(
         names: Vec::new(),
         sink: doc.sink.is_some(),
         streams: Vec::new(),
+        proto_paths: &overrides.proto_paths,
     };
 
     let mut items = Vec::new();

@@ -190,7 +190,8 @@ pub(crate) struct StreamSpec {
     #[serde(default)]
     #[schemars(schema_with = "super::schema::duration")]
     pub(crate) timeout: Option<Node>,
-    /// gRPC: `.proto` file or list of files, relative to the scenario file.
+    /// gRPC: `.proto` file or list of files, relative to the scenario file, or
+    /// `{files: […], import_paths: […]}` (import paths relative to the scenario file too).
     #[serde(default)]
     #[schemars(schema_with = "super::schema::proto")]
     pub(crate) proto: Option<Node>,

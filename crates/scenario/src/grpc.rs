@@ -1,10 +1,11 @@
 //! The gRPC part of a `grpc:` flow step: `proto:` (a file or a list, relative to the
-//! scenario file) compiled at load time, `call: package.Service/Method` looked up in it,
+//! scenario file, or `{files, import_paths}`; `--proto-path` adds import paths to every
+//! step) compiled at load time, `call: package.Service/Method` looked up in it,
 //! `message:` checked against the method's input type (when it has no placeholders) and
 //! compiled as a JSON template, `metadata:` as header templates. Every error names the
 //! scenario file, line and column, and the proto file and reason where it is theirs.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -18,14 +19,18 @@ use headroom_template::Escape;
 
 /// Most proto files one step may list.
 const MAX_FILES: usize = 64;
+/// Most import paths one step may list.
+const MAX_IMPORT_PATHS: usize = 64;
 
 /// Compiles the call of `s` (at `path`, `flows[0].steps[1].grpc`): `None` for a step
 /// without `call:` (one that expects on or closes a server stream opened earlier).
+/// `proto_paths` (`--proto-path`) are searched for imports after the step's own.
 pub(crate) fn compile(
     src: Source<'_>,
     s: &StreamSpec,
     path: &str,
     vars: Option<&[String]>,
+    proto_paths: &[PathBuf],
 ) -> Result<Option<GrpcCall>, ScenarioError> {
     if let Some(url) = &s.url {
         return Err(src.of(
@@ -70,36 +75,22 @@ pub(crate) fn compile(
             "`call` needs `proto`: the .proto file(s) that define the service",
         ));
     };
-    let files: Vec<String> = match &proto.value {
-        Value::String(f) => vec![f.clone()],
-        Value::Array(items) if !items.is_empty() && items.len() <= MAX_FILES => items
-            .iter()
-            .map(|v| v.as_str().map(str::to_string))
-            .collect::<Option<_>>()
-            .ok_or_else(|| {
-                src.of(
-                    proto,
-                    &format!("{path}.proto"),
-                    "expected a list of .proto file names",
-                )
-            })?,
-        other => {
-            return Err(src.of(
-                proto,
-                &format!("{path}.proto"),
-                format!(
-                    "expected a .proto file or a list of 1 to {MAX_FILES}, found {}",
-                    found(other)
-                ),
-            ))
-        }
-    };
     let base = Path::new(src.file)
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let schema =
-        Schema::compile(base, &files).map_err(|e| src.of(proto, &format!("{path}.proto"), e))?;
+    let (files, own) =
+        proto_tree(&proto.value).map_err(|e| src.of(proto, &format!("{path}.proto"), e))?;
+    // The step's import paths are relative to the scenario's directory, as its files
+    // are; `--proto-path` ones are as given (relative to where headroom runs, as
+    // protoc's -I and every other file flag).
+    let imports: Vec<PathBuf> = own
+        .iter()
+        .map(|p| base.join(p))
+        .chain(proto_paths.iter().cloned())
+        .collect();
+    let schema = Schema::compile_with_imports(base, &files, &imports)
+        .map_err(|e| src.of(proto, &format!("{path}.proto"), e))?;
     let method = schema
         .method(&call.value)
         .map_err(|e| src.of(call, &format!("{path}.call"), e))?;
@@ -133,4 +124,52 @@ pub(crate) fn compile(
         message,
         metadata,
     }))
+}
+
+/// `proto:` as written: a file, a list of files, or `{files: …, import_paths: […]}`;
+/// the files and the step's own import paths (as written), or what is wrong.
+fn proto_tree(value: &Value) -> Result<(Vec<String>, Vec<String>), String> {
+    let Value::Object(map) = value else {
+        return Ok((file_list(value)?, Vec::new()));
+    };
+    if let Some(key) = map.keys().find(|k| *k != "files" && *k != "import_paths") {
+        return Err(format!(
+            "unknown key {key:?}: `proto` as a map takes `files` and `import_paths`"
+        ));
+    }
+    let files = match map.get("files") {
+        Some(files) => file_list(files).map_err(|e| format!("files: {e}"))?,
+        None => return Err("`proto` as a map needs `files`: the .proto file(s)".into()),
+    };
+    let imports = match map.get("import_paths") {
+        None => Vec::new(),
+        Some(Value::Array(items)) if items.len() <= MAX_IMPORT_PATHS => items
+            .iter()
+            .map(|v| v.as_str().filter(|s| !s.is_empty()).map(str::to_string))
+            .collect::<Option<_>>()
+            .ok_or("import_paths: expected a list of directories")?,
+        Some(other) => {
+            return Err(format!(
+                "import_paths: expected a list of up to {MAX_IMPORT_PATHS} directories, found {}",
+                found(other)
+            ))
+        }
+    };
+    Ok((files, imports))
+}
+
+/// A `.proto` file or a list of 1 to [`MAX_FILES`].
+fn file_list(value: &Value) -> Result<Vec<String>, String> {
+    match value {
+        Value::String(f) => Ok(vec![f.clone()]),
+        Value::Array(items) if !items.is_empty() && items.len() <= MAX_FILES => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect::<Option<_>>()
+            .ok_or_else(|| "expected a list of .proto file names".to_string()),
+        other => Err(format!(
+            "expected a .proto file or a list of 1 to {MAX_FILES}, found {}",
+            found(other)
+        )),
+    }
 }

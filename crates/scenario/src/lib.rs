@@ -76,6 +76,10 @@ pub struct Overrides {
     /// `--insecure`, `--cacert`, `--cert`, `--key`, `--resolve`; merged with the
     /// scenario's `client:` block (flags win).
     pub client: ClientFlags,
+    /// `--proto-path DIR` (repeatable): import paths of every `grpc:` step's `.proto`
+    /// files, searched after the step's own (as given: relative to where headroom runs).
+    #[serde(default)]
+    pub proto_paths: Vec<std::path::PathBuf>,
     /// `-X`, `-H`, `--body`, `--json`, `--body-file`: quick mode's request (an error
     /// with a scenario file, whose requests say all that themselves).
     pub request: QuickRequest,

@@ -26,6 +26,8 @@ pub(crate) struct Context<'a> {
     pub(crate) sink: bool,
     /// Stream names and protocols; `stream_id`s index it.
     pub(crate) streams: Vec<headroom_plan::StreamName>,
+    /// `--proto-path`: import paths of every `grpc:` step's `.proto` files.
+    pub(crate) proto_paths: &'a [std::path::PathBuf],
 }
 
 impl Context<'_> {

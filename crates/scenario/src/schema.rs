@@ -106,12 +106,26 @@ pub(crate) fn close(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": ["integer", "boolean"] })
 }
 
-/// One `.proto` file or a list of them.
+/// One `.proto` file, a list of them, or `{files, import_paths}`.
 pub(crate) fn proto(_: &mut SchemaGenerator) -> Schema {
     json_schema!({
         "oneOf": [
             { "type": "string" },
-            { "type": "array", "items": { "type": "string" } }
+            { "type": "array", "items": { "type": "string" } },
+            {
+                "type": "object",
+                "properties": {
+                    "files": {
+                        "oneOf": [
+                            { "type": "string" },
+                            { "type": "array", "items": { "type": "string" } }
+                        ]
+                    },
+                    "import_paths": { "type": "array", "items": { "type": "string" } }
+                },
+                "required": ["files"],
+                "additionalProperties": false
+            }
         ]
     })
 }

@@ -79,7 +79,7 @@ pub(crate) fn compile(
     }
     let vars = Some(captured);
     let grpc = match protocol {
-        Protocol::Grpc => super::grpc::compile(src, s, path, vars)?,
+        Protocol::Grpc => super::grpc::compile(src, s, path, vars, cx.proto_paths)?,
         _ => None,
     };
     // A gRPC call opens its stream (a unary call's is over once its reply is in): its

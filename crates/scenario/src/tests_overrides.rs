@@ -21,6 +21,7 @@ fn overrides_win_over_the_file() {
         fallback_rate: Some(9.0),
         client: ClientFlags::default(),
         request: Default::default(),
+        proto_paths: Vec::new(),
     };
     let p = plan_with(file, &o);
     assert_eq!(

@@ -149,3 +149,32 @@ fn stream_thresholds_name_a_stream_or_a_protocol() {
         &["a stream rule needs a `ws:`, `sse:` or `grpc:` step"],
     );
 }
+
+#[test]
+fn proto_as_a_map_takes_files_and_import_paths_only() {
+    let step = |proto: &str| {
+        flow(&format!(
+            "      - grpc: {{name: g, call: a.B/C, proto: {proto}}}\n"
+        ))
+    };
+    assert_error(
+        &step("{files: a.proto, include: [x]}"),
+        "6:45",
+        &["flows[0].steps[0].grpc.proto: unknown key \"include\": `proto` as a map takes `files` and `import_paths`"],
+    );
+    assert_error(
+        &step("{import_paths: [x]}"),
+        "6:45",
+        &["flows[0].steps[0].grpc.proto: `proto` as a map needs `files`"],
+    );
+    assert_error(
+        &step("{files: [], import_paths: [x]}"),
+        "6:45",
+        &["flows[0].steps[0].grpc.proto: files: expected a .proto file or a list of 1 to 64"],
+    );
+    assert_error(
+        &step("{files: a.proto, import_paths: x}"),
+        "6:45",
+        &["flows[0].steps[0].grpc.proto: import_paths: expected a list of up to 64 directories"],
+    );
+}

@@ -124,13 +124,15 @@ pub enum HttpError {
     },
     /// The TLS handshake failed: an untrusted or misnamed certificate, a protocol
     /// the server does not speak...
-    #[error("TLS handshake with {server}: {source}; trust its certificate with --cacert FILE (or skip verification with --insecure)")]
+    #[error("TLS handshake with {server}: {source}{}", tls_advice(source, *own_trust))]
     Tls {
         /// `host:port` of the server.
         server: String,
         /// rustls' reason.
         #[source]
         source: rustls::Error,
+        /// The run gave its own trust (`--cacert`): the advice is not to give it.
+        own_trust: bool,
     },
     /// The TLS configuration could not be built.
     #[error("TLS configuration: {0}")]
@@ -288,4 +290,26 @@ pub enum ProbeError {
     /// The scraped text is not a Prometheus exposition.
     #[error("cannot parse the exposition: {0}")]
     Exposition(#[source] io::Error),
+}
+
+/// The way out of a refused server certificate, never a flag already given: a name it
+/// is not valid for, a certificate the run's `--cacert` file did not verify, or one the
+/// built-in roots do not know.
+fn tls_advice(source: &rustls::Error, own_trust: bool) -> &'static str {
+    use rustls::CertificateError as C;
+    match source {
+        rustls::Error::InvalidCertificate(
+            C::NotValidForName | C::NotValidForNameContext { .. },
+        ) => {
+            "; the certificate is not valid for that host name (skip verification with --insecure)"
+        }
+        rustls::Error::InvalidCertificate(_) if own_trust => {
+            "; it did not verify against the run's --cacert file, which must hold the CA that \
+             issued it or the server's own certificate (or skip verification with --insecure)"
+        }
+        rustls::Error::InvalidCertificate(_) => {
+            "; trust its certificate with --cacert FILE (or skip verification with --insecure)"
+        }
+        _ => "",
+    }
 }

@@ -116,6 +116,9 @@ pub(crate) struct Scraper {
     client: reqwest::blocking::Client,
     resolver: Arc<Resolver>,
     timeout: Duration,
+    /// The run's own trust was given (`--cacert`, `--insecure`): a refused certificate
+    /// is not answered with advice to give it.
+    own_trust: bool,
 }
 
 impl Scraper {
@@ -128,6 +131,7 @@ impl Scraper {
     ) -> Result<Scraper, HttpError> {
         let endpoint = Endpoint::parse(url)?;
         let resolver = Arc::new(Resolver::default());
+        let own_trust = tls.is_some();
         // Given even for `http://`: with `rustls-no-provider`, reqwest cannot build a
         // client without a configuration (it would look for a process-wide provider).
         let tls = match tls {
@@ -150,6 +154,7 @@ impl Scraper {
             client,
             resolver,
             timeout,
+            own_trust,
         })
     }
 
@@ -200,7 +205,7 @@ impl Scraper {
         if let Some(known) =
             known_cause(e, &format!("{}:{}", self.endpoint.host, self.endpoint.port))
         {
-            return known;
+            return self.with_trust(known);
         }
         match (e.is_connect(), addr, find_io(e)) {
             (true, Some(addr), Some(io)) => HttpError::Connect {
@@ -211,11 +216,23 @@ impl Scraper {
         }
     }
 
+    /// `known` as this scraper's: a TLS failure says whether the run's own trust refused it.
+    fn with_trust(&self, known: HttpError) -> HttpError {
+        match known {
+            HttpError::Tls { server, source, .. } => HttpError::Tls {
+                server,
+                source,
+                own_trust: self.own_trust,
+            },
+            other => other,
+        }
+    }
+
     /// What a failed body read means.
     fn body_failure(&self, e: std::io::Error) -> HttpError {
         let server = format!("{}:{}", self.endpoint.host, self.endpoint.port);
         match e.get_ref().and_then(|inner| known_cause(inner, &server)) {
-            Some(known) => known,
+            Some(known) => self.with_trust(known),
             None if e.kind() == std::io::ErrorKind::TimedOut => HttpError::TimedOut {
                 within: self.timeout,
             },
@@ -245,6 +262,7 @@ fn name_of(cause: &(dyn std::error::Error + 'static), server: &str) -> Option<Ht
         return Some(HttpError::Tls {
             server: server.to_string(),
             source: source.clone(),
+            own_trust: false,
         });
     }
     if cause.is::<http_body_util::LengthLimitError>() {
