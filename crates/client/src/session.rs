@@ -16,12 +16,13 @@ use std::time::Instant;
 
 use tokio::sync::{Notify, Semaphore};
 
-use super::connect::{connect_error_kind, ConnectError, Connection, Connector};
+use super::connect::{connect_error_kind, ConnectError, Connection, Connector, Opens};
 use super::http2;
 use super::prepared::PreparedRequest;
 use super::request::{h2_request, render, Prebuilt};
 pub use super::trace::Trace;
 use super::{ConnectionModel, Protocol};
+use headroom_metrics::recorder::Speaks;
 use headroom_metrics::ErrorKind;
 use headroom_plan::{ClientPlan, Target};
 use headroom_template::RenderContext;
@@ -35,6 +36,8 @@ pub struct Client {
     /// How HTTP/2 connections are set up (streams, windows, limits).
     h2: http2::Settings,
     pool: Pool,
+    /// Every connection this thread opened, counted by the connector.
+    opens: Opens,
 }
 
 /// What one user or one arrival sends through.
@@ -157,6 +160,40 @@ impl Client {
                 waiting: Cell::new(0),
                 opened: Notify::new(),
             },
+            opens: Opens::default(),
+        }
+    }
+
+    /// The connections this thread opened so far (requests' and streams'): every
+    /// connector open of the thread counts into it.
+    pub fn opens(&self) -> &Opens {
+        &self.opens
+    }
+
+    /// The connection model requests share connections by.
+    pub fn model(&self) -> ConnectionModel {
+        self.model
+    }
+
+    /// An HTTP/2 connection to the target for a user's stream (a gRPC call, an SSE
+    /// stream) in an `--http2` run, shared with the requests as the connection model
+    /// says: under `shared`, the pool's least loaded connection, on which the stream
+    /// takes one of the `--streams` slots (so the pool spreads streams and requests
+    /// alike, and the server's MAX_CONCURRENT_STREAMS holds); under `per-user`, a new
+    /// connection counted as `http2`, which the caller makes the user's own (its
+    /// requests then go on it); under `per-request`, a new connection of the stream's
+    /// own, counted as `speaks`.
+    pub async fn stream_h2(&self, speaks: Speaks) -> Result<Rc<http2::Connection>, Failure> {
+        let connecting = Cell::new(false);
+        let mut trace = Trace::default();
+        match self.model {
+            ConnectionModel::Shared(_) => self.checkout_h2(&connecting, &mut trace).await,
+            ConnectionModel::PerUser => Ok(Rc::new(
+                self.open_h2(Speaks::Http2, &connecting, &mut trace).await?,
+            )),
+            ConnectionModel::PerRequest => Ok(Rc::new(
+                self.open_h2(speaks, &connecting, &mut trace).await?,
+            )),
         }
     }
 
@@ -352,11 +389,11 @@ impl Client {
                     c.clone()
                 }
                 Session::Own(slot) => {
-                    let c = Rc::new(self.open_h2(connecting, trace).await?);
+                    let c = Rc::new(self.open_h2(Speaks::Http2, connecting, trace).await?);
                     *slot = Some(Link::H2(c.clone()));
                     c
                 }
-                Session::PerRequest => Rc::new(self.open_h2(connecting, trace).await?),
+                Session::PerRequest => Rc::new(self.open_h2(Speaks::Http2, connecting, trace).await?),
                 Session::Shared => {
                     let c = self.checkout_h2(connecting, trace).await?;
                     if trace.connect.is_none() {
@@ -419,9 +456,11 @@ impl Client {
                 pool.opening.set(pool.opening.get() + 1);
                 let opened = {
                     let _done = Opening(pool);
-                    self.open_h2(connecting, trace).await
+                    self.open_h2(Speaks::Http2, connecting, trace).await
                 };
                 let c = Rc::new(opened?);
+                // Streams (gRPC calls, SSE) on a pooled connection hold a slot too.
+                c.slots_for_raw_streams();
                 pool.h2.borrow_mut().push(c.clone());
                 return Ok(c);
             }
@@ -440,11 +479,12 @@ impl Client {
     /// request). A server that does not speak HTTP/2 fails it, with the reason kept.
     async fn open_h2(
         &self,
+        speaks: Speaks,
         connecting: &Cell<bool>,
         trace: &mut Trace,
     ) -> Result<http2::Connection, Failure> {
         connecting.set(true);
-        let stream = self.open_stream(trace).await;
+        let stream = self.open_stream(speaks, trace).await;
         let connection = match stream {
             Ok(stream) => http2::Connection::handshake(stream, &self.h2)
                 .await
@@ -461,7 +501,7 @@ impl Client {
     /// Opens an HTTP/1.1 connection.
     async fn open(&self, connecting: &Cell<bool>, trace: &mut Trace) -> Result<Link, Failure> {
         connecting.set(true);
-        let stream = self.open_stream(trace).await;
+        let stream = self.open_stream(Speaks::Http1, trace).await;
         connecting.set(false);
         Ok(Link::H1(Connection::new(
             stream?,
@@ -471,8 +511,12 @@ impl Client {
     }
 
     /// Opens a stream (TCP, then TLS for `https://`), noting what it took in `trace`.
-    async fn open_stream(&self, trace: &mut Trace) -> Result<super::connect::Stream, Failure> {
-        match self.connector.open().await {
+    async fn open_stream(
+        &self,
+        speaks: Speaks,
+        trace: &mut Trace,
+    ) -> Result<super::connect::Stream, Failure> {
+        match self.connector.open(speaks, &self.opens).await {
             Ok((stream, took)) => {
                 trace.opened(took);
                 Ok(stream)
