@@ -37,7 +37,7 @@ pub struct Client {
     h2: http2::Settings,
     pool: Pool,
     /// Every connection this thread opened, counted by the connector.
-    opens: Opens,
+    opens: Rc<Opens>,
 }
 
 /// What one user or one arrival sends through.
@@ -160,13 +160,13 @@ impl Client {
                 waiting: Cell::new(0),
                 opened: Notify::new(),
             },
-            opens: Opens::default(),
+            opens: Rc::default(),
         }
     }
 
     /// The connections this thread opened so far (requests' and streams'): every
     /// connector open of the thread counts into it.
-    pub fn opens(&self) -> &Opens {
+    pub fn opens(&self) -> &Rc<Opens> {
         &self.opens
     }
 
@@ -393,7 +393,9 @@ impl Client {
                     *slot = Some(Link::H2(c.clone()));
                     c
                 }
-                Session::PerRequest => Rc::new(self.open_h2(Speaks::Http2, connecting, trace).await?),
+                Session::PerRequest => {
+                    Rc::new(self.open_h2(Speaks::Http2, connecting, trace).await?)
+                }
                 Session::Shared => {
                     let c = self.checkout_h2(connecting, trace).await?;
                     if trace.connect.is_none() {

@@ -11,5 +11,7 @@ pub mod parser;
 #[cfg(test)]
 mod parser_tests;
 
-pub use open::{open, open_h2, BadRequest, ChunkError, OpenError, Response, SseRequest};
+pub use open::{
+    connect_h2, open, open_h2, BadRequest, ChunkError, OpenError, Response, SseRequest,
+};
 pub use parser::{Event, Limits, ParseError, Parser};

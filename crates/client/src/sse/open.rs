@@ -56,6 +56,9 @@ pub enum OpenError {
     /// HTTP/2: the stream or its connection failed before a response head came.
     #[error("no response: {0}")]
     H2(#[from] http2::Failure),
+    /// HTTP/2: a new connection did not complete the HTTP/2 handshake.
+    #[error("{0}")]
+    H2Handshake(#[from] http2::HandshakeError),
     /// The request could not be built (a header or path HTTP cannot carry).
     #[error("bad request: {0}")]
     Request(#[from] BadRequest),
@@ -105,6 +108,7 @@ impl OpenError {
             OpenError::Http(e) if e.is_parse() || e.is_parse_too_large() => ErrorKind::Protocol,
             OpenError::Http(_) => ErrorKind::Reset,
             OpenError::H2(f) => f.kind,
+            OpenError::H2Handshake(e) => e.kind(),
             OpenError::Request(_) => ErrorKind::Check,
             OpenError::NoContent | OpenError::Status(_) | OpenError::ContentType { .. } => {
                 ErrorKind::Stream
@@ -218,6 +222,17 @@ pub async fn open(
         },
     };
     checked.map(|()| response)
+}
+
+/// Opens a new HTTP/2 connection of a stream's own from `connector` (h2c with prior
+/// knowledge, or TLS whose ALPN chose h2), counted in `opens` as an SSE connection.
+pub async fn connect_h2(
+    connector: &Connector,
+    opens: &Opens,
+) -> Result<Rc<http2::Connection>, OpenError> {
+    let (stream, _opened) = connector.open(Speaks::Sse, opens).await?;
+    let conn = http2::Connection::handshake(stream, &http2::Settings::default()).await?;
+    Ok(Rc::new(conn))
 }
 
 /// Opens `req` as a new stream of the HTTP/2 connection `conn` (which may carry
