@@ -35,6 +35,7 @@ mod shards_cli;
 mod shares;
 mod sse;
 mod store_cli;
+mod stream_connections;
 mod support;
 mod target_tls;
 mod timing;

@@ -60,8 +60,22 @@ fn connections_line(s: &Summary) -> String {
         }
         how.push_str(": ");
     }
+    // Streams' own connections are named, so the opened count reads whole.
+    let b = &c.by_protocol;
+    let streams = [("websocket", b.websocket), ("sse", b.sse), ("grpc", b.grpc)];
+    let mut by = String::new();
+    if streams.iter().any(|(_, n)| *n > 0) {
+        let all = [("http/1.1", b.http1), ("http/2", b.http2)];
+        let named: Vec<String> = all
+            .iter()
+            .chain(streams.iter())
+            .filter(|(_, n)| *n > 0)
+            .map(|(name, n)| format!("{n} {name}"))
+            .collect();
+        by = format!(" ({})", named.join(", "));
+    }
     format!(
-        "{how}{} opened, {} reused, {} handshakes ({})",
+        "{how}{} opened{by}, {} reused, {} handshakes ({})",
         c.opened,
         c.reused,
         c.handshakes,
@@ -159,6 +173,19 @@ mod tests {
         assert!(!out.contains("tls"), "no handshake, no tls row: {out}");
         assert!(
             out.contains("connections  4 opened, 96 reused, 0 handshakes (0.0/s)"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn streams_connections_are_named_beside_the_opened_count() {
+        let mut s = summary();
+        s.connections.opened = 14;
+        s.connections.by_protocol.http1 = 4;
+        s.connections.by_protocol.websocket = 10;
+        let out = text(&s);
+        assert!(
+            out.contains("14 opened (4 http/1.1, 10 websocket), 96 reused"),
             "{out}"
         );
     }

@@ -42,6 +42,12 @@ pub(crate) fn read_summary(path: &Path) -> Summary {
 /// sum to `errors.count`, and `requests = completed + errors.count`.
 #[track_caller]
 pub(crate) fn assert_adds_up(s: &Summary) {
+    assert_eq!(
+        s.connections.opened,
+        s.connections.by_protocol.total(),
+        "connections opened = the sum by protocol: {:?}",
+        s.connections
+    );
     let by_kind: u64 = s.errors.by_kind.values().sum();
     assert_eq!(by_kind, s.errors.count, "errors by kind: {:?}", s.errors);
     assert_eq!(

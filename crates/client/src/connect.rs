@@ -1,7 +1,12 @@
 //! Opening connections for the engine: TCP, then a TLS handshake for `https://`
 //! targets. The engine asks a [`Connector`] for a [`Connection`] and knows nothing of
 //! TLS; plain HTTP goes through one `match` per read or write on [`Stream`].
+//!
+//! Every connection the generator opens passes through [`Connector::open`], which
+//! counts it into the thread's [`Opens`] under what it was opened to speak: requests',
+//! WebSockets', SSE streams' and gRPC calls' alike, so none goes uncounted.
 
+use std::cell::Cell;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -17,6 +22,7 @@ use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
 use super::http1::{BodyBudget, Conn, Limits};
+use headroom_metrics::recorder::{ByProtocol, Speaks};
 use headroom_metrics::ErrorKind;
 
 pub use headroom_plan::connection::{Resolve, ResolveError};
@@ -183,15 +189,27 @@ impl Connector {
     }
 
     /// Opens an HTTP/1.1 connection: [`Connector::open`], then the connection loop.
-    pub async fn connect(&self) -> Result<(Connection, Opened), ConnectError> {
-        let (stream, opened) = self.open().await?;
+    pub async fn connect(&self, opens: &Opens) -> Result<(Connection, Opened), ConnectError> {
+        let (stream, opened) = self.open(Speaks::Http1, opens).await?;
         let conn = Conn::new(stream, Limits::default(), BodyBudget::process());
         Ok((conn, opened))
     }
 
     /// Opens a stream (with `TCP_NODELAY`, as every load generator does) and, for
-    /// TLS, completes the handshake; says how long each part took.
-    pub async fn open(&self) -> Result<(Stream, Opened), ConnectError> {
+    /// TLS, completes the handshake; says how long each part took. A connection that
+    /// opens is counted in `opens` under `speaks` (and its TLS handshake); one that
+    /// fails is not: its failure is the request's or the step's error.
+    pub async fn open(
+        &self,
+        speaks: Speaks,
+        opens: &Opens,
+    ) -> Result<(Stream, Opened), ConnectError> {
+        let (stream, opened) = self.open_uncounted().await?;
+        opens.count(speaks, opened.tls.is_some());
+        Ok((stream, opened))
+    }
+
+    async fn open_uncounted(&self) -> Result<(Stream, Opened), ConnectError> {
         let began = Instant::now();
         let tcp = TcpStream::connect(self.addr)
             .await
@@ -223,6 +241,29 @@ impl Connector {
             tls,
         };
         Ok((stream, opened))
+    }
+}
+
+/// The connections one engine thread opened, by what they were opened to speak, and
+/// their TLS handshakes: counted by [`Connector::open`], taken by the engine into the
+/// thread's recorder ([`Opens::take`]). Single-threaded, like the thread's client.
+#[derive(Debug, Default)]
+pub struct Opens {
+    by_protocol: Cell<ByProtocol>,
+    handshakes: Cell<u64>,
+}
+
+impl Opens {
+    fn count(&self, speaks: Speaks, tls: bool) {
+        let mut by = self.by_protocol.get();
+        by.count(speaks);
+        self.by_protocol.set(by);
+        self.handshakes.set(self.handshakes.get() + u64::from(tls));
+    }
+
+    /// The counts so far (by protocol, TLS handshakes), leaving zeros.
+    pub fn take(&self) -> (ByProtocol, u64) {
+        (self.by_protocol.take(), self.handshakes.take())
     }
 }
 

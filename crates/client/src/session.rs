@@ -16,16 +16,19 @@ use std::time::Instant;
 
 use tokio::sync::{Notify, Semaphore};
 
-use super::connect::{connect_error_kind, ConnectError, Connection, Connector};
+use super::connect::{connect_error_kind, ConnectError, Connection, Connector, Opens};
 use super::http2;
 use super::prepared::PreparedRequest;
 use super::request::{h2_request, render, Prebuilt};
 use super::trace::FirstByte;
 pub use super::trace::Trace;
 use super::{ConnectionModel, Protocol};
+use headroom_metrics::recorder::Speaks;
 use headroom_metrics::ErrorKind;
 use headroom_plan::{ClientPlan, Target};
 use headroom_template::RenderContext;
+
+mod pool;
 
 /// Sends requests for one engine thread (never shared across threads).
 pub struct Client {
@@ -36,6 +39,8 @@ pub struct Client {
     /// How HTTP/2 connections are set up (streams, windows, limits).
     h2: http2::Settings,
     pool: Pool,
+    /// Every connection this thread opened, counted by the connector.
+    opens: Rc<Opens>,
 }
 
 /// What one user or one arrival sends through.
@@ -158,7 +163,19 @@ impl Client {
                 waiting: Cell::new(0),
                 opened: Notify::new(),
             },
+            opens: Rc::default(),
         }
+    }
+
+    /// The connections this thread opened so far (requests' and streams'): every
+    /// connector open of the thread counts into it.
+    pub fn opens(&self) -> &Rc<Opens> {
+        &self.opens
+    }
+
+    /// The connection model requests share connections by.
+    pub fn model(&self) -> ConnectionModel {
+        self.model
     }
 
     /// A new session for a user or an arrival, as the connection model says.
@@ -356,11 +373,13 @@ impl Client {
                     c.clone()
                 }
                 Session::Own(slot) => {
-                    let c = Rc::new(self.open_h2(connecting, trace).await?);
+                    let c = Rc::new(self.open_h2(Speaks::Http2, connecting, trace).await?);
                     *slot = Some(Link::H2(c.clone()));
                     c
                 }
-                Session::PerRequest => Rc::new(self.open_h2(connecting, trace).await?),
+                Session::PerRequest => {
+                    Rc::new(self.open_h2(Speaks::Http2, connecting, trace).await?)
+                }
                 Session::Shared => {
                     let c = self.checkout_h2(connecting, trace).await?;
                     if trace.connect.is_none() {
@@ -382,73 +401,17 @@ impl Client {
         Err(Failure::kind(ErrorKind::StreamReset))
     }
 
-    /// A connection of the shared pool with a free stream: the least loaded open one;
-    /// else a new one while the pool has room; else, when others are being opened,
-    /// one of those (so a burst of requests at the start opens one connection per
-    /// `streams` requests, not one each); else the least loaded, whose streams the
-    /// request waits for.
-    async fn checkout_h2(
-        &self,
-        connecting: &Cell<bool>,
-        trace: &mut Trace,
-    ) -> Result<Rc<http2::Connection>, Failure> {
-        let pool = &self.pool;
-        let streams = self.h2.streams.max(1) as usize;
-        loop {
-            pool.h2.borrow_mut().retain(|c| c.is_open());
-            let best = pool
-                .h2
-                .borrow()
-                .iter()
-                .min_by_key(|c| c.in_flight())
-                .cloned();
-            if let Some(c) = best.as_ref().filter(|c| c.in_flight() < c.streams()) {
-                trace.reused = true;
-                return Ok(c.clone());
-            }
-            // Streams of connections still opening that no request has claimed yet.
-            let coming = pool.opening.get() * streams;
-            if coming > pool.waiting.get() {
-                let opened = pool.opened.notified();
-                pool.waiting.set(pool.waiting.get() + 1);
-                // Dropped by a timeout: the claim is given back all the same.
-                let _claim = Claim(&pool.waiting);
-                opened.await;
-                continue;
-            }
-            let room = pool
-                .cap
-                .is_none_or(|cap| pool.h2.borrow().len() + pool.opening.get() < cap);
-            if room {
-                pool.opening.set(pool.opening.get() + 1);
-                let opened = {
-                    let _done = Opening(pool);
-                    self.open_h2(connecting, trace).await
-                };
-                let c = Rc::new(opened?);
-                pool.h2.borrow_mut().push(c.clone());
-                return Ok(c);
-            }
-            match best {
-                Some(c) => {
-                    trace.reused = true;
-                    return Ok(c);
-                }
-                None => pool.opened.notified().await,
-            }
-        }
-    }
-
     /// Opens an HTTP/2 connection: the stream, then the HTTP/2 handshake (our
     /// SETTINGS, and the server's, so its stream limit is known before the first
     /// request). A server that does not speak HTTP/2 fails it, with the reason kept.
     async fn open_h2(
         &self,
+        speaks: Speaks,
         connecting: &Cell<bool>,
         trace: &mut Trace,
     ) -> Result<http2::Connection, Failure> {
         connecting.set(true);
-        let stream = self.open_stream(trace).await;
+        let stream = self.open_stream(speaks, trace).await;
         let connection = match stream {
             Ok(stream) => http2::Connection::handshake(stream, &self.h2)
                 .await
@@ -465,7 +428,7 @@ impl Client {
     /// Opens an HTTP/1.1 connection.
     async fn open(&self, connecting: &Cell<bool>, trace: &mut Trace) -> Result<Link, Failure> {
         connecting.set(true);
-        let stream = self.open_stream(trace).await;
+        let stream = self.open_stream(Speaks::Http1, trace).await;
         connecting.set(false);
         Ok(Link::H1(Connection::new(
             stream?,
@@ -475,8 +438,12 @@ impl Client {
     }
 
     /// Opens a stream (TCP, then TLS for `https://`), noting what it took in `trace`.
-    async fn open_stream(&self, trace: &mut Trace) -> Result<super::connect::Stream, Failure> {
-        match self.connector.open().await {
+    async fn open_stream(
+        &self,
+        speaks: Speaks,
+        trace: &mut Trace,
+    ) -> Result<super::connect::Stream, Failure> {
+        match self.connector.open(speaks, &self.opens).await {
             Ok((stream, took)) => {
                 trace.opened(took);
                 Ok(stream)
@@ -491,25 +458,5 @@ impl Client {
                 note: Some(Note::Tls(reason.to_string())),
             }),
         }
-    }
-}
-
-/// A request's claim on a stream of a connection being opened, given back when dropped.
-struct Claim<'a>(&'a Cell<usize>);
-
-impl Drop for Claim<'_> {
-    fn drop(&mut self) {
-        self.0.set(self.0.get() - 1);
-    }
-}
-
-/// An HTTP/2 connection of the pool being opened; done (opened or failed, or given
-/// up by a timeout) when dropped, which wakes the requests waiting for it.
-struct Opening<'a>(&'a Pool);
-
-impl Drop for Opening<'_> {
-    fn drop(&mut self) {
-        self.0.opening.set(self.0.opening.get() - 1);
-        self.0.opened.notify_waiters();
     }
 }

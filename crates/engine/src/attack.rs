@@ -108,6 +108,7 @@ fn enter_measured(state: &ThreadState, gauges: &Gauges) {
         return;
     }
     *state.recorder.borrow_mut() = Recorder::new(state.plan.names.len());
+    state.take_opened(false);
     state.phase.set(MEASURING);
     gauges.measuring_since.set(Some(thread_times()));
     gauges.measuring.notify_one();
@@ -165,6 +166,8 @@ pub(crate) fn run_thread(
     // Dropping the tasks drops their pending requests: those still in flight are
     // counted as abandoned here, before the recorder is handed over.
     drop(local);
+    // Connections are counted as they open (by the connector), not per request.
+    state.take_opened(true);
     let times = thread_times() - gauges.measuring_since.get().unwrap_or(times_before);
     let mut recorder = state.recorder.borrow_mut();
     let t = recorder.second.t;

@@ -10,7 +10,6 @@ use std::cell::Cell;
 use std::future::Future;
 use std::pin::{pin, Pin};
 use std::rc::Rc;
-use std::sync::Mutex;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
@@ -132,7 +131,9 @@ pub(crate) async fn run_iteration(
                     }
                     PreparedStep::Stream(step) => {
                         let pending = first.take().unwrap_or_else(|| Pending::begin(state));
-                        let grpc = step.protocol == headroom_plan::Protocol::Grpc;
+                        // gRPC calls and SSE streams may share the user's HTTP/2
+                        // connection with its requests.
+                        let grpc = step.protocol != headroom_plan::Protocol::Ws;
                         if grpc {
                             crate::stream::grpc::share_with_session(
                                 state,
@@ -274,7 +275,7 @@ async fn send(
             } else {
                 "connect timed out"
             };
-            note_first(&state.connect_failure, state, reason);
+            state.note_connect_failure(reason);
             Some(ErrorKind::Connect)
         }
         Err(()) => {
@@ -284,8 +285,8 @@ async fn send(
         }
         Ok(Err(failure)) => {
             match &failure.note {
-                Some(Note::Connect(reason)) => note_first(&state.connect_failure, state, reason),
-                Some(Note::Tls(reason)) => note_first(&state.tls_failure, state, reason),
+                Some(Note::Connect(reason)) => state.note_connect_failure(reason),
+                Some(Note::Tls(reason)) => state.note_tls_failure(reason),
                 None => {}
             }
             Some(failure.kind)
@@ -329,11 +330,6 @@ fn correlate(
 }
 
 /// Keeps the run's first failure of one sort, as `address: reason`.
-fn note_first(slot: &Mutex<Option<String>>, state: &ThreadState, reason: &str) {
-    let mut first = slot.lock().unwrap_or_else(|p| p.into_inner());
-    first.get_or_insert_with(|| format!("{}: {reason}", state.client.addr()));
-}
-
 /// Sleeps for a think time, cut short when the run is stopping.
 pub(crate) async fn think_for(state: &ThreadState, think: Think) {
     let pause = match think {

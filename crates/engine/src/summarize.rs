@@ -159,6 +159,7 @@ pub(crate) fn summarize(
             opened: rec.connections.opened,
             reused: rec.connections.reused,
             handshakes: rec.connections.handshakes,
+            by_protocol: rec.connections.by_protocol,
         },
         by_name,
         thresholds: Vec::new(),
@@ -208,6 +209,10 @@ mod tests {
                 },
             });
         }
+        // The connector counted the one connection as it opened.
+        let mut opened = headroom_metrics::recorder::ByProtocol::default();
+        opened.count(headroom_metrics::recorder::Speaks::Http1);
+        rec.connections.add_opened(&opened, 0);
         let span = Span {
             scheduled: Duration::from_secs(1),
             measured: Duration::from_secs(1),
@@ -230,6 +235,7 @@ mod tests {
         assert_eq!(t.tls.ms, Latency::default(), "no handshake: all zero");
         let c = s.connections;
         assert_eq!((c.opened, c.reused, c.handshakes), (1, 9, 0));
+        assert_eq!(c.by_protocol.http1, 1);
         let named = &s.by_name[&plan.names[0]].timing_ms;
         assert_eq!(
             (named.ttfb.count, named.connect.count, named.dns.count),

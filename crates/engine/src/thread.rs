@@ -106,6 +106,34 @@ impl ThreadState {
     pub(crate) fn stopping(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
+
+    /// Keeps `reason` as the run's first connect failure, unless one was kept already.
+    pub(crate) fn note_connect_failure(&self, reason: &str) {
+        self.note_first(&self.connect_failure, reason);
+    }
+
+    /// Keeps `reason` as the run's first TLS failure, unless one was kept already.
+    pub(crate) fn note_tls_failure(&self, reason: &str) {
+        self.note_first(&self.tls_failure, reason);
+    }
+
+    fn note_first(&self, slot: &Mutex<Option<String>>, reason: &str) {
+        let mut first = slot.lock().unwrap_or_else(|p| p.into_inner());
+        first.get_or_insert_with(|| format!("{}: {reason}", self.client.addr()));
+    }
+
+    /// Moves the connections the thread's connector counted so far into its recorder
+    /// (at the hand-over), or discards them (at the end of a warm-up, with the rest of
+    /// its record).
+    pub(crate) fn take_opened(&self, keep: bool) {
+        let (by_protocol, handshakes) = self.client.opens().take();
+        if keep {
+            self.recorder
+                .borrow_mut()
+                .connections
+                .add_opened(&by_protocol, handshakes);
+        }
+    }
 }
 
 /// One request the run has set out to send, until its result is recorded.

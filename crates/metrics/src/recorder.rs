@@ -18,7 +18,7 @@ pub mod hdr_serde;
 pub mod streams;
 mod timing;
 
-pub use timing::{Breakdown, Connections, Timing};
+pub use timing::{Breakdown, ByProtocol, Connections, Speaks, Timing};
 
 /// Significant digits of every run-level histogram (ARCHITECTURE.md rule 3).
 const SIGFIG: u8 = 3;

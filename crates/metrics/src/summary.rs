@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use super::figures::{Errors, Latency};
+pub use super::recorder::ByProtocol;
 use headroom_watch::{GeneratorVerdict, RunView};
 
 /// Everything a run measured, ready to print, judge and store.
@@ -255,12 +256,18 @@ pub struct Connections {
     /// Most concurrent streams asked per HTTP/2 connection (absent for HTTP/1.1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streams: Option<u32>,
-    /// New connections opened (successful connects).
+    /// New connections opened (successful connects), whatever opened them: requests,
+    /// WebSocket, SSE and gRPC steps. The sum of `by_protocol`.
     pub opened: u64,
     /// Requests sent on a connection that was already open (kept alive).
     pub reused: u64,
-    /// TLS handshakes completed (0 over plain TCP).
+    /// TLS handshakes completed (0 over plain TCP), every protocol's.
     pub handshakes: u64,
+    /// `opened` by what each connection was opened to speak: `http1`, `http2` (the
+    /// client's HTTP/2 connections, with the gRPC calls and SSE streams that share
+    /// them), `websocket`, `sse` and `grpc` (streams on connections of their own).
+    /// All 0 in a summary stored before they were counted.
+    pub by_protocol: ByProtocol,
 }
 
 /// One threshold's verdict.
@@ -394,7 +401,11 @@ mod tests {
             },
         };
         s.connections.reused = 2;
+        s.connections.opened = 3;
+        s.connections.by_protocol.grpc = 3;
         let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["connections"]["by_protocol"]["grpc"], 3);
+        assert_eq!(json["connections"]["by_protocol"]["websocket"], 0);
         assert_eq!(json["timing_ms"]["ttfb"]["count"], 3);
         assert_eq!(json["timing_ms"]["ttfb"]["p99.9"], 7.5);
         assert_eq!(json["timing_ms"]["tls"]["count"], 0);
@@ -412,6 +423,10 @@ mod tests {
         let back: Summary = serde_json::from_value(json).unwrap();
         assert_eq!(back.timing_ms, TimingMs::default());
         assert_eq!(back.connections, Connections::default());
+        // A summary stored before connections were counted by protocol.
+        let old: Connections =
+            serde_json::from_str(r#"{"protocol":"h2c","model":"per-user","opened":4}"#).unwrap();
+        assert_eq!((old.opened, old.by_protocol), (4, ByProtocol::default()));
         // Integers where floats are expected, as another writer may store them.
         let phase: Phase = serde_json::from_str(
             r#"{"count":1,"min":1,"avg":1,"p50":1,"p90":1,"p95":1,"p99":1,"p99.9":1,"max":2}"#,

@@ -152,6 +152,11 @@ impl RunningTarget {
         self.counters.as_ref().map_or(0, |c| c.requests.total())
     }
 
+    /// TCP connections accepted so far (every protocol: HTTP, WebSocket, SSE).
+    pub fn connections_accepted(&self) -> u64 {
+        self.counters.as_ref().map_or(0, |c| c.accepted.get())
+    }
+
     /// CPU time the server has used so far, from `/proc` (Linux): the one thread that
     /// runs a current-thread runtime, so all of its serving, TLS included, but not the
     /// `/work` timer thread (sleeping costs nothing). `None` with `threads > 1` or

@@ -147,7 +147,7 @@ pub async fn start(
     for (name, value) in &options.metadata {
         request.headers_mut().append(name.clone(), value.clone());
     }
-    let response = conn.open_raw(request, frame::encode(message)).await?;
+    let response = conn.open_raw(request, Some(frame::encode(message))).await?;
     let head = response.head;
     let early = Status::from_headers(&head.headers);
     if head.status != http::StatusCode::OK {

@@ -34,7 +34,7 @@ mod tests_lifecycle;
 mod tests_server;
 mod watch;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -126,7 +126,10 @@ pub struct Connection {
     /// Cloned for each request; polled directly only to learn if the connection ended.
     send: RefCell<SendRequest<Bytes>>,
     /// Our stream cap.
-    slots: Semaphore,
+    slots: Arc<Semaphore>,
+    /// Whether streams opened with [`Connection::open_raw`] take a slot too (a
+    /// connection of the shared pool).
+    raw_slots: Cell<bool>,
     /// Permits `slots` started with.
     streams: usize,
     /// GOAWAY frames received.
@@ -189,7 +192,8 @@ impl Connection {
         let streams = settings.streams.max(1) as usize;
         Ok(Connection {
             send: RefCell::new(send),
-            slots: Semaphore::new(streams),
+            slots: Arc::new(Semaphore::new(streams)),
+            raw_slots: Cell::new(false),
             streams,
             goaway,
             ended,
@@ -286,5 +290,14 @@ impl Connection {
     /// Our stream cap: [`Settings::streams`] (at least 1).
     pub fn streams(&self) -> usize {
         self.streams
+    }
+
+    /// Makes streams opened with [`Connection::open_raw`] (gRPC calls, SSE streams) take
+    /// one of our stream slots for as long as they are open, as requests do: for a
+    /// connection of the shared pool, whose checkout balances by [`Connection::in_flight`].
+    /// A connection of one user's does not: a server stream held for the whole run
+    /// must not starve the user's requests under a small `--streams`.
+    pub fn slots_for_raw_streams(&self) {
+        self.raw_slots.set(true);
     }
 }

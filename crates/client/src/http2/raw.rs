@@ -6,6 +6,7 @@
 
 use bytes::Bytes;
 use h2::RecvStream;
+use tokio::sync::OwnedSemaphorePermit;
 
 use super::error::Failure;
 use super::watch::GoawayWatch;
@@ -27,6 +28,8 @@ pub struct RawBody {
     recv: RecvStream,
     id: u32,
     goaway: GoawayWatch,
+    /// The stream slot it holds on a pooled connection, given back on drop.
+    _slot: Option<OwnedSemaphorePermit>,
 }
 
 impl RawBody {
@@ -61,27 +64,38 @@ impl RawBody {
 }
 
 impl Connection {
-    /// Sends `request` with `body` on a new stream and returns once the response head
-    /// arrives, its body unread. Unlike [`Connection::send`] it takes none of our
-    /// stream slots (a server-streaming call may hold its stream for the whole run):
+    /// Sends `request` with `body` (none: the HEADERS end the request, as a GET's)
+    /// on a new stream and returns once the response head arrives, its body unread.
+    /// Unlike [`Connection::send`] it takes none of our stream slots on a user's own
+    /// connection (a server-streaming call may hold its stream for the whole run):
     /// only the server's MAX_CONCURRENT_STREAMS bounds these, `h2` queueing a stream
-    /// until another closes. Cancel-safe: dropping the future resets the stream.
+    /// until another closes. On a pooled connection
+    /// ([`Connection::slots_for_raw_streams`]) it waits for a slot and holds it until
+    /// the body is dropped. Cancel-safe: dropping the future resets the stream.
     pub async fn open_raw(
         &self,
         request: http::Request<()>,
-        body: Bytes,
+        body: Option<Bytes>,
     ) -> Result<RawResponse, Failure> {
         let fail =
             |e: &h2::Error, id: Option<u32>| Failure::from_h2(e, id, self.goaway.last_stream_id());
+        let slot = if self.raw_slots.get() {
+            // The semaphore is never closed, so acquiring only ever waits.
+            self.slots.clone().acquire_owned().await.ok()
+        } else {
+            None
+        };
         let sender = self.send.borrow().clone();
         let mut sender = sender.ready().await.map_err(|e| fail(&e, None))?;
         let (response, mut stream) = sender
-            .send_request(request, false)
+            .send_request(request, body.is_none())
             .map_err(|e| fail(&e, None))?;
         let id = response.stream_id().as_u32();
-        stream
-            .send_data(body, true)
-            .map_err(|e| fail(&e, Some(id)))?;
+        if let Some(body) = body {
+            stream
+                .send_data(body, true)
+                .map_err(|e| fail(&e, Some(id)))?;
+        }
         let response = response.await.map_err(|e| fail(&e, Some(id)))?;
         let (head, recv) = response.into_parts();
         Ok(RawResponse {
@@ -90,6 +104,7 @@ impl Connection {
                 recv,
                 id,
                 goaway: self.goaway.clone(),
+                _slot: slot,
             },
         })
     }

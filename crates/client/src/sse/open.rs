@@ -1,23 +1,31 @@
-//! Opening one event stream: a connection from the run's [`Connector`] (TCP or TLS,
-//! `--resolve`, `--cacert`, `--insecure` all apply), hyper's client connection over it
-//! (HTTP/1.1, or HTTP/2 with `--http2`), a `GET` with `Accept: text/event-stream`,
+//! Opening one event stream: a `GET` with `Accept: text/event-stream`,
 //! `Cache-Control: no-cache` and `Last-Event-ID` when resuming, and the checks on the
 //! response the spec makes before reading any event: status 200 and content type
 //! `text/event-stream` (204 means "stop", as the spec says).
 //!
-//! Each stream has a connection of its own: a stream holds it for minutes, and an
-//! HTTP/1.1 connection carries nothing else while it does.
+//! Over HTTP/1.1 ([`open`]) each stream has a connection of its own, from the run's
+//! [`Connector`] (TCP or TLS, `--resolve`, `--cacert`, `--insecure` all apply) read by
+//! hyper's client: a stream holds it for minutes, and an HTTP/1.1 connection carries
+//! nothing else while it does. Over HTTP/2 ([`open_h2`]) the stream is one stream of
+//! a connection of the client layer's own HTTP/2 implementation ([`http2`]), which
+//! it may share with requests and other streams; its body is read frame by frame, each
+//! frame's flow-control window given back as it is handed out, so what is buffered is
+//! what the caller's parser keeps.
+
+use std::rc::Rc;
 
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue, ACCEPT, CACHE_CONTROL, CONTENT_TYPE, HOST};
 use http::{Method, Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioIo;
 use tokio::task::JoinHandle;
 
-use crate::connect::{connect_error_kind, ConnectError, Connector, Stream};
+use crate::connect::{connect_error_kind, ConnectError, Connector, Opens, Stream};
+use crate::http2::{self, RawBody};
 use crate::Protocol;
+use headroom_metrics::recorder::Speaks;
 use headroom_metrics::ErrorKind;
 
 /// Largest response head (and read buffer) hyper may hold for one stream.
@@ -45,6 +53,12 @@ pub enum OpenError {
     /// The connection broke before a response head came, or the head was malformed.
     #[error("no response: {0}")]
     Http(#[from] hyper::Error),
+    /// HTTP/2: the stream or its connection failed before a response head came.
+    #[error("no response: {0}")]
+    H2(#[from] http2::Failure),
+    /// HTTP/2: a new connection did not complete the HTTP/2 handshake.
+    #[error("{0}")]
+    H2Handshake(#[from] http2::HandshakeError),
     /// The request could not be built (a header or path HTTP cannot carry).
     #[error("bad request: {0}")]
     Request(#[from] BadRequest),
@@ -93,6 +107,8 @@ impl OpenError {
             OpenError::Connect(ConnectError::Tls(_)) => ErrorKind::Tls,
             OpenError::Http(e) if e.is_parse() || e.is_parse_too_large() => ErrorKind::Protocol,
             OpenError::Http(_) => ErrorKind::Reset,
+            OpenError::H2(f) => f.kind,
+            OpenError::H2Handshake(e) => e.kind(),
             OpenError::Request(_) => ErrorKind::Check,
             OpenError::NoContent | OpenError::Status(_) | OpenError::ContentType { .. } => {
                 ErrorKind::Stream
@@ -101,85 +117,142 @@ impl OpenError {
     }
 }
 
-/// An open stream's body, read chunk by chunk. Dropping it closes the connection.
+/// An open stream's body, read chunk by chunk. Dropping it ends the stream: over
+/// HTTP/1.1 it closes the connection; over HTTP/2 it resets the stream (and the
+/// connection closes if nothing else holds it).
 #[derive(Debug)]
 pub struct Response {
-    body: Incoming,
-    /// The task driving the connection (hyper's dispatcher); aborted on drop.
-    conn: JoinHandle<()>,
+    body: Body,
+}
+
+#[derive(Debug)]
+enum Body {
+    Http1 {
+        body: Incoming,
+        /// The task driving the connection (hyper's dispatcher); aborted on drop.
+        conn: JoinHandle<()>,
+    },
+    Http2 {
+        body: RawBody,
+        /// Keeps the connection open while the stream is read.
+        _conn: Rc<http2::Connection>,
+    },
+}
+
+/// Why reading an open stream's body failed: its connection or its HTTP/2 stream broke.
+#[derive(Debug, thiserror::Error)]
+pub enum ChunkError {
+    /// HTTP/1.1: the connection broke.
+    #[error("{0}")]
+    Http1(#[from] hyper::Error),
+    /// HTTP/2: the stream was reset or its connection failed.
+    #[error("{0}")]
+    Http2(#[from] http2::Failure),
 }
 
 impl Response {
     /// The next chunk of the body: `Ok(None)` when the server ended it, `Err` when the
-    /// connection broke.
-    pub async fn chunk(&mut self) -> Result<Option<Bytes>, hyper::Error> {
-        loop {
-            match self.body.frame().await {
-                None => return Ok(None),
-                Some(Err(e)) => return Err(e),
-                Some(Ok(frame)) => {
-                    if let Ok(data) = frame.into_data() {
-                        return Ok(Some(data));
-                    } // trailers: nothing for us
+    /// connection (or the HTTP/2 stream) broke.
+    pub async fn chunk(&mut self) -> Result<Option<Bytes>, ChunkError> {
+        match &mut self.body {
+            Body::Http1 { body, .. } => loop {
+                match body.frame().await {
+                    None => return Ok(None),
+                    Some(Err(e)) => return Err(e.into()),
+                    Some(Ok(frame)) => {
+                        if let Ok(data) = frame.into_data() {
+                            return Ok(Some(data));
+                        } // trailers: nothing for us
+                    }
                 }
-            }
+            },
+            Body::Http2 { body, .. } => loop {
+                match body.data().await {
+                    None => return Ok(None),
+                    Some(Err(e)) => return Err(e.into()),
+                    // An empty DATA frame (END_STREAM alone) carries nothing.
+                    Some(Ok(data)) if data.is_empty() => {}
+                    Some(Ok(data)) => return Ok(Some(data)),
+                }
+            },
         }
     }
 }
 
 impl Drop for Response {
     fn drop(&mut self) {
-        self.conn.abort();
+        if let Body::Http1 { conn, .. } = &self.body {
+            conn.abort();
+        }
     }
 }
 
-/// Opens `req` through `connector` in `protocol`, sending `last_event_id` (when not
-/// empty), and checks the response. No timeout here: the caller bounds it (a server
-/// that never answers holds this for ever).
+/// Opens `req` over HTTP/1.1 on a new connection from `connector` (counted in `opens`
+/// as an SSE connection), sending `last_event_id` (when not empty), and checks the
+/// response. No timeout here: the caller bounds it (a server that never answers holds
+/// this for ever).
 pub async fn open(
     connector: &Connector,
-    protocol: Protocol,
+    opens: &Opens,
     req: &SseRequest,
     last_event_id: Option<&str>,
 ) -> Result<Response, OpenError> {
-    let (stream, _opened) = connector.open().await?;
+    let (stream, _opened) = connector.open(Speaks::Sse, opens).await?;
     let io = TokioIo::new(stream);
-    let request = build(protocol, req, last_event_id)?;
-    let (response, conn) = match protocol {
-        Protocol::Http1 => {
-            let (mut sender, conn) = hyper::client::conn::http1::Builder::new()
-                .max_buf_size(MAX_HEAD)
-                .handshake::<TokioIo<Stream>, Empty<Bytes>>(io)
-                .await?;
-            let conn = tokio::spawn(async move {
-                let _ = conn.await;
-            });
-            (sender.send_request(request).await, conn)
-        }
-        Protocol::Http2 => {
-            let (mut sender, conn) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())
-                .max_header_list_size(MAX_HEAD as u32)
-                .handshake::<TokioIo<Stream>, Empty<Bytes>>(io)
-                .await?;
-            let conn = tokio::spawn(async move {
-                let _ = conn.await;
-            });
-            (sender.send_request(request).await, conn)
-        }
-    };
-    let response = match response {
+    let request = build(Protocol::Http1, req, last_event_id)?;
+    let (mut sender, conn) = hyper::client::conn::http1::Builder::new()
+        .max_buf_size(MAX_HEAD)
+        .handshake::<TokioIo<Stream>, Empty<Bytes>>(io)
+        .await?;
+    let conn = tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let response = match sender.send_request(request).await {
         Ok(response) => response,
         Err(e) => {
             conn.abort();
             return Err(e.into());
         }
     };
-    let checked = check(&response);
+    let checked = check(response.status(), response.headers());
     let response = Response {
-        body: response.into_body(),
-        conn,
+        body: Body::Http1 {
+            body: response.into_body(),
+            conn,
+        },
     };
     checked.map(|()| response)
+}
+
+/// Opens a new HTTP/2 connection of a stream's own from `connector` (h2c with prior
+/// knowledge, or TLS whose ALPN chose h2), counted in `opens` as an SSE connection.
+pub async fn connect_h2(
+    connector: &Connector,
+    opens: &Opens,
+) -> Result<Rc<http2::Connection>, OpenError> {
+    let (stream, _opened) = connector.open(Speaks::Sse, opens).await?;
+    let conn = http2::Connection::handshake(stream, &http2::Settings::default()).await?;
+    Ok(Rc::new(conn))
+}
+
+/// Opens `req` as a new stream of the HTTP/2 connection `conn` (which may carry
+/// requests and other streams too; its response head is bounded by the connection's
+/// header-list limit), sending `last_event_id` (when not empty), and checks the
+/// response. No timeout here: the caller bounds it.
+pub async fn open_h2(
+    conn: Rc<http2::Connection>,
+    req: &SseRequest,
+    last_event_id: Option<&str>,
+) -> Result<Response, OpenError> {
+    let request = build(Protocol::Http2, req, last_event_id)?.map(|_| ());
+    let raw = conn.open_raw(request, None).await?;
+    check(raw.head.status, &raw.head.headers)?;
+    Ok(Response {
+        body: Body::Http2 {
+            body: raw.body,
+            _conn: conn,
+        },
+    })
 }
 
 fn build(
@@ -222,13 +295,13 @@ fn build(
 
 /// Status 200 and `text/event-stream` (any parameters, any case), as the spec requires
 /// before a stream is announced open.
-fn check<B>(response: &http::Response<B>) -> Result<(), OpenError> {
-    match response.status() {
+fn check(status: StatusCode, headers: &http::HeaderMap) -> Result<(), OpenError> {
+    match status {
         StatusCode::OK => {}
         StatusCode::NO_CONTENT => return Err(OpenError::NoContent),
         other => return Err(OpenError::Status(other)),
     }
-    let Some(value) = response.headers().get(CONTENT_TYPE) else {
+    let Some(value) = headers.get(CONTENT_TYPE) else {
         return Err(OpenError::ContentType {
             found: String::new(),
         });
@@ -248,12 +321,16 @@ fn check<B>(response: &http::Response<B>) -> Result<(), OpenError> {
 mod tests {
     use super::*;
 
-    fn response(status: u16, content_type: Option<&str>) -> http::Response<()> {
-        let mut b = http::Response::builder().status(status);
+    fn response(status: u16, content_type: Option<&str>) -> (StatusCode, http::HeaderMap) {
+        let mut headers = http::HeaderMap::new();
         if let Some(ct) = content_type {
-            b = b.header(CONTENT_TYPE, ct);
+            headers.insert(CONTENT_TYPE, HeaderValue::from_str(ct).unwrap());
         }
-        b.body(()).unwrap()
+        (StatusCode::from_u16(status).unwrap(), headers)
+    }
+
+    fn check(r: &(StatusCode, http::HeaderMap)) -> Result<(), OpenError> {
+        super::check(r.0, &r.1)
     }
 
     #[test]

@@ -8,8 +8,10 @@ use super::url::Endpoint;
 use headroom_client::connect::Connector;
 use headroom_metrics::ErrorKind;
 
-/// Per-thread connectors for streams: HTTP/1.1 by ALPN (a WebSocket upgrade and SSE are
-/// HTTP/1.1 requests even when the run speaks HTTP/2).
+/// Per-thread connectors for streams: HTTP/1.1 by ALPN (a WebSocket upgrade, and SSE
+/// outside an `--http2` run or to another origin, are HTTP/1.1 requests), and HTTP/2
+/// for gRPC calls and SSE streams on connections of their own. Whatever opens through
+/// them is counted by the connector (`Connector::open`).
 pub(crate) struct Connectors {
     http1: Arc<Connector>,
     /// gRPC: the target with ALPN `h2` only (required) over TLS, h2c over TCP.

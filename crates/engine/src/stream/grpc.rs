@@ -16,7 +16,7 @@ use http::{HeaderName, HeaderValue};
 use super::proto::{OpenCx, Opened, Writer};
 use super::{Failure, Inbox, Message};
 use headroom_client::grpc::{call, frame, CallError, CallOptions, Responses};
-use headroom_client::http2::{Connection, Settings};
+use headroom_client::http2::Connection;
 use headroom_metrics::ErrorKind;
 
 /// Opens (makes) the call of `cx.step`.
@@ -94,27 +94,10 @@ pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened, F
     })
 }
 
-/// The user's HTTP/2 connection, opened if it has none or the server closed it.
+/// The HTTP/2 connection the call goes on ([`OpenCx::h2`]): the user's (shared with its
+/// requests under `--http2`), the shared pool's, or one of its own, counted as `grpc`.
 async fn connection(cx: &OpenCx<'_>) -> Result<Rc<Connection>, Failure> {
-    if let Some(conn) = cx.h2.borrow().as_ref().filter(|c| c.is_open()) {
-        return Ok(conn.clone());
-    }
-    let connector = cx.state.streams.h2();
-    let (stream, _) = connector.open().await.map_err(|e| match e {
-        headroom_client::connect::ConnectError::Tcp(e) => Failure::new(
-            headroom_client::connect::connect_error_kind(&e),
-            e.to_string(),
-        ),
-        headroom_client::connect::ConnectError::Tls(e) => {
-            Failure::new(ErrorKind::Tls, e.to_string())
-        }
-    })?;
-    let conn = Connection::handshake(stream, &Settings::default())
-        .await
-        .map_err(|e| Failure::new(e.kind(), e.to_string()))?;
-    let conn = Rc::new(conn);
-    *cx.h2.borrow_mut() = Some(conn.clone());
-    Ok(conn)
+    cx.h2(headroom_metrics::recorder::Speaks::Grpc).await
 }
 
 /// Reads a server stream into `inbox` until its status (or the owner closes it, which
@@ -147,11 +130,12 @@ async fn pump(mut responses: Responses, inbox: Rc<Inbox>) {
     }
 }
 
-/// Seed 002's pattern under `--http2`: a user's gRPC calls and its requests share one
-/// connection. Before a gRPC step, the user's own HTTP/2 connection (if it has one, open)
-/// becomes the one its calls use; after it, a connection the calls opened becomes the
-/// user's for its requests. Other connection models (shared pool, per request) and
-/// HTTP/1.1 runs leave gRPC with its own connection per user.
+/// Seed 002's pattern under `--http2`: a user's gRPC calls (and SSE streams) and its
+/// requests share one connection. Before a gRPC or SSE step, the user's own HTTP/2
+/// connection (if it has one, open) becomes the one its streams use; after it, a
+/// connection the step opened becomes the user's for its requests. Under `shared` the
+/// streams take the pool's connections themselves ([`OpenCx::h2`]); under
+/// `per-request`, and in HTTP/1.1 runs, they keep a connection of their own per user.
 pub(crate) fn share_with_session(
     state: &crate::thread::ThreadState,
     session: &mut headroom_client::session::Session,

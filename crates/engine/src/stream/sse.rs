@@ -1,21 +1,29 @@
-//! SSE streams (`sse:` steps): opened with [`headroom_client::sse::open`] over the client
-//! layer's connector (HTTP/1.1 by ALPN, like a WebSocket upgrade), read by a pump that
-//! (HTTP/2 only as h2c in an `--http2` run over cleartext), read by a pump that
-//! parses events ([`headroom_client::sse::Parser`]) into the [`Inbox`] and, when the
-//! stream ends or drops, reconnects after the server's `retry:` with `Last-Event-ID`
-//! (counted as a reconnect, not an error), as an `EventSource` does. 204 on a reconnect
-//! ends the stream (closed `"204"`); a non-200 status or another content type, or an
-//! event or line over its limit, fails it.
+//! SSE streams (`sse:` steps): opened with [`headroom_client::sse`] and read by a pump
+//! that parses events ([`headroom_client::sse::Parser`]) into the [`Inbox`] and, when
+//! the stream ends or drops, reconnects after the server's `retry:` with
+//! `Last-Event-ID` (counted as a reconnect, not an error), as an `EventSource` does.
+//! 204 on a reconnect ends the stream (closed `"204"`); a non-200 status or another
+//! content type, or an event or line over its limit, fails it.
+//!
+//! In an HTTP/1.1 run (and to another origin than the target's) a stream has a
+//! connection of its own (ALPN http/1.1, like a WebSocket upgrade). In an `--http2`
+//! run it is a stream of an HTTP/2 connection to the target (h2 by ALPN, h2c with prior
+//! knowledge): the user's own, which its requests use too, or the shared pool's, as
+//! the connection model says ([`OpenCx::h2`]); reconnections go on that connection
+//! while it is open, else on a new one of the stream's own.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::proto::{OpenCx, Opened, Writer as AnyWriter};
 use super::{Failure, Inbox, Message};
-use headroom_client::connect::Connector;
+use headroom_client::connect::{ConnectError, Connector, Opens};
+use headroom_client::http2::Connection;
 use headroom_client::sse::{self, OpenError, Parser, Response, SseRequest};
 use headroom_client::Protocol;
+use headroom_metrics::recorder::Speaks;
 use headroom_metrics::ErrorKind;
 
 /// Reconnection delay until the server sends `retry:`: what Chrome uses (Firefox 5 s).
@@ -37,24 +45,63 @@ impl Writer {
     }
 }
 
+/// How a stream's GET goes out.
+pub(crate) enum Via {
+    /// HTTP/1.1: on a new connection of its own from this connector, each time.
+    Http1(Arc<Connector>),
+    /// HTTP/2: as a stream of `conn` while it is open; else (or with none yet) of a
+    /// new connection of the stream's own from `connector`, which then takes its place.
+    Http2 {
+        /// The connection streams go on.
+        conn: RefCell<Option<Rc<Connection>>>,
+        /// Opens a new one (h2 by ALPN over TLS, h2c over TCP).
+        connector: Arc<Connector>,
+    },
+}
+
 /// Where a stream is opened (and opened again by its pump).
 pub(crate) struct Reopen {
-    /// The connector (TCP or TLS, ALPN http/1.1).
-    pub(crate) connector: Arc<Connector>,
+    /// The protocol and connection.
+    pub(crate) via: Via,
     /// The GET.
     pub(crate) request: SseRequest,
     /// Bound on one reconnection attempt (the step's timeout).
     pub(crate) timeout: Duration,
-    /// HTTP/1.1, or HTTP/2 (h2c, prior knowledge) when the run is `--http2` over
-    /// cleartext. Over TLS the stream connector's ALPN is http/1.1, so HTTP/1.1.
-    pub(crate) protocol: Protocol,
+    /// Where the connections it opens are counted: the thread's.
+    pub(crate) opens: Rc<Opens>,
 }
 
-/// Connects, sends the GET, checks the response, and starts the pump.
+impl Reopen {
+    /// Sends the GET (resuming after `last_event_id`) and checks the response.
+    async fn open(&self, last_event_id: Option<&str>) -> Result<Response, OpenError> {
+        match &self.via {
+            Via::Http1(connector) => {
+                sse::open(connector, &self.opens, &self.request, last_event_id).await
+            }
+            Via::Http2 {
+                conn: slot,
+                connector,
+            } => {
+                let open = slot.borrow().clone().filter(|c| c.is_open());
+                let conn = match open {
+                    Some(c) => c,
+                    None => {
+                        let c = sse::connect_h2(connector, &self.opens).await?;
+                        *slot.borrow_mut() = Some(c.clone());
+                        c
+                    }
+                };
+                sse::open_h2(conn, &self.request, last_event_id).await
+            }
+        }
+    }
+}
+
+/// Connects (or takes the user's HTTP/2 connection), sends the GET, checks the
+/// response, and starts the pump.
 pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened, Failure> {
     let began = Instant::now();
     let e = &cx.endpoint;
-    let connector = cx.state.streams.http1(&cx.state.plan, e).await?;
     let mut headers = Vec::with_capacity(cx.headers.len());
     for (name, value) in &cx.headers {
         let name = http::HeaderName::from_bytes(name.as_bytes())
@@ -69,16 +116,28 @@ pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened, F
         path: e.path.clone(),
         headers,
     };
+    let via = if cx.state.plan.client.protocol == Protocol::Http2 && e.same_origin {
+        Via::Http2 {
+            conn: Some(cx.h2(Speaks::Sse).await?).into(),
+            connector: cx.state.streams.h2(),
+        }
+    } else {
+        Via::Http1(cx.state.streams.http1(&cx.state.plan, e).await?)
+    };
     let reopen = Reopen {
-        connector,
+        via,
         request,
         timeout: cx.step.timeout_in(&cx.state.plan),
-        protocol: match cx.state.plan.client.protocol {
-            Protocol::Http2 if !e.tls => Protocol::Http2,
-            _ => Protocol::Http1,
-        },
+        opens: cx.state.client.opens().clone(),
     };
-    let pump = start(reopen, sse::Limits::default(), inbox).await?;
+    let pump = start(reopen, sse::Limits::default(), inbox)
+        .await
+        .inspect_err(|f| match f.kind {
+            // The run's first connect or TLS failure, as a request's is kept.
+            ErrorKind::Connect => cx.state.note_connect_failure(&f.reason),
+            ErrorKind::Tls => cx.state.note_tls_failure(&f.reason),
+            _ => {}
+        })?;
     let connect = began.elapsed();
     Ok(Opened {
         writer: AnyWriter::Sse(Writer {
@@ -96,9 +155,7 @@ pub(crate) async fn start(
     limits: sse::Limits,
     inbox: &Rc<Inbox>,
 ) -> Result<tokio::task::JoinHandle<()>, Failure> {
-    let response = sse::open(&reopen.connector, reopen.protocol, &reopen.request, None)
-        .await
-        .map_err(failure)?;
+    let response = reopen.open(None).await.map_err(failure)?;
     let parser = Parser::new(limits);
     Ok(tokio::task::spawn_local(pump(
         response,
@@ -109,7 +166,13 @@ pub(crate) async fn start(
 }
 
 fn failure(e: OpenError) -> Failure {
-    Failure::new(e.kind(), format!("SSE: {e}"))
+    match e {
+        // The connect failure's own words, as a request's (the run's first is kept).
+        OpenError::Connect(ConnectError::Tcp(_) | ConnectError::Tls(_)) => {
+            Failure::new(e.kind(), e.to_string())
+        }
+        e => Failure::new(e.kind(), format!("SSE: {e}")),
+    }
 }
 
 /// The delay before reconnecting: the server's `retry:`, else the default, capped.
@@ -158,12 +221,7 @@ async fn pump(mut response: Response, mut parser: Parser, reopen: Reopen, inbox:
                 return;
             }
             parser = parser.resume();
-            let attempt = sse::open(
-                &reopen.connector,
-                reopen.protocol,
-                &reopen.request,
-                parser.last_event_id(),
-            );
+            let attempt = reopen.open(parser.last_event_id());
             match tokio::time::timeout(reopen.timeout, attempt).await {
                 Ok(Ok(response)) => {
                     inbox.reconnected();

@@ -1,6 +1,7 @@
-//! The SSE pump against the built-in target's ticker (real sockets on loopback) and
-//! against hostile servers written here: reconnection with `Last-Event-ID` loses and
-//! repeats nothing, 204 stops, bad answers and oversized events fail the stream.
+//! The SSE pump against the built-in target's ticker (real sockets on loopback, HTTP/1.1
+//! and h2c) and against hostile servers written here (HTTP/1.1 and HTTP/2):
+//! reconnection with `Last-Event-ID` loses and repeats nothing, 204 stops, bad answers
+//! and oversized events fail the stream, and every connection opened is counted.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
@@ -8,10 +9,10 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{start, Reopen};
+use super::{start, Reopen, Via};
 use crate::stream::inbox::End;
 use crate::stream::Inbox;
-use headroom_client::connect::Connector;
+use headroom_client::connect::{Connector, Opens};
 use headroom_client::sse::{Limits, SseRequest};
 use headroom_client::Protocol;
 use headroom_metrics::ErrorKind;
@@ -22,9 +23,16 @@ fn reopen(addr: SocketAddr, path: &str) -> Reopen {
 }
 
 fn reopen_in(protocol: Protocol, addr: SocketAddr, path: &str) -> Reopen {
+    let connector = Arc::new(Connector::tcp(addr));
     Reopen {
-        protocol,
-        connector: Arc::new(Connector::tcp(addr)),
+        via: match protocol {
+            Protocol::Http1 => Via::Http1(connector),
+            Protocol::Http2 => Via::Http2 {
+                conn: None.into(),
+                connector,
+            },
+        },
+        opens: Rc::new(Opens::default()),
         request: SseRequest {
             scheme: "http",
             authority: addr.to_string(),
@@ -79,13 +87,9 @@ fn reconnects_losing_nothing(protocol: Protocol) {
         // Cut after every 3 events; 10 in all, then 204 on the reconnect after id 10.
         let path = "/sse/ticker?every_ms=10&count=10&drop_after=3&retry_ms=20";
         let began = Instant::now();
-        let pump = start(
-            reopen_in(protocol, target.addr(), path),
-            Limits::default(),
-            &inbox,
-        )
-        .await
-        .unwrap();
+        let reopen = reopen_in(protocol, target.addr(), path);
+        let opens = reopen.opens.clone();
+        let pump = start(reopen, Limits::default(), &inbox).await.unwrap();
         let mut ids = Vec::new();
         for _ in 0..10 {
             ids.push(next_tick(&inbox).await);
@@ -106,6 +110,16 @@ fn reconnects_losing_nothing(protocol: Protocol) {
         assert!(tokio::time::timeout(Duration::from_secs(1), pump)
             .await
             .is_ok());
+        // Every connection opened was counted as an SSE connection: over HTTP/1.1 one
+        // per opening (the first, 3 after drops, 1 after the clean end that got the
+        // 204); over HTTP/2 the openings are streams of connections counted once each.
+        let (by_protocol, handshakes) = opens.take();
+        assert_eq!(by_protocol.total(), by_protocol.sse, "{by_protocol:?}");
+        assert_eq!(handshakes, 0);
+        match protocol {
+            Protocol::Http1 => assert_eq!(by_protocol.sse, 5),
+            Protocol::Http2 => assert!((1..=5).contains(&by_protocol.sse), "{by_protocol:?}"),
+        }
     });
 }
 
@@ -289,5 +303,94 @@ fn the_recorder_counts_events_by_type_gaps_reconnects_and_the_204() {
             (Duration::from_millis(45)..=Duration::from_millis(60)).contains(&p50),
             "gap p50 {p50:?}"
         );
+    });
+}
+
+/// An h2c server answering every stream 200 `text/event-stream` and then `chunk` again
+/// and again, as fast as flow control lets it, until the client resets the stream.
+fn h2_endless_server(chunk: &'static [u8]) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            while let Ok((socket, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let Ok(mut conn) = h2::server::handshake(socket).await else {
+                        return;
+                    };
+                    while let Some(Ok((_request, mut respond))) = conn.accept().await {
+                        tokio::spawn(async move {
+                            let head = http::Response::builder()
+                                .status(200)
+                                .header("content-type", "text/event-stream")
+                                .body(())
+                                .unwrap();
+                            let Ok(mut body) = respond.send_response(head, false) else {
+                                return;
+                            };
+                            loop {
+                                body.reserve_capacity(chunk.len());
+                                match std::future::poll_fn(|cx| body.poll_capacity(cx)).await {
+                                    Some(Ok(n)) if n > 0 => {
+                                        let n = n.min(chunk.len());
+                                        let data = bytes::Bytes::from_static(&chunk[..n]);
+                                        if body.send_data(data, false).is_err() {
+                                            return;
+                                        }
+                                    }
+                                    Some(Ok(_)) => {}
+                                    _ => return,
+                                }
+                            }
+                        });
+                    }
+                });
+            }
+        });
+    });
+    addr
+}
+
+#[test]
+fn an_oversized_event_or_line_over_h2_fails_the_stream_without_buffering_it() {
+    let endless_event: &'static [u8] =
+        Box::leak("data: 0123456789\n".repeat(64).into_boxed_str()).as_bytes();
+    let endless_line: &'static [u8] = Box::leak("x".repeat(1024).into_boxed_str()).as_bytes();
+    let limits = Limits {
+        max_line: 1024,
+        max_event: 1024,
+    };
+    local(async move {
+        for (chunk, want) in [
+            (endless_event, "larger than 1024 bytes"),
+            (endless_line, "longer than 1024 bytes"),
+        ] {
+            // The server never ends the event (or the line): only the parser's limit
+            // can stop the stream, and it must, long before the flow-control windows
+            // (8 MiB per stream) would let the server stop by itself.
+            let addr = h2_endless_server(chunk);
+            let inbox = Rc::new(Inbox::new(None, 0, Instant::now()));
+            let reopen = reopen_in(Protocol::Http2, addr, "/events");
+            let opens = reopen.opens.clone();
+            let _pump = start(reopen, limits, &inbox).await.unwrap();
+            tokio::time::timeout(Duration::from_secs(2), inbox.ended())
+                .await
+                .expect("the stream fails within 2 s");
+            match inbox.end() {
+                Some(End::Failed(f)) => {
+                    assert_eq!(f.kind, ErrorKind::Protocol);
+                    assert!(f.reason.contains(want), "{}", f.reason);
+                }
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(inbox.buffered().0, 0, "no event was delivered");
+            assert_eq!(opens.take().0.sse, 1, "one h2c connection, counted");
+        }
     });
 }

@@ -15,7 +15,8 @@ use tokio_tungstenite::WebSocketStream;
 
 use super::proto::{OpenCx, Opened, Writer as AnyWriter};
 use super::{Failure, Inbox, Message};
-use headroom_client::connect::{connect_error_kind, ConnectError, Stream};
+use headroom_client::connect::Stream;
+use headroom_metrics::recorder::Speaks;
 use headroom_metrics::ErrorKind;
 
 /// Largest message (and frame) accepted from a peer: a bigger one fails the stream as
@@ -50,10 +51,7 @@ pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened, F
     let began = Instant::now();
     let e = &cx.endpoint;
     let connector = cx.state.streams.http1(&cx.state.plan, e).await?;
-    let (stream, _) = connector.open().await.map_err(|err| match err {
-        ConnectError::Tcp(io) => Failure::new(connect_error_kind(&io), io.to_string()),
-        ConnectError::Tls(reason) => Failure::new(ErrorKind::Tls, reason.to_string()),
-    })?;
+    let stream = cx.connect(&connector, Speaks::WebSocket).await?;
     let scheme = if e.tls { "wss" } else { "ws" };
     let mut request = format!("{scheme}://{}{}", e.authority, e.path)
         .into_client_request()

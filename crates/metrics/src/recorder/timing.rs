@@ -96,21 +96,35 @@ impl Breakdown {
 }
 
 /// Connections a run opened and requests that went on an already open one.
+///
+/// `opened`, `by_protocol` and `handshakes` are counted by the client layer's
+/// connector as each connection opens (every connection passes through it: requests',
+/// WebSockets', SSE streams', gRPC calls'), and added in by [`Connections::add_opened`];
+/// `reused` is counted per request.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Connections {
-    /// New connections (successful connects).
+    /// New connections (successful connects, TCP and TLS), every protocol's.
     pub opened: u64,
     /// Requests sent on a connection opened before them.
     pub reused: u64,
     /// TLS handshakes completed (0 over plain TCP).
     pub handshakes: u64,
+    /// `opened` by what each connection was opened to speak (absent in a recorder
+    /// stored before it was counted).
+    #[serde(default)]
+    pub by_protocol: ByProtocol,
 }
 
 impl Connections {
     pub(super) fn record(&mut self, t: &Timing) {
-        self.opened += u64::from(t.connect.is_some());
-        self.handshakes += u64::from(t.tls.is_some());
         self.reused += u64::from(t.reused);
+    }
+
+    /// Adds connections opened (counted by the connector) and their TLS handshakes.
+    pub fn add_opened(&mut self, by_protocol: &ByProtocol, handshakes: u64) {
+        self.by_protocol.merge(by_protocol);
+        self.opened += by_protocol.total();
+        self.handshakes += handshakes;
     }
 
     /// Adds another thread's counts into these.
@@ -118,6 +132,70 @@ impl Connections {
         self.opened += other.opened;
         self.reused += other.reused;
         self.handshakes += other.handshakes;
+        self.by_protocol.merge(&other.by_protocol);
+    }
+}
+
+/// What a connection was opened to speak: the key it is counted under in
+/// `connections.by_protocol`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Speaks {
+    /// HTTP/1.1 requests.
+    Http1,
+    /// HTTP/2: the client's own connections (per user or pooled), which carry requests
+    /// and, sharing them, a user's gRPC calls and SSE streams.
+    Http2,
+    /// A WebSocket (an HTTP/1.1 upgrade).
+    WebSocket,
+    /// An SSE stream on a connection of its own (HTTP/1.1, or HTTP/2 when no
+    /// connection of the user's could carry it).
+    Sse,
+    /// gRPC calls on a connection of their own (HTTP/2).
+    Grpc,
+}
+
+/// Connections opened, by what they were opened to speak. The five always appear in
+/// the JSON; all 0 in a summary stored before they were counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ByProtocol {
+    /// HTTP/1.1 request connections.
+    pub http1: u64,
+    /// HTTP/2 connections of the client (carrying requests, and gRPC calls and SSE
+    /// streams that share them).
+    pub http2: u64,
+    /// WebSocket connections.
+    pub websocket: u64,
+    /// SSE streams' own connections.
+    pub sse: u64,
+    /// gRPC calls' own connections.
+    pub grpc: u64,
+}
+
+impl ByProtocol {
+    /// Counts one connection opened to speak `speaks`.
+    pub fn count(&mut self, speaks: Speaks) {
+        *match speaks {
+            Speaks::Http1 => &mut self.http1,
+            Speaks::Http2 => &mut self.http2,
+            Speaks::WebSocket => &mut self.websocket,
+            Speaks::Sse => &mut self.sse,
+            Speaks::Grpc => &mut self.grpc,
+        } += 1;
+    }
+
+    /// Every protocol's connections together.
+    pub fn total(&self) -> u64 {
+        self.http1 + self.http2 + self.websocket + self.sse + self.grpc
+    }
+
+    /// Adds `other`'s counts into these.
+    pub fn merge(&mut self, other: &ByProtocol) {
+        self.http1 += other.http1;
+        self.http2 += other.http2;
+        self.websocket += other.websocket;
+        self.sse += other.sse;
+        self.grpc += other.grpc;
     }
 }
 
@@ -172,8 +250,9 @@ mod tests {
         assert_eq!(r.by_name[0].timing.connect.len(), 1);
         assert_eq!(r.by_name[1].timing.connect.len(), 0);
         assert_eq!(r.by_name[1].timing.ttfb.len(), 1);
+        // Requests count only reuse: the connector counts connections as they open.
         let c = r.connections;
-        assert_eq!((c.opened, c.reused, c.handshakes), (1, 2, 0));
+        assert_eq!((c.opened, c.reused, c.handshakes), (0, 2, 0));
         r.record(&Hit {
             timing: Timing {
                 tls: Some(Duration::from_millis(3)),
@@ -181,8 +260,16 @@ mod tests {
             },
             ..timed(0, Some(300), 5, false)
         });
-        assert_eq!((r.connections.opened, r.connections.handshakes), (2, 1));
         assert_eq!(r.by_name[0].timing.tls.len(), 1);
+        let mut opened = ByProtocol::default();
+        opened.count(Speaks::Http1);
+        opened.count(Speaks::WebSocket);
+        opened.count(Speaks::WebSocket);
+        r.connections.add_opened(&opened, 1);
+        let c = r.connections;
+        assert_eq!((c.opened, c.handshakes), (3, 1));
+        assert_eq!((c.by_protocol.http1, c.by_protocol.websocket), (1, 2));
+        assert_eq!(c.by_protocol.total(), c.opened);
     }
 
     #[test]
@@ -206,10 +293,17 @@ mod tests {
         }
         a.record_dns(Duration::from_millis(2));
         all.record_dns(Duration::from_millis(2));
+        let grpc = ByProtocol {
+            grpc: 50,
+            ..ByProtocol::default()
+        };
+        b.connections.add_opened(&grpc, 0);
+        all.connections.add_opened(&grpc, 0);
         let (mut a, b, all) = (a.finish(), b.finish(), all.finish());
         a.merge(&b);
         assert_eq!(a.connections, all.connections);
         assert_eq!((a.connections.opened, a.connections.reused), (50, 450));
+        assert_eq!(a.connections.by_protocol.grpc, 50);
         let (x, y) = (&a.overall.timing, &all.overall.timing);
         for (p, q) in [
             (&x.dns, &y.dns),
