@@ -119,8 +119,8 @@ where
                     Either::Right(ticker) => Either::Right(Either::Left(ticker)),
                 }));
             }
-            if req.uri().path() == grpc_ticker::TICKS_PATH {
-                let res = grpc_ticker::ticks(&state.tickers, req).await;
+            if req.uri().path().starts_with(grpc_ticker::SERVICE) {
+                let res = grpc_ticker::call(&state.tickers, req).await;
                 return Ok(res.map(|b| Either::Right(Either::Right(b))));
             }
             let reply = handle(state, req).await?;

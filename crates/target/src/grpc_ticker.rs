@@ -1,24 +1,28 @@
-//! `POST /headroom.Ticker/Ticks`: a gRPC server stream (h2c or h2), the target's
-//! stream for held gRPC streams, deadlines and cadence (`tests/fixtures/ticker.proto`):
+//! `/headroom.Ticker/*`: a gRPC service (h2c or h2), the target's server stream for
+//! held gRPC streams, deadlines and cadence (`tests/fixtures/ticker.proto`):
 //!
 //! ```proto
-//! service Ticker { rpc Ticks(TickRequest) returns (stream Tick); }
+//! service Ticker {
+//!   rpc Ticks(TickRequest) returns (stream Tick);
+//!   rpc Echo(Tick) returns (Tick);
+//! }
 //! message TickRequest { uint32 every_ms = 1; uint32 count = 2; }
 //! message Tick { uint64 n = 1; }
 //! ```
 //!
-//! One `Tick` with n = 1, 2, 3, … every `every_ms` (default 1000, at least
-//! [`sse::MIN_EVERY_MS`]); after `count` ticks (0: endless) status OK. A request that
-//! is not one small well-framed `TickRequest` gets INVALID_ARGUMENT. It shares the SSE
-//! ticker's bound on open streams. Hand-encoded: two varint fields do not need a
-//! protobuf library in the target.
+//! `Ticks`: one `Tick` with n = 1, 2, 3, … every `every_ms` (default 1000, at least
+//! [`sse::MIN_EVERY_MS`]); after `count` ticks (0: endless) status OK; it shares the
+//! SSE ticker's bound on open streams. `Echo`: the `Tick` it was sent, at once (a unary
+//! call to make beside a held stream). A request that is not one small well-framed
+//! message gets INVALID_ARGUMENT; another method UNIMPLEMENTED. Hand-encoded: varint
+//! fields do not need a protobuf library in the target.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Empty, Limited};
+use http_body_util::{BodyExt, Limited};
 use hyper::body::{Body, Frame, Incoming};
 use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use hyper::{Request, Response, StatusCode};
@@ -26,21 +30,40 @@ use tokio::time::{Interval, MissedTickBehavior};
 
 use super::sse::{self, Tickers};
 
-/// The method's path.
-pub(crate) const TICKS_PATH: &str = "/headroom.Ticker/Ticks";
+/// The service's path prefix.
+pub(crate) const SERVICE: &str = "/headroom.Ticker/";
 
 /// Most request bytes read: a `TickRequest` is at most 17 bytes framed.
 const MAX_REQUEST: usize = 64;
 
-/// A gRPC reply: an error status alone (trailers-only) or the ticker's stream.
-pub(crate) type GrpcReply = Response<http_body_util::Either<Empty<Bytes>, GrpcTicker>>;
+/// A gRPC reply: a status alone (trailers-only), a unary reply, or the ticker's stream.
+pub(crate) type GrpcReply = Response<http_body_util::Either<Unary, GrpcTicker>>;
 
-/// Answers a call to [`TICKS_PATH`].
-pub(crate) async fn ticks(tickers: &Tickers, req: Request<Incoming>) -> GrpcReply {
+/// Answers a call to a method of [`SERVICE`].
+pub(crate) async fn call(tickers: &Tickers, req: Request<Incoming>) -> GrpcReply {
+    let method = req.uri().path()[SERVICE.len()..].to_string();
     let body = Limited::new(req.into_body(), MAX_REQUEST).collect().await;
-    let Some((every, count)) = body.ok().and_then(|b| parse(&b.to_bytes())) else {
-        return status_only(3, "expected one uncompressed headroom.TickRequest");
+    let fields = body.ok().and_then(|b| parse(&b.to_bytes()));
+    let Some(fields) = fields else {
+        return status_only(3, "expected one small uncompressed message");
     };
+    match method.as_str() {
+        "Ticks" => ticks(tickers, fields),
+        "Echo" => {
+            let n = fields.get(&1).copied().unwrap_or(0);
+            let mut res = Response::new(http_body_util::Either::Left(Unary(Some(tick(n)), true)));
+            res.headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+            res
+        }
+        _ => status_only(12, "unknown method"),
+    }
+}
+
+/// Starts `Ticks` with the fields of its `TickRequest`.
+fn ticks(tickers: &Tickers, fields: Fields) -> GrpcReply {
+    let every = fields.get(&1).copied().unwrap_or(1000);
+    let count = fields.get(&2).copied().unwrap_or(0);
     if !(sse::MIN_EVERY_MS..=3_600_000).contains(&every) {
         return status_only(3, "every_ms must be between 10 and 3600000");
     }
@@ -64,7 +87,7 @@ pub(crate) async fn ticks(tickers: &Tickers, req: Request<Incoming>) -> GrpcRepl
 
 /// A trailers-only response with gRPC status `code`.
 fn status_only(code: u32, message: &'static str) -> GrpcReply {
-    let mut res = Response::new(http_body_util::Either::Left(Empty::new()));
+    let mut res = Response::new(http_body_util::Either::Left(Unary(None, false)));
     *res.status_mut() = StatusCode::OK;
     let h = res.headers_mut();
     h.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
@@ -73,27 +96,28 @@ fn status_only(code: u32, message: &'static str) -> GrpcReply {
     res
 }
 
-/// `(every_ms, count)` from a framed `TickRequest`, or `None` if it is not one.
-fn parse(framed: &[u8]) -> Option<(u64, u64)> {
+/// The varint fields of a message, by field number (1 and 2; others are skipped).
+type Fields = std::collections::BTreeMap<u64, u64>;
+
+/// The fields of one framed message of varint fields, or `None` if it is not one.
+fn parse(framed: &[u8]) -> Option<Fields> {
     let (&[compressed, a, b, c, d], message) = framed.split_first_chunk::<5>()?;
     if compressed != 0 || u32::from_be_bytes([a, b, c, d]) as usize != message.len() {
         return None;
     }
-    let (mut every, mut count, mut rest) = (1000, 0, message);
+    let (mut fields, mut rest) = (Fields::new(), message);
     while !rest.is_empty() {
         let (key, after) = varint(rest)?;
         let (value, after) = match key & 7 {
             0 => varint(after)?,
             _ => return None,
         };
-        match key >> 3 {
-            1 => every = value,
-            2 => count = value,
-            _ => {}
+        if matches!(key >> 3, 1 | 2) {
+            fields.insert(key >> 3, value);
         }
         rest = after;
     }
-    Some((every, count))
+    Some(fields)
 }
 
 /// A protobuf varint (at most 10 bytes) and what follows it.
@@ -108,7 +132,38 @@ fn varint(bytes: &[u8]) -> Option<(u64, &[u8])> {
     None
 }
 
-/// The body of one call: a framed `Tick` per interval tick, then the OK trailers.
+/// The body of a unary reply (its message, then the OK trailers) or of a trailers-only
+/// response (nothing: its status is in the head).
+#[derive(Debug)]
+pub(crate) struct Unary(Option<Bytes>, bool);
+
+impl Body for Unary {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = self.get_mut();
+        if let Some(message) = this.0.take() {
+            return Poll::Ready(Some(Ok(Frame::data(message))));
+        }
+        if std::mem::take(&mut this.1) {
+            let mut trailers = HeaderMap::new();
+            trailers.insert("grpc-status", HeaderValue::from_static("0"));
+            return Poll::Ready(Some(Ok(Frame::trailers(trailers))));
+        }
+        Poll::Ready(None)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.0.is_none() && !self.1
+    }
+}
+
+/// The body of one `Ticks` call: a framed `Tick` per interval tick, then the OK
+/// trailers.
 #[derive(Debug)]
 pub(crate) struct GrpcTicker {
     interval: Interval,
@@ -177,11 +232,11 @@ mod tests {
 
     #[test]
     fn requests_parse_and_hostile_ones_are_refused() {
-        assert_eq!(parse(&framed(&[])), Some((1000, 0)));
+        assert_eq!(parse(&framed(&[])), Some(Fields::new()));
         // every_ms = 300 (varint ac 02), count = 5, an unknown varint field skipped.
         assert_eq!(
             parse(&framed(&[0x08, 0xac, 0x02, 0x10, 5, 0x18, 1])),
-            Some((300, 5))
+            Some(Fields::from([(1, 300), (2, 5)]))
         );
         for bad in [
             vec![],
