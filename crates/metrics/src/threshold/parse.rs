@@ -45,9 +45,12 @@ const STATS: [(&str, LatencyStat); 8] = [
     ("max", LatencyStat::Max),
 ];
 
+/// A stream latency figure, given the statistic.
+type Figure = fn(LatencyStat) -> StreamMetric;
+
 /// The stream latency figures, each named with every statistic of [`STATS`] after its
 /// prefix (`gap_p95`, `lateness_max`).
-const STREAM_LATENCIES: [(&str, fn(LatencyStat) -> StreamMetric); 5] = [
+const STREAM_LATENCIES: [(&str, Figure); 5] = [
     ("message_", StreamMetric::Message),
     ("first_message_", StreamMetric::FirstMessage),
     ("stream_connect_", StreamMetric::Connect),
