@@ -199,7 +199,7 @@ fn gap_and_lateness_thresholds_judge_the_servers_cadence() {
             r#"name: cadence
 target: {}
 load: {{model: users, users: 2, duration: 1500ms}}
-thresholds: ["ticks.gap_p95 < 100ms", "sse.lateness_p95 < 100ms"]
+thresholds: ["ticks.gap_p95 < 100ms", "sse.lateness_p95 < 250ms"]
 flows:
   - name: watcher
     steps:
@@ -217,7 +217,9 @@ flows:
     assert!(s.thresholds.iter().all(|t| t.ok), "{:?}", s.thresholds);
 
     // A server twice as slow as stated (every 150 ms, stated 75 ms): gaps over the
-    // rule's 100 ms and each message later than the last by 75 ms: both fail, exit 99.
+    // rule's 100 ms and each message later than the last by 75 ms (p95 about 600 ms,
+    // where a loaded machine's stalls on the fast run stay well under 250 ms): both
+    // fail, exit 99.
     let (out, s) = run(dir.path(), &yaml(150, "75ms"), &[]);
     assert_exit(&out, 99);
     let ticks = &s.streams["ticks"];
