@@ -12,6 +12,7 @@ mod find_cli;
 mod graphql;
 mod graphql_peer;
 mod grpc_client;
+mod grpc_held;
 mod grpc_steps;
 mod har_browser;
 mod hostile;

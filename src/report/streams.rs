@@ -1,6 +1,7 @@
 //! The streams table of the text and Markdown (hence HTML) reports: per stream name,
-//! sessions, messages each way, per-message round trip, time to first message,
-//! connect, errors and close codes.
+//! sessions, messages each way, per-message round trip, time to first message, the
+//! gap between messages received and their lateness against a stated cadence (p95),
+//! errors and close codes.
 
 use std::fmt::Write as _;
 
@@ -10,7 +11,7 @@ use crate::metrics::summary::Summary;
 use crate::report::table::Table;
 use crate::report::units::{latency, percent};
 
-const HEAD: [&str; 11] = [
+const HEAD: [&str; 13] = [
     "stream",
     "proto",
     "sessions",
@@ -20,11 +21,13 @@ const HEAD: [&str; 11] = [
     "msg p95",
     "msg p99",
     "first msg p95",
+    "gap p95",
+    "late p95",
     "errors",
     "close codes",
 ];
 
-fn cells(name: &str, s: &StreamSummary) -> [String; 11] {
+fn cells(name: &str, s: &StreamSummary) -> [String; 13] {
     let ms = |measured: bool, v: f64| {
         if measured {
             latency(v)
@@ -49,6 +52,8 @@ fn cells(name: &str, s: &StreamSummary) -> [String; 11] {
         ms(rt, s.message_latency_ms.p95),
         ms(rt, s.message_latency_ms.p99),
         ms(s.messages.received > 0, s.first_message_ms.p95),
+        ms(s.gaps > 0, s.gap_ms.p95),
+        ms(s.cadence_messages > 0, s.lateness_ms.p95),
         format!("{} ({})", s.errors.count, percent(s.errors.rate * 100.0)),
         if codes.is_empty() { "-".into() } else { codes },
     ]
@@ -61,7 +66,7 @@ pub fn text(s: &Summary) -> String {
     }
     use crate::report::table::Align::{Left, Right};
     let mut t = Table::new(&[
-        Left, Left, Right, Right, Right, Right, Right, Right, Right, Right, Left,
+        Left, Left, Right, Right, Right, Right, Right, Right, Right, Right, Right, Right, Left,
     ]);
     t.row(HEAD);
     for (name, st) in &s.streams {
@@ -111,6 +116,8 @@ mod tests {
         echo.messages.sent = 10;
         echo.messages.received = 10;
         echo.close_codes.insert("1000".into(), 2);
+        echo.gaps = 8;
+        echo.gap_ms.p95 = 120.0;
         s.streams.insert("echo|1".into(), echo);
         s
     }
@@ -123,7 +130,7 @@ mod tests {
             .lines()
             .find(|l| l.starts_with("echo|1"))
             .expect(&rendered);
-        for part in ["ws", "1000×2", "20.1ms", "22.0ms", "0 (0.00%)"] {
+        for part in ["ws", "1000×2", "20.1ms", "22.0ms", "120ms", "0 (0.00%)"] {
             assert!(row.contains(part), "{part:?} in {row:?}");
         }
         let mut md = String::new();

@@ -126,6 +126,9 @@ fn one(
         connect_ms: Latency::of_micros(&t.connect),
         first_message_ms: Latency::of_micros(&t.first_message),
         gap_ms: Latency::of_micros(&t.gap),
+        lateness_ms: Latency::of_micros(&t.lateness),
+        gaps: t.gap.len(),
+        cadence_messages: t.lateness.len(),
         session_ms: Latency::of_micros(&t.session),
         errors: Errors {
             count,

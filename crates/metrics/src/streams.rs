@@ -54,6 +54,14 @@ pub struct StreamSummary {
     pub first_message_ms: Latency,
     /// Gap between consecutive messages received, ms.
     pub gap_ms: Latency,
+    /// How late each message came against the cadence the opening step states
+    /// (`every:`): message k is due at the first message + k·every, and its lateness is
+    /// max(0, arrival − due), ms. All zero without a cadence.
+    pub lateness_ms: Latency,
+    /// Gaps measured (`gap_ms`'s count: each message but a session's first).
+    pub gaps: u64,
+    /// Messages judged against a stated cadence (`lateness_ms`'s count).
+    pub cadence_messages: u64,
     /// Session duration, ms.
     pub session_ms: Latency,
     /// Failed operations plus failures while no step waited, by kind; `rate` is of

@@ -16,7 +16,7 @@
 //!
 //! The scope `delivery` always means the sink (a request named `delivery` cannot be
 //! judged per name). A delivery rule in a run without a sink fails.
-//! | `message_p95`, `first_message_p95`, `stream_connect_p95` (any statistic) | as latency | stream round trip, time to first message, connect + handshake, ms |
+//! | `message_p95`, `first_message_p95`, `stream_connect_p95`, `gap_p95`, `lateness_p95` (any statistic) | as latency | stream round trip, time to first message, connect + handshake, gap between messages received, lateness against the stated cadence, ms |
 //! | `stream_errors` | number with `%` | failed stream operations and background stream failures |
 //!
 //! A stream rule's NAME is a stream name, a protocol (`ws`, `sse`, `grpc`) or none (all).
@@ -94,6 +94,12 @@ pub enum StreamMetric {
     FirstMessage(LatencyStat),
     /// Connect + handshake (`stream_connect_p95`), ms.
     Connect(LatencyStat),
+    /// Gap between consecutive messages received (`gap_p95`), ms: the pace of a
+    /// stream the server pushes, which has no round trip.
+    Gap(LatencyStat),
+    /// Lateness of each message against the cadence the opening step states
+    /// (`lateness_p95`, with `every:`), ms.
+    Lateness(LatencyStat),
     /// Failed stream operations and background failures, percent (`stream_errors`).
     Errors,
 }
@@ -222,6 +228,8 @@ impl Threshold {
                 StreamMetric::Message(stat) => stat.of(&s.message_latency_ms),
                 StreamMetric::FirstMessage(stat) => stat.of(&s.first_message_ms),
                 StreamMetric::Connect(stat) => stat.of(&s.connect_ms),
+                StreamMetric::Gap(stat) => stat.of(&s.gap_ms),
+                StreamMetric::Lateness(stat) => stat.of(&s.lateness_ms),
                 StreamMetric::Errors => s.errors.rate * 100.0,
             });
         }
@@ -305,6 +313,12 @@ impl Threshold {
                         .is_none_or(|s| s.first_message_ms.max == 0.0 && s.messages.received == 0),
                     Metric::Stream(StreamMetric::Connect(_)) => {
                         stream.is_none_or(|s| s.sessions == 0)
+                    }
+                    Metric::Stream(StreamMetric::Gap(_)) => stream.is_none_or(|s| s.gaps == 0),
+                    // A stream without `every:` has no lateness: a rule on it fails
+                    // rather than pass on zeros.
+                    Metric::Stream(StreamMetric::Lateness(_)) => {
+                        stream.is_none_or(|s| s.cadence_messages == 0)
                     }
                     Metric::Latency(_) => requests == Some(0),
                     Metric::SuccessLatency(_) => succeeded == Some(0),

@@ -54,8 +54,16 @@ pub struct StreamStep {
     /// Close the stream after the rest of the step (`close:`), with this code
     /// (WebSocket close code; ignored by SSE; gRPC cancels).
     pub close: Option<u16>,
-    /// The step's `timeout:` (or `expect.timeout`); `None` uses the run's.
+    /// The step's `timeout:` (or `expect.timeout`); `None` uses the run's. It bounds
+    /// only this step's wait, never the life of the stream it opens.
     pub timeout: Option<Duration>,
+    /// gRPC, on a step with a call: the call's deadline (`deadline:`), sent as
+    /// `grpc-timeout` and enforced by the client. `None`: a server stream lives as long
+    /// as its user holds it; a unary call's deadline is the step's timeout.
+    pub deadline: Option<Duration>,
+    /// On the step that opens the stream: the cadence the server states (`every:`),
+    /// message k being due at the first message + k·every; `None`: no lateness measured.
+    pub every: Option<Duration>,
     /// gRPC: the call the step makes (`None` on a step that only expects on or closes an
     /// open server stream).
     pub grpc: Option<GrpcCall>,

@@ -190,6 +190,16 @@ pub(crate) struct StreamSpec {
     #[serde(default)]
     #[schemars(schema_with = "super::schema::duration")]
     pub(crate) timeout: Option<Node>,
+    /// gRPC, on the step with `call`: the call's deadline (sent as `grpc-timeout`); a
+    /// held server stream has none by default.
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::duration")]
+    pub(crate) deadline: Option<Node>,
+    /// On the step that opens the stream: the server's stated cadence (one message per
+    /// `every`), against which each message's lateness is measured.
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::duration")]
+    pub(crate) every: Option<Node>,
     /// gRPC: `.proto` file or list of files, relative to the scenario file, or
     /// `{files: […], import_paths: […]}` (import paths relative to the scenario file too).
     #[serde(default)]

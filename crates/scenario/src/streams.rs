@@ -197,6 +197,7 @@ pub(crate) fn compile(
         .as_ref()
         .map(|t| duration(src, t, &format!("{path}.timeout")))
         .transpose()?;
+    let (deadline, every) = held(src, s, path, protocol, url.is_some(), grpc.as_ref())?;
     if url.is_none() && send.is_none() && expect.is_none() && close.is_none() {
         return Err(src.of(
             spec,
@@ -258,8 +259,57 @@ pub(crate) fn compile(
         captures,
         close,
         timeout: expect_timeout.or(timeout),
+        deadline,
+        every,
         grpc,
     })
+}
+
+/// `deadline:` (a gRPC call's) and `every:` (the cadence of a stream the step opens;
+/// for gRPC, of a server stream), checked where they may appear.
+fn held(
+    src: Source<'_>,
+    s: &StreamSpec,
+    path: &str,
+    protocol: Protocol,
+    opens: bool,
+    grpc: Option<&headroom_plan::GrpcCall>,
+) -> Result<(Option<std::time::Duration>, Option<std::time::Duration>), ScenarioError> {
+    let deadline = match &s.deadline {
+        Some(n) if grpc.is_none() => {
+            let why = if protocol == Protocol::Grpc {
+                "`deadline` goes with `call`, on the step that makes the call"
+            } else {
+                "only `grpc:` calls have a deadline; a stream ends with a `close` step"
+            };
+            return Err(src.of(n, &format!("{path}.deadline"), why));
+        }
+        Some(n) => Some(duration(src, n, &format!("{path}.deadline"))?),
+        None => None,
+    };
+    let every = match &s.every {
+        Some(n) if !opens => {
+            return Err(src.of(
+                n,
+                &format!("{path}.every"),
+                "`every` states the cadence of the stream a step opens: put it on the step with `url` (or `call`)",
+            ))
+        }
+        Some(n) if grpc.is_some_and(|g| !g.method.server_streaming) => {
+            return Err(src.of(
+                n,
+                &format!("{path}.every"),
+                "`every` states a server stream's cadence; this method is unary",
+            ))
+        }
+        Some(n) => Some(duration(src, n, &format!("{path}.every"))?),
+        None => None,
+    };
+    if every.is_some_and(|d| d.is_zero()) {
+        let n = s.every.as_ref().expect("some");
+        return Err(src.of(n, &format!("{path}.every"), "expected a duration above 0"));
+    }
+    Ok((deadline, every))
 }
 
 /// `send: "text {{ x }}"`, `send: {text: ...}` or `send: {json: {...}}` (JSON

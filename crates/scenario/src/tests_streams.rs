@@ -178,3 +178,31 @@ fn proto_as_a_map_takes_files_and_import_paths_only() {
         &["flows[0].steps[0].grpc.proto: import_paths: expected a list of up to 64 directories"],
     );
 }
+
+#[test]
+fn every_goes_on_the_opening_step_and_deadline_only_on_a_grpc_call() {
+    let p = plan(&flow(
+        "      - sse: {name: t, url: /sse/ticker, every: 100ms}\n      - sse: {name: t, expect: {event: tick}}\n",
+    ));
+    let Item::Flow(f) = &p.items[0] else { panic!() };
+    let [Step::Stream(open), Step::Stream(expect)] = f.steps.as_slice() else {
+        panic!("{:?}", f.steps)
+    };
+    assert_eq!(open.every, Some(std::time::Duration::from_millis(100)));
+    assert_eq!((expect.every, open.deadline), (None, None));
+    assert_error(
+        &flow("      - sse: {name: t, url: /x, deadline: 1s}\n"),
+        "6:43",
+        &["flows[0].steps[0].sse.deadline: only `grpc:` calls have a deadline"],
+    );
+    assert_error(
+        &flow("      - sse: {name: t, url: /x}\n      - sse: {name: t, every: 1s, expect: {event: tick}}\n"),
+        "7:31",
+        &["flows[0].steps[1].sse.every: `every` states the cadence of the stream a step opens"],
+    );
+    assert_error(
+        &flow("      - ws: {name: t, url: /x, every: 0ms}\n"),
+        "6:39",
+        &["flows[0].steps[0].ws.every"],
+    );
+}

@@ -20,6 +20,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsAcceptor;
 
+use super::grpc_ticker;
 use super::metrics::{Held, Protocol};
 use super::server::{handle, State};
 use super::sse;
@@ -112,7 +113,15 @@ where
             // The SSE ticker streams its body, so it bypasses `handle` (which reads the
             // request body whole and records a latency at the end).
             if req.uri().path() == sse::TICKER_PATH {
-                return Ok::<_, Infallible>(sse::ticker(&state.tickers, &req));
+                let res = sse::ticker(&state.tickers, &req);
+                return Ok::<_, Infallible>(res.map(|b| match b {
+                    Either::Left(full) => Either::Left(full),
+                    Either::Right(ticker) => Either::Right(Either::Left(ticker)),
+                }));
+            }
+            if req.uri().path().starts_with(grpc_ticker::SERVICE) {
+                let res = grpc_ticker::call(&state.tickers, req).await;
+                return Ok(res.map(|b| Either::Right(Either::Right(b))));
             }
             let reply = handle(state, req).await?;
             Ok(reply.map(Either::Left))

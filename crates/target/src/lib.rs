@@ -14,12 +14,14 @@
 //! certificate), `timer` (sub-millisecond sleeps), `tasks` and `postgres` (task stores),
 //! `metrics` (Prometheus exposition), `admin` (stall, echo, status), `scheduler`
 //! (tasks posted with a `url` are delivered there when due), `ws` (the WebSocket
-//! echo and broadcast rooms), `sse` (the `/sse/ticker` event stream).
+//! echo and broadcast rooms), `sse` (the `/sse/ticker` event stream), `grpc_ticker`
+//! (`/headroom.Ticker/Ticks`, a gRPC server stream).
 
 mod admin;
 mod conn;
 mod error;
 mod graphql;
+mod grpc_ticker;
 mod metrics;
 mod options;
 mod postgres;

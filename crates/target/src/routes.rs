@@ -10,6 +10,7 @@
 //! | `GET /slow?ms=N` | sleep N ms without a worker |
 //! | `POST /graphql` | the tasks as GraphQL ([`super::graphql`]) |
 //! | `GET /sse/ticker?every_ms=N&count=M&drop_after=K&retry_ms=R` | [`super::sse`] (served before this router) |
+//! | `POST /headroom.Ticker/Ticks`, `/Echo` (gRPC, `tests/fixtures/ticker.proto`) | [`super::grpc_ticker`] (served before this router) |
 
 use std::time::{Duration, Instant};
 

@@ -44,6 +44,19 @@ pub(crate) struct Tickers {
     open: Arc<AtomicUsize>,
 }
 
+impl Tickers {
+    /// One of the open-stream slots (shared with the gRPC ticker), or `None` when
+    /// [`MAX_STREAMS`] are open.
+    pub(crate) fn take(&self) -> Option<Slot> {
+        let open = Arc::clone(&self.open);
+        if open.fetch_add(1, Ordering::AcqRel) >= MAX_STREAMS {
+            open.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(Slot(open))
+    }
+}
+
 /// `GET /sse/ticker` (any other method: 405).
 pub(crate) fn ticker<B>(tickers: &Tickers, req: &Request<B>) -> MaybeStream {
     match start(tickers, req) {
@@ -134,7 +147,7 @@ pub(crate) struct Ticker {
 
 /// One of the open-ticker slots, given back on drop (connection closed or finished).
 #[derive(Debug)]
-struct Slot(Arc<AtomicUsize>);
+pub(crate) struct Slot(Arc<AtomicUsize>);
 
 impl Drop for Slot {
     fn drop(&mut self) {

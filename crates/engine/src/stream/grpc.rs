@@ -1,15 +1,20 @@
-//! gRPC as a stream protocol (`grpc:` steps): a step with `call:` opens the call on the
-//! user's HTTP/2 connection to the target (h2c with prior knowledge on `http://`, h2 by
-//! ALPN on `https://`; one per user, kept across its iterations and calls, opened again
-//! when the server closed it). A unary call is complete when `open` returns: its reply
+//! gRPC as a stream protocol (`grpc:` steps): a step with `call:` opens the call on an
+//! HTTP/2 connection to the target (h2c with prior knowledge on `http://`, h2 by ALPN
+//! on `https://`): the user's, kept across its iterations and calls and opened again
+//! when the server closed it, or under `--http2 --connection shared` one of the pool's
+//! ([`OpenCx::h2`]). A unary call is complete when `open` returns: its reply
 //! is in the inbox (for `expect`/`capture`) and its status counted, so the step's
 //! latency is the call's. A server-streaming call returns at the response head; its pump
 //! delivers each message to the inbox (messages, bytes, gaps, time to first message)
-//! and ends it with the status name (`Inbox::closed`). Status → kind: OK none,
-//! DEADLINE_EXCEEDED `timeout`, any other `grpc`; HTTP/2 failures keep their kinds.
+//! and ends it with the status name (`Inbox::closed`). The user holds it across its
+//! iterations, as a WebSocket, until a `close` step or the user's end cancels it
+//! ([`Writer`], counted as `CANCELLED`), the server's status ends it, or its
+//! `deadline:` passes (`DEADLINE_EXCEEDED`, enforced here as well as sent). Status →
+//! kind: OK none, DEADLINE_EXCEEDED `timeout`, any other `grpc`; HTTP/2 failures keep
+//! their kinds.
 
 use std::rc::Rc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use http::{HeaderName, HeaderValue};
 
@@ -30,6 +35,7 @@ pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened, F
     let conn = connection(cx).await?;
     let connect = began.elapsed();
     cx.opening.set(false);
+    cx.calling.set(true);
     // A message with placeholders is checked here, once rendered; without, at load time.
     let json: serde_json::Value = serde_json::from_str(cx.message.as_deref().unwrap_or("{}"))
         .map_err(|e| Failure::new(ErrorKind::Grpc, format!("message is not JSON: {e}")))?;
@@ -53,8 +59,7 @@ pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened, F
         )
         .parse()
         .map_err(|e| Failure::stream(format!("target authority: {e}")))?,
-        // Why the step's timeout: the server may stop work the client no longer waits for.
-        timeout: Some(cx.step.timeout_in(&cx.state.plan)),
+        timeout: deadline(cx.step, &cx.state.plan, call.method.server_streaming),
         metadata,
         max_message: frame::DEFAULT_MAX_MESSAGE,
     };
@@ -70,11 +75,17 @@ pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened, F
         }
         Failure::new(e.kind(), format!("{}: {e}", call.method.path))
     };
-    let pump = if call.method.server_streaming {
+    // The deadline runs from the call's start, as the server counts `grpc-timeout`.
+    let until = options.timeout.map(|d| Instant::now() + d);
+    let (pump, writer) = if call.method.server_streaming {
         let responses = call::start(&conn, &call.method, &message, &options)
             .await
             .map_err(failed)?;
-        tokio::task::spawn_local(pump(responses, inbox.clone()))
+        let pump = tokio::task::spawn_local(pump(responses, inbox.clone(), until));
+        let writer = Writer::Grpc(GrpcWriter {
+            inbox: inbox.clone(),
+        });
+        (pump, writer)
     } else {
         let reply = call::unary(&conn, &call.method, &message, &options)
             .await
@@ -85,13 +96,45 @@ pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened, F
             wire_bytes: reply.wire_bytes,
         });
         inbox.closed("OK".into());
-        tokio::task::spawn_local(async {})
+        (tokio::task::spawn_local(async {}), Writer::ReceiveOnly)
     };
+    cx.calling.set(false);
     Ok(Opened {
-        writer: Writer::ReceiveOnly,
+        writer,
         pump,
         connect,
     })
+}
+
+/// The deadline a call sends as `grpc-timeout` and keeps: the step's `deadline:`; else,
+/// for a unary call, the step's timeout (the step ends the call then: the server may
+/// stop work nobody waits for), and none for a server stream (it lives as long as its
+/// user holds it, so the step's timeout, which bounds only the step's wait, is not its
+/// deadline).
+pub(crate) fn deadline(
+    step: &headroom_plan::StreamStep,
+    plan: &headroom_plan::Plan,
+    server_streaming: bool,
+) -> Option<Duration> {
+    match step.deadline {
+        Some(d) => Some(d),
+        None if server_streaming => None,
+        None => Some(step.timeout_in(plan)),
+    }
+}
+
+/// The sending side of a server stream: nothing to send; closing cancels the call
+/// (counted as `CANCELLED`, as a gRPC client reports its own cancel), and the stream is
+/// reset when its pump is stopped.
+pub(crate) struct GrpcWriter {
+    inbox: Rc<Inbox>,
+}
+
+impl GrpcWriter {
+    /// Cancels the call.
+    pub(crate) fn close(&self) {
+        self.inbox.closed("CANCELLED".into());
+    }
 }
 
 /// The HTTP/2 connection the call goes on ([`OpenCx::h2`]): the user's (shared with its
@@ -100,11 +143,23 @@ async fn connection(cx: &OpenCx<'_>) -> Result<Rc<Connection>, Failure> {
     cx.h2(headroom_metrics::recorder::Speaks::Grpc).await
 }
 
-/// Reads a server stream into `inbox` until its status (or the owner closes it, which
-/// aborts this task and so resets the stream).
-async fn pump(mut responses: Responses, inbox: Rc<Inbox>) {
+/// Reads a server stream into `inbox` until its status, its deadline `until` (then
+/// DEADLINE_EXCEEDED, and the stream is reset as this task returns), or the owner closes
+/// it (which aborts this task and so resets the stream).
+async fn pump(mut responses: Responses, inbox: Rc<Inbox>, until: Option<Instant>) {
+    let expired = |inbox: &Inbox| {
+        // The failure first, as for the server's own status below.
+        inbox.failed(
+            ErrorKind::Timeout,
+            "DEADLINE_EXCEEDED: the call's deadline passed".into(),
+        );
+        inbox.closed("DEADLINE_EXCEEDED".into());
+    };
     loop {
-        match responses.next().await {
+        let Some(next) = within(until, responses.next()).await else {
+            return expired(&inbox);
+        };
+        match next {
             Ok(Some(reply)) => inbox.message(Message {
                 event: None,
                 data: reply.json.to_string(),
@@ -117,7 +172,10 @@ async fn pump(mut responses: Responses, inbox: Rc<Inbox>) {
             return;
         }
     }
-    match responses.status().await {
+    let Some(status) = within(until, responses.status()).await else {
+        return expired(&inbox);
+    };
+    match status {
         Ok(status) => inbox.closed(status.name()),
         Err(CallError::Status(status)) => {
             let kind = status.error_kind().unwrap_or(ErrorKind::Grpc);
@@ -127,6 +185,14 @@ async fn pump(mut responses: Responses, inbox: Rc<Inbox>) {
             inbox.closed(status.name());
         }
         Err(e) => inbox.failed(e.kind(), e.to_string()),
+    }
+}
+
+/// `f`'s output, or `None` when `until` came first.
+async fn within<T>(until: Option<Instant>, f: impl std::future::Future<Output = T>) -> Option<T> {
+    match until {
+        Some(until) => tokio::time::timeout_at(until.into(), f).await.ok(),
+        None => Some(f.await),
     }
 }
 

@@ -27,6 +27,8 @@ struct State {
     bytes: usize,
     last: Option<Instant>,
     end: Option<End>,
+    /// The stated cadence messages are judged against (`every:`), if any.
+    cadence: Option<super::cadence::Cadence>,
 }
 
 /// The receiving side of one open stream, shared (`Rc`) by its pump task and the user's
@@ -66,6 +68,13 @@ impl Inbox {
         }
     }
 
+    /// Judges each message's lateness against one every `every` (the opening step's
+    /// `every:`), when given.
+    pub(crate) fn with_cadence(self, every: Option<std::time::Duration>) -> Inbox {
+        self.state.borrow_mut().cadence = every.map(super::cadence::Cadence::new);
+        self
+    }
+
     fn record(&self, f: impl FnOnce(&mut headroom_metrics::recorder::streams::StreamTally)) {
         if let Some(state) = &self.sink {
             let mut recorder = state.recorder.borrow_mut();
@@ -74,7 +83,9 @@ impl Inbox {
     }
 
     /// A message arrived: counts it (messages, bytes, gap since the previous one, time to
-    /// first message), buffers it for `expect`, wakes a waiting step.
+    /// first message, lateness against a stated cadence), buffers it for `expect`, wakes
+    /// a waiting step. Every message the peer pushes comes through here, whatever the
+    /// protocol, so gaps and lateness cover them all.
     pub(crate) fn message(&self, m: Message) {
         let now = Instant::now();
         let mut st = self.state.borrow_mut();
@@ -83,7 +94,13 @@ impl Inbox {
             Some(last) => (None, Some(now - last)),
         };
         st.last = Some(now);
-        self.record(|t| t.received(m.wire_bytes, first, gap, m.event.as_deref()));
+        let late = st.cadence.as_mut().map(|c| c.arrived(now));
+        self.record(|t| {
+            t.received(m.wire_bytes, first, gap, m.event.as_deref());
+            if let Some(d) = late {
+                t.late(d);
+            }
+        });
         // Oversized single messages are refused by the protocol before they get here;
         // this bounds how many unconsumed ones pile up behind a step that never reads.
         st.bytes += m.data.len();

@@ -8,6 +8,7 @@
 //! - [`step::run_step`]: the engine's hook: one stream step is one operation (`Pending`).
 //! - [`proto`]: the one place protocols plug in (`open`, the writer's `send`/`close`).
 
+pub(crate) mod cadence;
 pub(crate) mod connectors;
 pub(crate) mod failure;
 pub(crate) mod grpc;

@@ -41,6 +41,9 @@ pub(crate) struct OpenCx<'a> {
     /// True while connecting: a protocol whose `open` goes on past its handshake (a gRPC
     /// call) clears it then, so a timeout after that is not counted as `connect`.
     pub(crate) opening: &'a std::cell::Cell<bool>,
+    /// True while a gRPC call waits for its answer (a unary reply, a server stream's
+    /// response head): a timeout then is the call's, counted as `timeout`.
+    pub(crate) calling: &'a std::cell::Cell<bool>,
 }
 
 impl OpenCx<'_> {
@@ -129,7 +132,9 @@ pub(crate) enum Writer {
     Ws(ws::Writer),
     /// An SSE stream (receives only; closing it ends it).
     Sse(sse::Writer),
-    /// A stream that only receives (SSE, a server-streaming gRPC call).
+    /// A server-streaming gRPC call (receives only; closing cancels it).
+    Grpc(grpc::GrpcWriter),
+    /// A stream that only receives and has nothing to close (a unary call's, over).
     ReceiveOnly,
 }
 
@@ -147,7 +152,7 @@ impl Writer {
     pub(crate) async fn send(&mut self, text: String) -> Result<usize, Failure> {
         match self {
             Writer::Ws(w) => w.send(text).await,
-            Writer::Sse(_) | Writer::ReceiveOnly => {
+            Writer::Sse(_) | Writer::Grpc(_) | Writer::ReceiveOnly => {
                 Err(Failure::stream("this stream only receives"))
             }
         }
@@ -159,6 +164,10 @@ impl Writer {
         match self {
             Writer::Ws(w) => w.close(code).await,
             Writer::Sse(w) => {
+                w.close();
+                Ok(())
+            }
+            Writer::Grpc(w) => {
                 w.close();
                 Ok(())
             }

@@ -1,7 +1,9 @@
 //! The engine's hook: one stream step is one operation. It opens the stream (when the
-//! step gives `url:` and the stream is not open), sends, waits for a matching message,
-//! closes — in that order, all within the step's timeout — and records one hit under
-//! the step's name. Round trips (send → matching message) go to the stream recorder.
+//! step gives `url:` or a gRPC `call:` and the user does not hold it live), sends, waits
+//! for a matching message, closes — in that order, all within the step's timeout — and
+//! records one hit under the step's name. The stream it opens outlives the step (and the
+//! iteration): the step's timeout never ends it. Round trips (send → matching message)
+//! go to the stream recorder.
 
 use std::rc::Rc;
 use std::time::Instant;
@@ -61,19 +63,26 @@ pub(crate) async fn run_step(
         (url, headers, send, message)
     };
     let began = Instant::now();
-    // A gRPC `call:` is a new call every time (replacing a server stream still open
-    // under that name); a `url:` for a stream still live is reused.
-    let held = step.grpc.is_none() && streams.get(step.stream_id).is_some_and(|o| o.live());
+    // A stream still live is held: a `url:` (or a gRPC `call:` whose server stream is
+    // still open) for it is not opened again. A unary call's stream ends with its reply,
+    // so every unary call step makes a call.
+    let held = streams.get(step.stream_id).is_some_and(|o| o.live());
     if url.is_some() && held {
-        // `url:` for a stream this user already holds (a closed-model user's later
-        // iterations): the whole step belongs to opening it, so it is skipped and is
-        // not an operation.
+        // The opening step of a stream this user already holds (a closed-model user's
+        // later iterations): the whole step belongs to opening it, so it is skipped and
+        // is not an operation.
         pending.cancel();
         return Ok(Ran::Skipped);
     }
     let reopen = url.is_some();
-    let deadline = began + step.timeout_in(&state.plan);
+    // The step's timeout bounds this step's wait only; a call's own deadline, when
+    // shorter, bounds its opening too (the server gives up on it then).
+    let mut deadline = began + step.timeout_in(&state.plan);
+    if let Some(d) = step.deadline.filter(|_| reopen) {
+        deadline = deadline.min(began + d);
+    }
     let opening = std::cell::Cell::new(false);
+    let calling = std::cell::Cell::new(false);
     let work = act(
         state,
         step,
@@ -83,7 +92,7 @@ pub(crate) async fn run_step(
         message,
         streams,
         vars,
-        &opening,
+        (&opening, &calling),
     );
     let outcome = tokio::time::timeout_at(deadline.into(), work).await;
     let done = Instant::now();
@@ -92,10 +101,11 @@ pub(crate) async fn run_step(
         Ok(Err(f)) => Some(f.kind),
         // Out of time while connecting: the target did not take the stream.
         Err(_) if opening.get() => Some(ErrorKind::Connect),
-        // A gRPC call (or its server stream's message) past the step's deadline: the
-        // deadline it sent as `grpc-timeout`, so `timeout` like DEADLINE_EXCEEDED.
-        Err(_) if step.protocol == headroom_plan::Protocol::Grpc => Some(ErrorKind::Timeout),
-        // A message that did not come in time is a stream failure, not a slow response.
+        // A gRPC call that did not answer (a unary reply, a server stream's response
+        // head) within the step's time: `timeout`, like DEADLINE_EXCEEDED.
+        Err(_) if calling.get() => Some(ErrorKind::Timeout),
+        // A message that did not come in time is a stream failure, not a slow response
+        // (the stream itself lives on, held by its user).
         Err(_) => Some(ErrorKind::Stream),
     };
     if error.is_some() {
@@ -126,13 +136,15 @@ async fn act(
     message: Option<String>,
     streams: &mut Streams,
     vars: &mut Vars,
-    opening: &std::cell::Cell<bool>,
+    (opening, calling): (&std::cell::Cell<bool>, &std::cell::Cell<bool>),
 ) -> Result<(), Failure> {
     if let Some(url) = url {
         streams.remove(step.stream_id);
         let endpoint = url::endpoint(&state.plan.target, &url)?;
         let since = Instant::now();
-        let inbox = Rc::new(Inbox::new(Some(state.clone()), step.stream_id, since));
+        let inbox = Rc::new(
+            Inbox::new(Some(state.clone()), step.stream_id, since).with_cadence(step.every),
+        );
         let cx = OpenCx {
             state,
             step,
@@ -141,6 +153,7 @@ async fn act(
             message,
             h2: streams.h2.clone(),
             opening,
+            calling,
         };
         opening.set(true);
         let opened = proto::open(&cx, &inbox).await?;

@@ -1,6 +1,6 @@
 //! The stream recorder: per stream (a plan's stream name), what its sessions saw —
 //! connect/handshake, time to first message, message round trips, inter-arrival gaps,
-//! session durations (HDR histograms, merged exactly like the request ones), messages
+//! lateness against a stated cadence, session durations (HDR histograms, merged exactly like the request ones), messages
 //! and bytes each way, close codes, SSE event types, reconnects and background errors.
 //! Operations on a stream (open, send+expect, ...) are ordinary hits of the request
 //! recorder; this one holds what happens between them.
@@ -35,6 +35,10 @@ pub struct StreamTally {
     /// Between consecutive messages received, microseconds.
     #[serde(with = "super::hdr_serde")]
     pub gap: Histogram<u64>,
+    /// How late each message came against the stream's stated cadence (`every:`),
+    /// microseconds; empty without one.
+    #[serde(with = "super::hdr_serde")]
+    pub lateness: Histogram<u64>,
     /// From opened to closed, microseconds.
     #[serde(with = "super::hdr_serde")]
     pub session: Histogram<u64>,
@@ -66,6 +70,7 @@ impl Default for StreamTally {
             first_message: new_histogram(SIGFIG),
             round_trip: new_histogram(SIGFIG),
             gap: new_histogram(SIGFIG),
+            lateness: new_histogram(SIGFIG),
             session: new_histogram(SIGFIG),
             sent: 0,
             sent_bytes: 0,
@@ -119,6 +124,12 @@ impl StreamTally {
         }
     }
 
+    /// A message of a stream with a stated cadence arrived `d` after it was due (0 when
+    /// on time or early).
+    pub fn late(&mut self, d: Duration) {
+        put(&mut self.lateness, d);
+    }
+
     /// A message sent.
     pub fn sent(&mut self, bytes: usize) {
         self.sent += 1;
@@ -153,6 +164,7 @@ impl StreamTally {
             (&mut self.first_message, &o.first_message),
             (&mut self.round_trip, &o.round_trip),
             (&mut self.gap, &o.gap),
+            (&mut self.lateness, &o.lateness),
             (&mut self.session, &o.session),
         ] {
             a.add(b).expect("auto-resizing histograms always merge");

@@ -5,8 +5,8 @@ use super::Op;
 
 pub(super) const METRIC_LIST: &str = "p50, p90, p95, p99, p99.9, min, avg, max (or success_p95 and the like, \
                            for successful requests only), errors, rate, dropped, abandoned, \
-                           or for streams message_p95, first_message_p95, stream_connect_p95 \
-                           (any statistic) and stream_errors; delivery.p95, delivery.lost or delivery.duplicated with a sink";
+                           or for streams message_p95, first_message_p95, stream_connect_p95, \
+                           gap_p95, lateness_p95 (any statistic) and stream_errors; delivery.p95, delivery.lost or delivery.duplicated with a sink";
 
 /// What a rule looks like, for the operator errors.
 pub(super) const EXPECTED: &str = "expected METRIC OP VALUE with OP one of <, <=, >, >=, ==, \

@@ -5,8 +5,8 @@ use super::error::RuleError;
 use super::{LatencyStat, Metric, Op, StreamMetric};
 
 /// Metric names as written, longest first among those sharing a prefix so that
-/// `p99.9` is tried before `p99`.
-const METRICS: [(&str, Metric); 48] = [
+/// `p99.9` is tried before `p99`. Stream latency figures are in [`STREAM_LATENCIES`].
+const METRICS: [(&str, Metric); 24] = [
     ("lost", Metric::DeliveryLost),
     ("duplicated", Metric::DeliveryDuplicated),
     ("p99.9", Metric::Latency(LatencyStat::P999)),
@@ -30,104 +30,45 @@ const METRICS: [(&str, Metric); 48] = [
     ("success_min", Metric::SuccessLatency(LatencyStat::Min)),
     ("success_avg", Metric::SuccessLatency(LatencyStat::Avg)),
     ("success_max", Metric::SuccessLatency(LatencyStat::Max)),
-    (
-        "first_message_p99.9",
-        Metric::Stream(StreamMetric::FirstMessage(LatencyStat::P999)),
-    ),
-    (
-        "first_message_p50",
-        Metric::Stream(StreamMetric::FirstMessage(LatencyStat::P50)),
-    ),
-    (
-        "first_message_p90",
-        Metric::Stream(StreamMetric::FirstMessage(LatencyStat::P90)),
-    ),
-    (
-        "first_message_p95",
-        Metric::Stream(StreamMetric::FirstMessage(LatencyStat::P95)),
-    ),
-    (
-        "first_message_p99",
-        Metric::Stream(StreamMetric::FirstMessage(LatencyStat::P99)),
-    ),
-    (
-        "first_message_min",
-        Metric::Stream(StreamMetric::FirstMessage(LatencyStat::Min)),
-    ),
-    (
-        "first_message_avg",
-        Metric::Stream(StreamMetric::FirstMessage(LatencyStat::Avg)),
-    ),
-    (
-        "first_message_max",
-        Metric::Stream(StreamMetric::FirstMessage(LatencyStat::Max)),
-    ),
-    (
-        "stream_connect_p99.9",
-        Metric::Stream(StreamMetric::Connect(LatencyStat::P999)),
-    ),
-    (
-        "stream_connect_p50",
-        Metric::Stream(StreamMetric::Connect(LatencyStat::P50)),
-    ),
-    (
-        "stream_connect_p90",
-        Metric::Stream(StreamMetric::Connect(LatencyStat::P90)),
-    ),
-    (
-        "stream_connect_p95",
-        Metric::Stream(StreamMetric::Connect(LatencyStat::P95)),
-    ),
-    (
-        "stream_connect_p99",
-        Metric::Stream(StreamMetric::Connect(LatencyStat::P99)),
-    ),
-    (
-        "stream_connect_min",
-        Metric::Stream(StreamMetric::Connect(LatencyStat::Min)),
-    ),
-    (
-        "stream_connect_avg",
-        Metric::Stream(StreamMetric::Connect(LatencyStat::Avg)),
-    ),
-    (
-        "stream_connect_max",
-        Metric::Stream(StreamMetric::Connect(LatencyStat::Max)),
-    ),
-    (
-        "message_p99.9",
-        Metric::Stream(StreamMetric::Message(LatencyStat::P999)),
-    ),
-    (
-        "message_p50",
-        Metric::Stream(StreamMetric::Message(LatencyStat::P50)),
-    ),
-    (
-        "message_p90",
-        Metric::Stream(StreamMetric::Message(LatencyStat::P90)),
-    ),
-    (
-        "message_p95",
-        Metric::Stream(StreamMetric::Message(LatencyStat::P95)),
-    ),
-    (
-        "message_p99",
-        Metric::Stream(StreamMetric::Message(LatencyStat::P99)),
-    ),
-    (
-        "message_min",
-        Metric::Stream(StreamMetric::Message(LatencyStat::Min)),
-    ),
-    (
-        "message_avg",
-        Metric::Stream(StreamMetric::Message(LatencyStat::Avg)),
-    ),
-    (
-        "message_max",
-        Metric::Stream(StreamMetric::Message(LatencyStat::Max)),
-    ),
     ("stream_errors", Metric::Stream(StreamMetric::Errors)),
 ];
+
+/// Every latency statistic, as a metric name's suffix (`message_p95`).
+const STATS: [(&str, LatencyStat); 8] = [
+    ("p99.9", LatencyStat::P999),
+    ("p50", LatencyStat::P50),
+    ("p90", LatencyStat::P90),
+    ("p95", LatencyStat::P95),
+    ("p99", LatencyStat::P99),
+    ("min", LatencyStat::Min),
+    ("avg", LatencyStat::Avg),
+    ("max", LatencyStat::Max),
+];
+
+/// A stream latency figure, given the statistic.
+type Figure = fn(LatencyStat) -> StreamMetric;
+
+/// The stream latency figures, each named with every statistic of [`STATS`] after its
+/// prefix (`gap_p95`, `lateness_max`).
+const STREAM_LATENCIES: [(&str, Figure); 5] = [
+    ("message_", StreamMetric::Message),
+    ("first_message_", StreamMetric::FirstMessage),
+    ("stream_connect_", StreamMetric::Connect),
+    ("gap_", StreamMetric::Gap),
+    ("lateness_", StreamMetric::Lateness),
+];
+
+/// Every metric name with its metric: [`METRICS`], then each stream latency figure
+/// with each statistic.
+fn metric_names() -> impl Iterator<Item = (std::borrow::Cow<'static, str>, Metric)> {
+    let plain = METRICS.iter().map(|&(w, m)| (w.into(), m));
+    let streams = STREAM_LATENCIES.iter().flat_map(|&(prefix, figure)| {
+        STATS
+            .iter()
+            .map(move |&(stat, s)| (format!("{prefix}{stat}").into(), Metric::Stream(figure(s))))
+    });
+    plain.chain(streams)
+}
 
 /// Splits `lhs OP rhs` at the first operator character.
 pub(super) fn split_op(expr: &str) -> Result<(&str, Op, &str), RuleError> {
@@ -160,10 +101,10 @@ pub(super) fn split_metric(lhs: &str) -> Result<(Option<String>, Metric, &str), 
     if lhs.is_empty() {
         return Err(RuleError::NoMetric);
     }
-    let found = METRICS.iter().find_map(|&(word, metric)| {
+    let found = metric_names().find_map(|(word, metric)| {
         let len = lhs.len().checked_sub(word.len())?;
         let tail = lhs.get(len..)?;
-        if !tail.eq_ignore_ascii_case(word) {
+        if !tail.eq_ignore_ascii_case(&word) {
             return None;
         }
         let head = lhs[..len].trim_end();

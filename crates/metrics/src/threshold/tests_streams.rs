@@ -75,3 +75,63 @@ fn stream_rules_judge_a_stream_a_protocol_or_all_streams() {
         "no round trips: nothing to judge"
     );
 }
+
+#[test]
+fn gap_and_lateness_rules_parse_every_statistic_and_need_something_measured() {
+    use LatencyStat::*;
+    for (word, stat) in [
+        ("p50", P50),
+        ("p90", P90),
+        ("p95", P95),
+        ("p99", P99),
+        ("p99.9", P999),
+        ("min", Min),
+        ("avg", Avg),
+        ("max", Max),
+    ] {
+        let t = Threshold::parse(&format!("ticks.gap_{word} < 120ms")).unwrap();
+        assert_eq!(t.metric, Metric::Stream(StreamMetric::Gap(stat)), "{word}");
+        assert_eq!((t.scope.as_deref(), t.limit), (Some("ticks"), 120.0));
+        let t = Threshold::parse(&format!("lateness_{word} <= 1s")).unwrap();
+        assert_eq!(
+            t.metric,
+            Metric::Stream(StreamMetric::Lateness(stat)),
+            "{word}"
+        );
+        assert_eq!((t.scope, t.limit), (None, 1000.0));
+    }
+    // A scope may itself contain dots and the figure's names.
+    let t = Threshold::parse("feed.gap.lateness_p95 < 5ms").unwrap();
+    assert_eq!(t.scope.as_deref(), Some("feed.gap"));
+    let e = Threshold::parse("gap_p95 < 5").unwrap_err().to_string();
+    assert!(e.contains("unit"), "{e}");
+    let e = Threshold::parse("gap_p97 < 5ms").unwrap_err().to_string();
+    assert!(e.contains("gap_p95, lateness_p95"), "{e}");
+
+    let mut s = Summary::empty("t", 1.0);
+    let mut ticks = stream(0.0, 0, 0.0);
+    ticks.gap_ms.p95 = 101.0;
+    ticks.gaps = 9;
+    ticks.lateness_ms.p95 = 4.0;
+    ticks.cadence_messages = 10;
+    s.streams.insert("ticks".into(), ticks);
+    let mut plain = stream(0.0, 0, 0.0);
+    plain.gaps = 3;
+    plain.gap_ms.p95 = 50.0;
+    s.streams.insert("plain".into(), plain);
+    let judge = |e: &str, s: &Summary| {
+        let r = Threshold::parse(e).unwrap().evaluate(s);
+        (r.ok, r.value)
+    };
+    assert_eq!(judge("ticks.gap_p95 < 150ms", &s), (true, 101.0));
+    assert_eq!(judge("ticks.gap_p95 < 100ms", &s), (false, 101.0));
+    assert_eq!(judge("ticks.lateness_p95 < 5ms", &s), (true, 4.0));
+    // No `every:` on the stream: no lateness to judge, so the rule fails.
+    assert!(!judge("plain.lateness_p95 < 5ms", &s).0);
+    assert_eq!(judge("plain.gap_p95 < 1s", &s), (true, 50.0));
+    s.streams.get_mut("plain").unwrap().gaps = 0;
+    assert!(
+        !judge("plain.gap_p95 < 1s", &s).0,
+        "no gaps: nothing to judge"
+    );
+}
