@@ -331,6 +331,65 @@ flows:
 }
 
 #[test]
+fn a_plain_targets_run_gives_its_cacert_to_a_wss_stream_elsewhere() {
+    // The run's target speaks plain HTTP; its stream goes to another origin over TLS.
+    // `--cacert` is for that origin too, as curl applies it to whatever URL it fetches.
+    let plain = target();
+    let secure = target::spawn(TargetOptions {
+        tls: true,
+        ..TargetOptions::loopback()
+    })
+    .expect("tls target");
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, secure.cert_pem().unwrap()).unwrap();
+    let wss = format!("{}/ws/echo", secure.url().replacen("https://", "wss://", 1));
+    let yaml = format!(
+        r#"
+target: {}
+load: {{model: users, users: 2, duration: 1s, think: 20ms}}
+defaults: {{timeout: 2s}}
+flows:
+  - name: f
+    steps:
+      - ws: {{name: secure, url: "{wss}"}}
+      - request: {{path: /health}}
+      - ws: {{name: secure, send: ping, expect: {{regex: "^ping$"}}}}
+"#,
+        plain.url()
+    );
+    let scenario = dir.path().join("elsewhere.yaml");
+    std::fs::write(&scenario, yaml).unwrap();
+    let args = |cacert: bool| {
+        let mut a = vec![scenario.to_str().unwrap().to_string()];
+        if cacert {
+            a.extend(["--cacert".into(), ca.to_str().unwrap().into()]);
+        }
+        a
+    };
+    let with = args(true);
+    let with: Vec<&str> = with.iter().map(String::as_str).collect();
+    let (out, s) = run_with_summary(dir.path(), &with, Duration::from_secs(30));
+    assert_exit(&out, 0);
+    assert_eq!(s.errors.count, 0, "{:?}\n{}", s.errors, stderr(&out));
+    let st = &s.streams["secure"];
+    assert_eq!(st.sessions, 2, "{st:?}");
+    assert!(st.round_trips >= 10, "{st:?}");
+    assert_eq!(st.errors.count, 0, "{st:?}");
+
+    // Without it, the stream's handshake fails as `tls`.
+    let without = args(false);
+    let without: Vec<&str> = without.iter().map(String::as_str).collect();
+    let (out, s) = run_with_summary(dir.path(), &without, Duration::from_secs(30));
+    assert_exit(&out, 0);
+    assert!(
+        s.streams["secure"].errors.by_kind.contains_key("tls"),
+        "{:?}",
+        s.streams["secure"].errors
+    );
+}
+
+#[test]
 fn an_arrivals_streams_close_when_its_iteration_ends() {
     let t = target();
     let dir = tempfile::tempdir().unwrap();

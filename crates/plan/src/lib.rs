@@ -106,6 +106,10 @@ pub struct ClientPlan {
     pub resolve: Vec<connection::Resolve>,
     /// The TLS client configuration, shared by every connection (`https://` only).
     pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// The TLS configuration of streams to other origins (`wss://`, `https://` URLs
+    /// in stream steps): `tls` when the target is `https://`; built from the TLS flags
+    /// when they were given for a plain target; else `None` (Mozilla's roots).
+    pub other_origins: Option<Arc<rustls::ClientConfig>>,
     /// The CA file `tls` verifies servers against (`--cacert`, or `client.cacert`
     /// resolved against the scenario's directory), for the messages of a refused
     /// certificate; `None` with the built-in roots.
@@ -124,6 +128,7 @@ impl Default for ClientPlan {
         ClientPlan {
             resolve: Vec::new(),
             tls: None,
+            other_origins: None,
             cacert: None,
             protocol: connection::Protocol::Http1,
             streams: ClientPlan::DEFAULT_STREAMS,

@@ -92,10 +92,22 @@ pub(crate) fn build(
     } else {
         None
     };
-    let cacert = tls.as_ref().and(options.cacert);
+    // A plain target's run may still open streams to `wss://` or `https://` URLs; the
+    // TLS flags it was given (`--cacert`, `--insecure`, a client certificate) are for
+    // those too, as curl applies them to whatever URL it fetches.
+    let given = options.cacert.is_some() || options.insecure || options.cert.is_some();
+    let other_origins = match &tls {
+        Some(config) => Some(config.clone()),
+        None if given => {
+            Some(client_config(&options).map_err(|e| ScenarioError::command_line(e.to_string()))?)
+        }
+        None => None,
+    };
+    let cacert = other_origins.as_ref().and(options.cacert);
     Ok(ClientPlan {
         resolve,
         tls,
+        other_origins,
         cacert,
         protocol,
         streams,

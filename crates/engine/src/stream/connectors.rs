@@ -80,7 +80,7 @@ impl Connectors {
         if !endpoint.tls {
             return Ok(Arc::new(Connector::tcp(addr)));
         }
-        let mut config = match &plan.client.tls {
+        let mut config = match &plan.client.other_origins {
             Some(c) => (**c).clone(),
             None => (*headroom_client::tls::client_config(&Default::default())
                 .map_err(|e| Failure::new(ErrorKind::Tls, e.to_string()))?)
