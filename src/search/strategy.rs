@@ -5,9 +5,20 @@
 //! is testable from a table of verdicts.
 //!
 //! The order: grow geometrically (×2) from `from` until a step fails or `to` passes;
-//! then bisect between the best pass and the lowest fail until their gap is within
-//! `precision` of the pass; then run the best pass once more to confirm it. A failed
-//! confirmation makes that value the new lowest fail and bisecting resumes below it.
+//! then close in on the boundary until the gap between the best pass and the lowest
+//! fail is within `precision` of the pass; then run the best pass once more to confirm
+//! it. A failed confirmation makes that value the new lowest fail and the search
+//! resumes below it.
+//!
+//! Closing in: a failed step usually says where the boundary is. An overloaded step of
+//! the open model completes what the target can do, so its achieved rate measures the
+//! capacity (the driver turns that into the step's unit: [`Strategy::record_measured`]).
+//! With such an estimate `e` inside the gap, the next steps bracket it, just below
+//! (`e·(1 − 0.45·precision)`, expected to pass) and just above (`e·(1 + 0.45·precision)`,
+//! expected to fail): two steps and a confirmation instead of a bisection from the
+//! failed value down. An estimate at or below the best pass probes just above the pass.
+//! A probe that surprises (the one below fails, the one above passes) falls back to
+//! bisecting; a failed probe brings its own estimate.
 
 /// The values a search may try: whole numbers from `from` to `to`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -108,6 +119,8 @@ pub struct Strategy {
     hi: Option<f64>,
     confirming: bool,
     done: Option<Conclusion>,
+    /// Where the last failed step said the boundary is, until a probe uses it up.
+    estimate: Option<f64>,
 }
 
 impl Strategy {
@@ -124,6 +137,7 @@ impl Strategy {
             hi: None,
             confirming: false,
             done: None,
+            estimate: None,
         }
     }
 
@@ -138,16 +152,49 @@ impl Strategy {
             (Some(lo), None) if lo >= self.range.to => run(lo, true),
             (Some(lo), None) => run((lo * 2.0).min(self.range.to).round(), false),
             (Some(lo), Some(hi)) if self.close_enough(lo, hi) => run(lo, true),
-            (Some(lo), Some(hi)) => run(((lo + hi) / 2.0).floor(), false),
+            (Some(lo), Some(hi)) => match self.probe(lo, hi) {
+                Some(value) => run(value, false),
+                None => run(((lo + hi) / 2.0).floor(), false),
+            },
             // `record` concludes as soon as a failure leaves no pass below it.
             (None, Some(hi)) => Next::Done(Conclusion::NothingPassed(hi)),
         }
     }
 
+    /// The value that brackets the estimate next, if one is left and lies in the gap.
+    fn probe(&self, lo: f64, hi: f64) -> Option<f64> {
+        let e = self.estimate?;
+        // Just under half the precision each way: the two probes' gap must fit within
+        // precision of the lower one for the search to end on them.
+        let half = self.range.precision * 0.45;
+        let below = (e * (1.0 - half)).floor();
+        let above = (e * (1.0 + half)).ceil().max(lo + 1.0);
+        [below, above].into_iter().find(|&v| v > lo && v < hi)
+    }
+
     /// Records the verdict of the step [`Strategy::next`] asked for at `value`.
     pub fn record(&mut self, value: f64, passed: bool) {
+        self.record_measured(value, passed, None);
+    }
+
+    /// Records a verdict with what the step measured of the boundary: for a failed
+    /// step, the value (rate or users) the target's achieved throughput says it can
+    /// take, when the step could tell.
+    pub fn record_measured(&mut self, value: f64, passed: bool, estimate: Option<f64>) {
         if self.done.is_some() {
             return;
+        }
+        match (passed, estimate) {
+            // A fresh estimate from a failure replaces the old one; a probe that passed
+            // where it was expected to keeps it for the probe above.
+            (false, Some(e)) if e.is_finite() && e > 0.0 => self.estimate = Some(e),
+            (false, _) => self.estimate = None,
+            (true, _) => {
+                if self.estimate.is_some_and(|e| value >= e) {
+                    // It passed above the estimate: the estimate is wrong, bisect.
+                    self.estimate = None;
+                }
+            }
         }
         if std::mem::take(&mut self.confirming) {
             self.record_confirmation(value, passed);
@@ -242,6 +289,88 @@ mod tests {
                 ceiling: 800.0,
                 failed: 825.0
             }
+        );
+    }
+
+    /// As [`drive`], with each failed step measuring the capacity as an overloaded
+    /// open-model step does: it completes `capacity` and no more.
+    fn drive_measured(range: Range, capacity: f64) -> (Vec<f64>, Conclusion) {
+        let mut s = Strategy::new(range);
+        let mut tried = Vec::new();
+        for _ in 0..200 {
+            match s.next() {
+                Next::Run { value, confirm } => {
+                    tried.push(if confirm { -value } else { value });
+                    let passed = value <= capacity;
+                    s.record_measured(value, passed, (!passed).then_some(capacity));
+                }
+                Next::Done(c) => return (tried, c),
+            }
+        }
+        panic!("search did not end: {tried:?}");
+    }
+
+    #[test]
+    fn a_measured_capacity_brackets_the_boundary_in_two_steps() {
+        // The demo: the first overloaded step (1600/s) completed 800/s.
+        let (tried, c) = drive_measured(range(100.0, 1e6), 800.0);
+        assert_eq!(tried, [100.0, 200.0, 400.0, 800.0, 1600.0, 818.0, -800.0]);
+        assert_eq!(
+            c,
+            Conclusion::Ceiling {
+                ceiling: 800.0,
+                failed: 818.0
+            }
+        );
+        // A capacity inside the gap: just below it, then just above, then confirm.
+        let (tried, _) = drive_measured(range(100.0, 1e6), 1000.0);
+        assert_eq!(
+            tried,
+            [100.0, 200.0, 400.0, 800.0, 1600.0, 977.0, 1023.0, -977.0]
+        );
+    }
+
+    #[test]
+    fn a_measured_capacity_finds_the_same_ceiling_within_precision_in_fewer_steps() {
+        for capacity in [1.0, 7.0, 13.0, 99.0, 640.0, 801.0, 12_345.0, 999_999.0] {
+            let (bisected, _) = drive(range(1.0, 1e6), |v, _| v <= capacity);
+            let (tried, c) = drive_measured(range(1.0, 1e6), capacity);
+            let Conclusion::Ceiling { ceiling, failed } = c else {
+                panic!("capacity {capacity}: {c:?}")
+            };
+            assert!(
+                ceiling <= capacity && failed > capacity,
+                "{capacity}: {c:?}"
+            );
+            assert!(
+                failed - ceiling <= (ceiling * 0.05).max(1.0),
+                "{capacity}: {c:?}"
+            );
+            assert!(
+                tried.len() <= bisected.len(),
+                "{capacity}: {tried:?} vs {bisected:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_wrong_estimate_falls_back_to_bisecting() {
+        // Every failure claims 300 though the target takes 800: the probes surprise,
+        // and the search still ends at 800.
+        let mut s = Strategy::new(range(100.0, 1e6));
+        let mut tried = Vec::new();
+        while let Next::Run { value, .. } = s.next() {
+            tried.push(value);
+            let passed = value <= 800.0;
+            s.record_measured(value, passed, (!passed).then_some(300.0));
+            assert!(tried.len() < 50, "{tried:?}");
+        }
+        assert!(
+            matches!(
+                s.next(),
+                Next::Done(Conclusion::Ceiling { ceiling: 800.0, .. })
+            ),
+            "{tried:?}"
         );
     }
 
