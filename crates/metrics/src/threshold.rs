@@ -37,6 +37,8 @@ mod proptests;
 mod tests_delivery;
 #[cfg(test)]
 mod tests_streams;
+#[cfg(test)]
+mod tests_window;
 pub mod window;
 
 use std::fmt;
