@@ -14,7 +14,7 @@
 
 use std::collections::VecDeque;
 
-use crate::recorder::{NameCounts, SecondBucket};
+use crate::recorder::SecondBucket;
 use crate::summary::{Summary, ThresholdResult, ThresholdWindow};
 
 use super::{LatencyStat, Metric, Op, Threshold};
@@ -78,7 +78,7 @@ fn measure(rule: &Threshold, b: &SecondBucket, names: &[String]) -> Option<f64> 
                 None => (b.latency.len(), b.errors),
                 Some(name) => {
                     let id = names.iter().position(|n| n == name)?;
-                    let c = b.by_name.get(id).copied().unwrap_or(NameCounts::default());
+                    let c = b.by_name.get(id).copied().unwrap_or_default();
                     (c.requests, c.errors.iter().sum())
                 }
             };
