@@ -205,6 +205,30 @@ mod tests {
         assert_eq!(s.generator.threads, 2);
     }
 
+    /// Every run, shard and `find` step is judged here: a rule `over D` on the merged
+    /// seconds of all shares, beside the same rule on the whole run.
+    #[test]
+    fn windowed_rules_are_judged_on_the_merged_seconds() {
+        let mut plan = plan();
+        plan.thresholds = ["max < 30ms over 1s", "max < 30ms over 2s", "p50 < 30ms"]
+            .iter()
+            .map(|e| headroom_metrics::threshold::Threshold::parse(e).unwrap())
+            .collect();
+        // Second 2 holds the slow share's requests (40 ms); the fast share's are 5 ms.
+        let shares = [share(0, 2, &[0, 1], 5), share(1, 2, &[2, 2], 40)];
+        let out = merge(&plan, &shares);
+        let seen: Vec<(bool, Option<(u64, u64)>)> = out
+            .summary
+            .thresholds
+            .iter()
+            .map(|r| (r.ok, r.window.map(|w| (w.start_s, w.end_s))))
+            .collect();
+        assert_eq!(
+            seen,
+            [(false, Some((2, 3))), (false, Some((1, 3))), (true, None)]
+        );
+    }
+
     #[test]
     fn a_bound_shard_binds_the_run_and_is_named() {
         let free = Generator::default();
