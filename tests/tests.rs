@@ -39,6 +39,7 @@ mod store_cli;
 mod stream_connections;
 mod support;
 mod target_tls;
+mod thresholds_window;
 mod timing;
 mod watch_cli;
 mod ws_steps;

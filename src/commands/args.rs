@@ -162,6 +162,11 @@ pub struct RunArgs {
     /// `PREFIX_stats.csv` and `PREFIX_stats_history.csv`.
     #[arg(long, value_name = "PREFIX")]
     pub csv: Option<PathBuf>,
+    /// Stop the run as soon as a threshold fails, judged each second on what was
+    /// recorded so far (from the 5th second on), and exit 99 with the summary so far
+    /// marked `aborted`.
+    #[arg(long)]
+    pub abort_on_fail: bool,
     /// Engine, watch, output and store flags, shared with `find`.
     #[command(flatten)]
     pub common: CommonArgs,

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use crate::engine::{Control, Live, Runner};
-use crate::metrics::summary::Summary;
+use crate::metrics::summary::{Aborted, Summary};
+use crate::metrics::threshold::window::LiveJudge;
 use crate::report::progress::Progress;
 use crate::store::{self, RunKind};
 use crate::watch::Watches;
@@ -15,6 +16,11 @@ use super::common;
 use super::error::CommandError;
 use super::exit::ExitCode;
 use super::sharded::Engine;
+
+/// `--abort-on-fail` judges no rule before this many seconds were recorded: the first
+/// seconds (connections opening, caches warming) say little about the run, and k6's
+/// `delayAbortEval` exists for the same reason.
+const ABORT_GRACE_S: u64 = 5;
 
 /// Runs `headroom run` and returns its exit code (the verdict), or why it stopped.
 pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
@@ -58,7 +64,20 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
     );
     let mut progress = (!args.common.quiet).then(|| Progress::new(&plan.name));
     let mut store_warned = false;
+    let mut judge = args
+        .abort_on_fail
+        .then(|| LiveJudge::new(&plan.thresholds, &plan.names, ABORT_GRACE_S));
+    let mut aborted: Option<Aborted> = None;
     let mut on_second = |live: &Live| {
+        if let Some(failure) = judge.as_mut().and_then(|j| j.second(&live.last_bucket)) {
+            // Stopped as Ctrl-C stops a run: the summary so far still adds up.
+            control.stop();
+            judge = None;
+            aborted = Some(Aborted {
+                reason: failure.reason,
+                at_s: failure.at_s,
+            });
+        }
         if let Some(p) = progress.as_mut() {
             p.update(live);
         }
@@ -94,6 +113,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
             return Err(e);
         }
     };
+    outcome.summary.aborted = aborted;
     if let Some(sink) = sink {
         super::delivery::finish(sink, &plan, &mut outcome.summary, args.common.quiet);
     }
@@ -171,12 +191,14 @@ fn tls_warning(failure: &str, cacert: Option<&std::path::Path>) -> String {
     }
 }
 
-/// 105 when the run was interrupted (partial data decides nothing); 99 when a
-/// threshold failed; 1 when nothing got through because no connection could ever be
+/// 99 when a threshold failed (or `--abort-on-fail` stopped the run on one); 105 when
+/// the run was interrupted otherwise (partial data decides nothing); 1 when nothing got through because no connection could ever be
 /// opened; 0 otherwise.
 fn verdict(summary: &Summary, connect_failed: bool) -> ExitCode {
     let kind = |k: &str| summary.errors.by_kind.get(k).copied().unwrap_or(0);
-    if summary.interrupted {
+    if summary.aborted.is_some() {
+        ExitCode::THRESHOLD
+    } else if summary.interrupted {
         ExitCode::INTERRUPTED
     } else if summary.thresholds.iter().any(|t| !t.ok) {
         ExitCode::THRESHOLD

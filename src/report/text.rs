@@ -45,7 +45,9 @@ pub fn render(summary: &Summary) -> String {
 
 fn header(out: &mut String, s: &Summary) {
     let _ = write!(out, "{} ({}, {})", s.name, s.model, seconds(s.duration_s));
-    if s.interrupted {
+    if s.aborted.is_some() {
+        out.push_str("  ABORTED on a failed threshold: the figures cover only what ran");
+    } else if s.interrupted {
         out.push_str("  INTERRUPTED: the figures cover only what ran");
     }
     out.push_str("\n\n");
@@ -246,12 +248,35 @@ fn thresholds(out: &mut String, s: &Summary) {
         t.row([r.expr.clone(), threshold_value(s, r), verdict.to_string()]);
     }
     out.push_str(&t.render(0));
+    windows(out, s);
     let failed = s.thresholds.iter().filter(|r| !r.ok).count();
     let _ = match failed {
         0 => writeln!(out, "all {} thresholds passed", s.thresholds.len()),
         n => writeln!(out, "{n} of {} thresholds FAILED", s.thresholds.len()),
     };
     out.push('\n');
+}
+
+/// Where each rule with `over D` failed or held, e.g. `p95 < 500ms over 10s: failed
+/// in 40s–50s (p95 812 ms)`; then why an aborted run stopped.
+fn windows(out: &mut String, s: &Summary) {
+    for r in &s.thresholds {
+        let Ok(rule) = Threshold::parse(&r.expr) else {
+            continue;
+        };
+        let name = r.expr.split(['<', '>', '=']).next().unwrap_or("").trim();
+        let figure = format!("{name} {}", threshold_value(s, r));
+        if let Some(said) = crate::metrics::threshold::window::describe(r, &figure) {
+            let _ = writeln!(out, "{}: {said}", rule.expr);
+        }
+    }
+    if let Some(a) = &s.aborted {
+        let _ = writeln!(
+            out,
+            "ABORTED at {}s (--abort-on-fail): {}",
+            a.at_s, a.reason
+        );
+    }
 }
 
 fn generator(out: &mut String, s: &Summary) {

@@ -293,6 +293,7 @@ mod tests {
             expr: failed.unwrap_or("p95 < 50ms").into(),
             ok: failed.is_none(),
             value: 3.0,
+            window: None,
         }];
         s
     }

@@ -152,6 +152,7 @@ mod tests {
             expr: expr.into(),
             ok: true,
             value: 0.0,
+            window: None,
         };
         let rules = [
             t("errors < 1%"),

@@ -207,6 +207,7 @@ mod tests {
                 expr: "p95 < 1s".into(),
                 ok: true,
                 value: 1.0,
+                window: None,
             }],
             ..Summary::empty("t", 1.0)
         };

@@ -10,7 +10,8 @@ use super::share::Share;
 use super::summarize::{self, Span};
 use super::Outcome;
 use headroom_metrics::recorder::{Recorder, SecondBucket};
-use headroom_metrics::summary::{Generator, Second};
+use headroom_metrics::summary::Generator;
+use headroom_metrics::threshold::window::judge_all;
 use headroom_plan::Plan;
 
 /// Merges the shares of `plan`'s run into one [`Outcome`]: one summary, judged by the
@@ -21,7 +22,8 @@ pub fn merge(plan: &Plan, shares: &[Share]) -> Outcome {
     for share in shares {
         recorder.merge(&share.recorder);
     }
-    let timeline = merge_seconds(plan, shares.iter().map(|s| s.seconds.as_slice()));
+    let seconds = merge_seconds(shares.iter().map(|s| s.seconds.as_slice()));
+    let timeline = seconds.iter().map(|b| summarize::second(b, plan)).collect();
     // The shards share the measured window's start: the run ran as long as its
     // longest share, and served requests until the last of them drained.
     let scheduled = shares.iter().map(|s| s.scheduled).max();
@@ -36,6 +38,9 @@ pub fn merge(plan: &Plan, shares: &[Share]) -> Outcome {
     let shards: Vec<Generator> = shares.iter().map(|s| s.generator(plan)).collect();
     let generator = combine(&shards, &recorder);
     let mut summary = summarize::summarize(plan, &recorder, timeline, span, interrupted, generator);
+    // Rules with `over D` are judged on windows of the merged seconds.
+    let run_s = span.scheduled.as_secs_f64().ceil() as u64;
+    summary.thresholds = judge_all(&plan.thresholds, &summary, &seconds, &plan.names, run_s);
     let first = |f: fn(&Share) -> &Option<String>| shares.iter().find_map(|s| f(s).clone());
     if let Some(message) = first(|s| &s.failures.graphql) {
         summary
@@ -53,9 +58,9 @@ pub fn merge(plan: &Plan, shares: &[Share]) -> Outcome {
     }
 }
 
-/// The run's timeline from each share's seconds, second `t` of every share merged
-/// into second `t` of the run.
-fn merge_seconds<'a>(plan: &Plan, parts: impl Iterator<Item = &'a [SecondBucket]>) -> Vec<Second> {
+/// The run's seconds from each share's seconds, second `t` of every share merged
+/// into second `t` of the run, in order of `t`.
+fn merge_seconds<'a>(parts: impl Iterator<Item = &'a [SecondBucket]>) -> Vec<SecondBucket> {
     let mut seconds: BTreeMap<u64, SecondBucket> = BTreeMap::new();
     for bucket in parts.flatten() {
         seconds
@@ -63,10 +68,7 @@ fn merge_seconds<'a>(plan: &Plan, parts: impl Iterator<Item = &'a [SecondBucket]
             .or_insert_with(|| SecondBucket::new(bucket.t))
             .merge(bucket);
     }
-    seconds
-        .values()
-        .map(|b| summarize::second(b, plan))
-        .collect()
+    seconds.into_values().collect()
 }
 
 /// The run's generator figures from each share's verdict: bound when any share was
@@ -201,6 +203,30 @@ mod tests {
             out.recorder.lag.max() as f64 / 1000.0
         );
         assert_eq!(s.generator.threads, 2);
+    }
+
+    /// Every run, shard and `find` step is judged here: a rule `over D` on the merged
+    /// seconds of all shares, beside the same rule on the whole run.
+    #[test]
+    fn windowed_rules_are_judged_on_the_merged_seconds() {
+        let mut plan = plan();
+        plan.thresholds = ["max < 30ms over 1s", "max < 30ms over 2s", "p50 < 30ms"]
+            .iter()
+            .map(|e| headroom_metrics::threshold::Threshold::parse(e).unwrap())
+            .collect();
+        // Second 2 holds the slow share's requests (40 ms); the fast share's are 5 ms.
+        let shares = [share(0, 2, &[0, 1], 5), share(1, 2, &[2, 2], 40)];
+        let out = merge(&plan, &shares);
+        let seen: Vec<(bool, Option<(u64, u64)>)> = out
+            .summary
+            .thresholds
+            .iter()
+            .map(|r| (r.ok, r.window.map(|w| (w.start_s, w.end_s))))
+            .collect();
+        assert_eq!(
+            seen,
+            [(false, Some((2, 3))), (false, Some((1, 3))), (true, None)]
+        );
     }
 
     #[test]

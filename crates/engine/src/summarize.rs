@@ -166,6 +166,7 @@ pub(crate) fn summarize(
         generator,
         timeline,
         interrupted,
+        aborted: None,
         watches: Vec::new(),
         delivery: None,
         streams,

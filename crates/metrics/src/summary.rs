@@ -73,6 +73,10 @@ pub struct Summary {
     pub timeline: Vec<Second>,
     /// True when the run was stopped early (Ctrl-C); the figures cover what ran.
     pub interrupted: bool,
+    /// Set when `run --abort-on-fail` stopped the run on a failed threshold (the run
+    /// is then also `interrupted`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<Aborted>,
     /// What was watched during the run (`--watch`), the generator first; absent when
     /// nothing was.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -173,6 +177,7 @@ impl Summary {
             generator: Generator::default(),
             timeline: Vec::new(),
             interrupted: false,
+            aborted: None,
             watches: Vec::new(),
             delivery: None,
             streams: BTreeMap::new(),
@@ -278,7 +283,38 @@ pub struct ThresholdResult {
     /// Whether it held.
     pub ok: bool,
     /// The measured value, in the rule's unit (ms for latency, % for errors, /s for rate).
+    /// For a rule with `over D`: the first failing window's value, or the worst
+    /// window's when every window held.
     pub value: f64,
+    /// For a rule with `over D` only: the first window that failed, or the worst one
+    /// when all held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<ThresholdWindow>,
+}
+
+/// The window a windowed rule (`p95 < 500ms over 10s`) is reported by: seconds from
+/// the start of the measured window, `start_s` included, `end_s` excluded.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct ThresholdWindow {
+    /// First second of the window.
+    pub start_s: u64,
+    /// The second after its last.
+    pub end_s: u64,
+    /// The rule's figure over this window, in the rule's unit.
+    pub value: f64,
+    /// True when the window was longer than the run, so the whole run was judged as
+    /// one window.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub whole_run: bool,
+}
+
+/// Why and when `run --abort-on-fail` stopped a run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Aborted {
+    /// The rule that failed and what it measured.
+    pub reason: String,
+    /// Seconds into the measured window when it was judged failed.
+    pub at_s: u64,
 }
 
 /// The generator's view of itself.

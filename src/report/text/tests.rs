@@ -76,6 +76,7 @@ fn open_run() -> Summary {
         },
         timeline: vec![],
         interrupted: false,
+        aborted: None,
         watches: vec![],
         delivery: None,
         streams: Default::default(),

@@ -120,4 +120,39 @@ pub enum RuleError {
         "delivery rules are delivery.p95 (any latency statistic), delivery.lost or delivery.duplicated"
     )]
     DeliveryRule,
+    /// `over` followed by something that is not a window length.
+    #[error(
+        "expected a window length after \"over\" (seconds, minutes or hours, e.g. \"p95 < 500ms over 10s\"), found \"{text}\""
+    )]
+    Window {
+        /// What followed `over` (at most 40 characters).
+        text: String,
+    },
+    /// `over 0s`.
+    #[error("a window must be at least 1s long, e.g. \"p95 < 500ms over 10s\"")]
+    WindowZero,
+    /// `over 500ms` or `over 1.5s`.
+    #[error(
+        "a window is a whole number of seconds (the run is recorded per second), e.g. \"over 10s\""
+    )]
+    WindowWhole,
+    /// `over 30d`.
+    #[error("a window is at most a week (168h) long")]
+    WindowTooLong,
+    /// `over` on a metric it does not apply to.
+    #[error(
+        "\"over\" applies to latency (p50, p90, p95, p99, p99.9, min, avg, max) and errors, not to {metric}"
+    )]
+    WindowMetric {
+        /// The metric as written.
+        metric: String,
+    },
+    /// `over` on a named request's latency.
+    #[error(
+        "\"over\" takes the whole run's latency, not a request's: per-second latency is not kept per name (write \"p95 < … over D\", or \"{name}.errors < … over D\")"
+    )]
+    WindowNamedLatency {
+        /// The request name.
+        name: String,
+    },
 }

@@ -70,6 +70,83 @@ fn metric_names() -> impl Iterator<Item = (std::borrow::Cow<'static, str>, Metri
     plain.chain(streams)
 }
 
+/// The longest window `over` takes: a week, in seconds.
+pub(super) const MAX_WINDOW_S: u64 = 7 * 24 * 3600;
+
+/// Splits a rule from its `over D` suffix, if any: `p95 < 500ms over 10s` gives
+/// `p95 < 500ms` and 10 (seconds). The suffix is looked for only after the operator,
+/// so a request name containing "over" is not mistaken for one.
+pub(super) fn split_window(expr: &str) -> Result<(&str, Option<u64>), RuleError> {
+    let from = expr.find(['<', '>', '=', '!']).unwrap_or(expr.len());
+    // ASCII lowercasing keeps every byte offset.
+    let lower = expr.to_ascii_lowercase();
+    let found = lower[from..].match_indices("over").find(|&(i, _)| {
+        let at = from + i;
+        let before = lower[..at].chars().next_back();
+        let after = lower[at + 4..].chars().next();
+        before.is_some_and(char::is_whitespace) && after.is_none_or(char::is_whitespace)
+    });
+    let Some((i, _)) = found else {
+        return Ok((expr, None));
+    };
+    let at = from + i;
+    let text = expr[at + 4..].trim();
+    Ok((&expr[..at], Some(parse_window(text)?)))
+}
+
+/// A window's length in whole seconds: a whole number (or a decimal that makes whole
+/// seconds, `1.5m`) with `s`, `m` or `h`, at least 1s and at most a week.
+fn parse_window(text: &str) -> Result<u64, RuleError> {
+    let bad = || RuleError::Window {
+        text: text.chars().take(40).collect(),
+    };
+    let number_len = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = (&text[..number_len], text[number_len..].trim());
+    // A number this long is no window length anyone means; it also bounds the work.
+    if number.is_empty() || number.len() > 12 {
+        return Err(bad());
+    }
+    let value: f64 = number.parse().map_err(|_| bad())?;
+    let scale = match unit.to_ascii_lowercase().as_str() {
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        "ms" | "us" | "µs" => return Err(RuleError::WindowWhole),
+        _ => return Err(bad()),
+    };
+    let seconds = value * scale;
+    if seconds == 0.0 {
+        return Err(RuleError::WindowZero);
+    }
+    if seconds.fract() != 0.0 {
+        return Err(RuleError::WindowWhole);
+    }
+    if seconds > MAX_WINDOW_S as f64 {
+        return Err(RuleError::WindowTooLong);
+    }
+    Ok(seconds as u64)
+}
+
+/// Whether a rule may take `over D`: a latency statistic of the whole run, or an
+/// error rate (whole run or per name). Those are what the per-second buckets hold.
+pub(super) fn check_windowed(
+    scope: Option<&str>,
+    metric: Metric,
+    written: &str,
+) -> Result<(), RuleError> {
+    match (scope, metric) {
+        (None, Metric::Latency(_)) | (_, Metric::ErrorPercent) => Ok(()),
+        (Some(name), Metric::Latency(_)) => Err(RuleError::WindowNamedLatency {
+            name: name.to_string(),
+        }),
+        _ => Err(RuleError::WindowMetric {
+            metric: written.to_string(),
+        }),
+    }
+}
+
 /// Splits `lhs OP rhs` at the first operator character.
 pub(super) fn split_op(expr: &str) -> Result<(&str, Op, &str), RuleError> {
     let at = expr

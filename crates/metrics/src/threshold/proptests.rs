@@ -78,3 +78,18 @@ fn a_limit_that_overflows_once_scaled_is_refused() {
     assert!(err.contains("too large"), "{err}");
     assert!(Threshold::parse(&format!("rate > {huge}/s")).is_ok());
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// Hostile text after `over`: never a panic, and an accepted window is 1s to a week.
+    #[test]
+    fn any_window_parses_or_fails_without_panicking(text in ".{0,40}", n in number()) {
+        for rule in [format!("p95 < 5ms over {text}"), format!("errors < 1% over {n}s")] {
+            if let Ok(t) = Threshold::parse(&rule) {
+                let w = t.window_s.unwrap_or(1);
+                prop_assert!((1..=super::parse::MAX_WINDOW_S).contains(&w), "{rule}: {t:?}");
+            }
+        }
+    }
+}
