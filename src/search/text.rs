@@ -196,7 +196,11 @@ pub fn answer(result: &SearchResult) -> String {
         });
     out.push_str(&format!("Ceiling:    {ceiling}{held}\n"));
     if let Some(h) = &result.hold {
-        out.push_str(&format!("Hold:       {} ({})\n", h.headline(), h.figures()));
+        out.push_str(&format!(
+            "Hold:       {}\n            {}\n",
+            h.headline(),
+            h.figures()
+        ));
     }
     let knee = result.knee.map_or(
         "none that matters (p95 never outgrew the load to twice its baseline and a fifth of the latency threshold)".into(),
