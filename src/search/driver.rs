@@ -234,8 +234,8 @@ pub fn search(
     {
         let hold = hold_answer(runner, base, &result, opts, duration, control, on_event);
         result.conclusion = format!("{} {}", result.conclusion, hold.sentence(unit));
+        // `duration_s` stays the search's own: the time to the answer, not the hold's.
         result.hold = Some(hold);
-        result.duration_s = started.elapsed().as_secs_f64();
     }
     result
 }
