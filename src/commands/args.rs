@@ -73,6 +73,10 @@ pub struct FindArgs {
     /// for 5 s).
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub drain_timeout: Duration,
+    /// Once the ceiling is found, run it for this long (e.g. `10m`, at least 3s) and
+    /// report whether it held: errors, drops, thresholds and the p95 trend.
+    #[arg(long, value_name = "D", value_parser = values::parse_hold)]
+    pub hold: Option<Duration>,
     /// Engine, watch, output and store flags, as for `run`.
     #[command(flatten)]
     pub common: CommonArgs,

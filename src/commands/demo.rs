@@ -78,6 +78,7 @@ pub fn demo_search() -> SearchOptions {
             cooldown: Duration::from_secs(1),
             ..IsolationOptions::default()
         },
+        hold: None,
     }
 }
 

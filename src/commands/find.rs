@@ -162,15 +162,43 @@ pub fn execute(
             eprintln!("         {}", text::isolation_line(r, plan.target.port))
         }
         Event::Isolated(_) => {}
+        Event::Holding {
+            index,
+            value,
+            duration,
+        } => {
+            if let Some(d) = dashboard {
+                d.step_starting(index, value, false);
+            }
+            if !quiet {
+                eprintln!(
+                    "holding {} {} for {} (+{} warm-up)",
+                    search::result::value(value),
+                    unit.as_str(),
+                    search::hold::span(duration),
+                    seconds(opts.timing.warmup.as_secs_f64())
+                );
+            }
+        }
+        Event::HoldMeasured(summary) => keeper.hold_measured(summary),
+        Event::Held(hold) => {
+            keeper.held(hold);
+            if !quiet {
+                eprintln!("hold {}", hold.headline());
+            }
+        }
     };
     search::search(runner, plan, opts, control, &mut on_event)
 }
 
-/// 105 when the search was interrupted, 0 when it answered its question
-/// ([`SearchResult::found`]), 1 otherwise.
+/// 105 when the search (or its `--hold`) was interrupted, 0 when it answered its
+/// question ([`SearchResult::found`]) and, with `--hold`, the answer held; 1 otherwise.
 pub fn exit_code(result: &SearchResult) -> ExitCode {
-    if result.limited_by == search::LimitedBy::Interrupted {
+    let hold = result.hold.as_ref();
+    if result.limited_by == search::LimitedBy::Interrupted || hold.is_some_and(|h| h.interrupted) {
         ExitCode::INTERRUPTED
+    } else if hold.is_some_and(|h| !h.held) {
+        ExitCode::FAILURE
     } else if result.found() {
         ExitCode::OK
     } else {
@@ -183,6 +211,27 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    #[test]
+    fn parses_hold_durations() {
+        use super::super::values::parse_hold;
+        assert_eq!(parse_hold("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_hold("3s"), Ok(Duration::from_secs(3)));
+        for bad in ["2s", "0s", "10", "ten minutes", "-5m", "", "9000h"] {
+            let e = parse_hold(bad).unwrap_err().to_string();
+            assert!(e.starts_with("expected a"), "{bad}: {e}");
+        }
+        let e = parse_hold("2s").unwrap_err().to_string();
+        assert_eq!(e, "expected a hold of at least 3s, found \"2s\"");
+        assert!(parse_hold("9000h")
+            .unwrap_err()
+            .to_string()
+            .contains("at most a year"));
+        let (_, opts) = prepare(&args(&["--url", "http://127.0.0.1:9/", "--hold", "90s"])).unwrap();
+        assert_eq!(opts.hold, Some(Duration::from_secs(90)));
+        let (_, opts) = prepare(&args(&["--url", "http://127.0.0.1:9/"])).unwrap();
+        assert_eq!(opts.hold, None);
+    }
 
     #[test]
     fn parses_percentages() {

@@ -1,14 +1,15 @@
 //! What `headroom find` does around each step besides running it: starts the watches
 //! when a measured window begins and puts their summaries in that step's summary, and
 //! records the search in the run store (a row at the start, each step as it completes,
-//! and at the end the best passing step's summary and histograms, or why none passed).
+//! and at the end the best passing step's summary and histograms, or why none passed;
+//! a `--hold` is recorded beside the steps).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::metrics::recorder::Recorder;
 use crate::metrics::summary::Summary;
-use crate::search::{LimitedBy, SearchResult, StepRecord};
+use crate::search::{Hold, LimitedBy, SearchResult, StepRecord};
 use crate::store::{RunWriter, StoreError};
 use crate::watch::{LiveWatches, WatchError, Watches};
 
@@ -118,6 +119,22 @@ impl<'s> StepKeeper<'s> {
                 summary: step.summary.clone(),
                 recorder: recorder.clone(),
             });
+        }
+    }
+
+    /// The hold's measured window ended: stop the watches into its `summary`.
+    pub fn hold_measured(&mut self, summary: &mut Summary) {
+        if let Some(watches) = self.running.take() {
+            summary.watches = watches.finish(Some(&*summary));
+        }
+    }
+
+    /// The hold was judged: record it beside the steps.
+    pub fn held(&mut self, hold: &Hold) {
+        if let Some(writer) = self.writer.as_mut() {
+            let json = serde_json::to_value(hold).expect("a hold always serializes");
+            let stored = writer.hold(hold.value, hold.held, &json);
+            warn_once(&mut self.warned, stored);
         }
     }
 

@@ -46,6 +46,8 @@ pub struct FindSetup {
     pub timing: StepTiming,
     /// `--cooldown`, `--wait-ports`, `--time-wait-limit`, `--drain-timeout`.
     pub isolation: IsolationOptions,
+    /// `--hold`, when given.
+    pub hold: Option<std::time::Duration>,
 }
 
 /// `headroom find`'s setup from its flags.
@@ -81,6 +83,7 @@ pub fn find(args: &FindArgs) -> Result<FindSetup, CommandError> {
             drain_timeout: args.drain_timeout,
             ..IsolationOptions::default()
         },
+        hold: args.hold,
     })
 }
 
@@ -114,6 +117,7 @@ impl FindSetup {
             range,
             timing: self.timing,
             isolation: self.isolation,
+            hold: self.hold,
         };
         Ok((plan, opts))
     }

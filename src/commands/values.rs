@@ -37,6 +37,20 @@ pub fn parse_percent(text: &str) -> Result<f64, ValueError> {
     }
 }
 
+/// Parses `find --hold`'s duration (`10m`, `90s`, `1h`): at least
+/// [`MIN_HOLD`](crate::search::hold::MIN_HOLD), whose thirds give a first and a last
+/// part to compare.
+pub fn parse_hold(text: &str) -> Result<std::time::Duration, ValueError> {
+    match crate::scenario::parse_duration(text) {
+        Ok(d) if d >= crate::search::hold::MIN_HOLD => Ok(d),
+        Ok(_) => Err(ValueError::new("a hold of at least 3s", text)),
+        Err(crate::scenario::DurationError::TooLong { .. }) => {
+            Err(ValueError::new("a hold of at most a year (8760h)", text))
+        }
+        Err(_) => Err(ValueError::new("a duration such as 10m, 90s or 1h", text)),
+    }
+}
+
 /// Parses `key=value` (the value may be empty and may hold `=`; the key may not be empty).
 pub fn parse_label(text: &str) -> Result<(String, String), ValueError> {
     match text.split_once('=') {

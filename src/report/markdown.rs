@@ -79,14 +79,18 @@ pub fn sections(run: &Run, size_for: &[f64]) -> Sections {
 }
 
 /// The report's title, which is its answer: `Ceiling: 800 req/s — quick` for a
-/// search, `PASS — quick` for a run.
+/// search (`Ceiling: 800 req/s, held for 10m — quick` with `--hold`, or what broke),
+/// `PASS — quick` for a run.
 pub fn title(run: &Run) -> String {
     let name = &run.row.scenario_name;
     if let Some(view) = super::view::SearchView::stored(run) {
         let u = view.unit;
+        // With `--hold`, the verdict on the answer is part of the answer.
+        let held =
+            super::view::stored_hold(run).map_or(String::new(), |h| format!(", {}", h.headline()));
         return match (view.ceiling(), view.lower_bound()) {
-            (Some(c), false) => format!("Ceiling: {} {u} — {name}", value(c)),
-            (Some(c), true) => format!("Ceiling: at least {} {u} — {name}", value(c)),
+            (Some(c), false) => format!("Ceiling: {} {u}{held} — {name}", value(c)),
+            (Some(c), true) => format!("Ceiling: at least {} {u}{held} — {name}", value(c)),
             (None, _) => format!("Ceiling: none found — {name}"),
         };
     }
@@ -99,7 +103,8 @@ pub fn title(run: &Run) -> String {
     format!("{verdict} — {name}")
 }
 
-/// The answer of a search in four lines: ceiling, what limited it, knee, generator.
+/// The answer of a search in four lines: ceiling, what limited it, knee, generator;
+/// with `--hold`, the hold's verdict and figures after the ceiling.
 fn answer(out: &mut String, run: &Run, view: &super::view::SearchView<'_>) {
     let u = view.unit;
     let ceiling = match (view.ceiling(), view.lower_bound()) {
@@ -126,9 +131,17 @@ fn answer(out: &mut String, run: &Run, view: &super::view::SearchView<'_>) {
                 )
             },
         );
+    let hold = super::view::stored_hold(run).map_or(String::new(), |h| {
+        format!(
+            "- Hold: {} at {} {u} ({})\n",
+            escape(&h.headline()),
+            value(h.value),
+            escape(&h.figures())
+        )
+    });
     let _ = writeln!(
         out,
-        "- Ceiling: {ceiling}\n- Limited by: {}\n- Knee: {knee}\n- Generator: {}\n",
+        "- Ceiling: {ceiling}\n{hold}- Limited by: {}\n- Knee: {knee}\n- Generator: {}\n",
         escape(&view.limited_by()),
         escape(&view.generator())
     );

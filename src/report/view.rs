@@ -1,14 +1,15 @@
 //! A search's steps as every report reads them, whether they come from the run store
 //! ([`SearchView::stored`]) or straight from the search ([`SearchView::result`]): which
 //! step holds the ceiling, which step failed just above it, and in words what limited
-//! the ceiling ([`SearchView::limited_by`]). [`whole_seconds`] keeps a timeline to the
+//! the ceiling ([`SearchView::limited_by`]); [`stored_hold`] reads its `--hold` back.
+//! [`whole_seconds`] keeps a timeline to the
 //! seconds its measured window fully covers, for every chart of rates over time.
 
 use crate::metrics::summary::{Second, Summary};
 use crate::search::keepup;
 use crate::search::result::value;
 use crate::search::text::failed_rules;
-use crate::search::{LimitedBy, SearchResult};
+use crate::search::{Hold, LimitedBy, SearchResult};
 use crate::store::{RunStatus, StoredRun};
 
 /// One step of a search.
@@ -238,6 +239,11 @@ impl<'a> SearchView<'a> {
             ),
         }
     }
+}
+
+/// The hold a stored search ran (`find --hold`), when it ran one and it reads back.
+pub fn stored_hold(run: &StoredRun) -> Option<Hold> {
+    serde_json::from_value(run.hold.as_ref()?.json.clone()).ok()
 }
 
 /// `users` for a closed-model summary, `req/s` otherwise.

@@ -6,10 +6,15 @@
 //! failing hook, an engine error or Ctrl-C ends the search; so does a generator-bound
 //! step, once it is bound again when re-run (a busy moment on a shared machine can
 //! bind one short step). The steps done so far are kept in the result.
+//!
+//! With `--hold D` and an answer, the answer is then run for D like one more step
+//! (isolation, hooks with `HEADROOM_HOLD=1`, warm-up, a measured window of D) and
+//! [`super::hold::judge`] says whether it held; Ctrl-C during it keeps the answer.
 
-use std::net::ToSocketAddrs;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
+use super::hold::{self, Hold};
 use super::hooks::{run_hook, wait_until, HookError};
 use super::isolation::{between_steps, ports, IsolationOptions, IsolationReport, NextStep};
 use super::knee::{knee, latency_limit};
@@ -17,8 +22,10 @@ use super::result::{value, LimitedBy, SearchResult};
 use super::step::{run_step, StepRecord, StepTiming, Unit};
 use super::strategy::{Conclusion, Next, Range, Strategy};
 use super::text::failures;
+use super::trend::Thirds;
 use crate::engine::{Control, Live, Observer, Runner};
 use crate::metrics::recorder::Recorder;
+use crate::metrics::summary::Summary;
 use crate::plan::Plan;
 
 /// Everything a search needs besides the plan.
@@ -30,6 +37,8 @@ pub struct SearchOptions {
     pub timing: StepTiming,
     /// Rest between steps.
     pub isolation: IsolationOptions,
+    /// `--hold`: run the answer for this long once found (`None`: no hold).
+    pub hold: Option<Duration>,
 }
 
 /// Progress of a search, for live output.
@@ -68,6 +77,21 @@ pub enum Event<'a> {
     Second(&'a Live),
     /// A step finished (1-based `index`).
     Finished(usize, &'a StepRecord),
+    /// The hold of the answer is about to start (its warm-up first); [`Event::Measuring`]
+    /// and [`Event::Second`] follow as for a step.
+    Holding {
+        /// The hold's number in the run's order (one past the last step).
+        index: usize,
+        /// The value held: the ceiling.
+        value: f64,
+        /// How long it is held (the measured window).
+        duration: Duration,
+    },
+    /// The hold's measured window is over: its summary, which the listener may complete
+    /// (watches) before it is judged. [`Event::Held`] follows.
+    HoldMeasured(&'a mut Summary),
+    /// The hold was judged (or could not run).
+    Held(&'a Hold),
 }
 
 /// Turns the engine's news of one step into search events.
@@ -76,10 +100,15 @@ struct StepObserver<'e> {
     index: usize,
     value: f64,
     warm: bool,
+    /// Each second's histogram, kept for a hold's latency trend.
+    thirds: Option<Thirds>,
 }
 
 impl Observer for StepObserver<'_> {
     fn second(&mut self, live: &Live) {
+        if let Some(thirds) = self.thirds.as_mut() {
+            thirds.second(live);
+        }
         (self.on_event)(Event::Second(live));
     }
 
@@ -116,12 +145,7 @@ pub fn search(
     let mut steps: Vec<StepRecord> = Vec::new();
     // The value of a generator-bound step being re-run, if any.
     let mut rerun_bound: Option<f64> = None;
-    // Where the steps connect, for the isolation's port count (the engine resolves
-    // the name again for each step and reports a failure there).
-    let addr = (base.target.host.as_str(), base.target.port)
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut a| a.next());
+    let addr = target_addr(base);
     let end = loop {
         if control.is_stopped() {
             break End::Interrupted;
@@ -141,14 +165,7 @@ pub fn search(
             r
         });
         let index = steps.len() + 1;
-        let mut env = vec![
-            ("HEADROOM_STEP".to_string(), index.to_string()),
-            (
-                "HEADROOM_STEP_VALUE".to_string(),
-                super::result::value(value),
-            ),
-            ("HEADROOM_STEP_UNIT".to_string(), unit.as_str().to_string()),
-        ];
+        let mut env = step_env(index, value, unit);
         if let Err(e) = before(base, &env, control) {
             break hook_end(e, control);
         }
@@ -163,6 +180,7 @@ pub fn search(
                 index,
                 value,
                 warm: !opts.timing.warmup.is_zero(),
+                thirds: None,
             };
             if !observer.warm {
                 observer.measuring();
@@ -212,7 +230,116 @@ pub fn search(
             .and_then(|step| measured_capacity(unit, step, opts.range.precision));
         strategy.record_measured(value, passed, estimate);
     };
-    conclude(end, unit, steps, started.elapsed())
+    let mut result = conclude(end, unit, steps, started.elapsed());
+    if let Some(duration) = opts
+        .hold
+        .filter(|_| result.found() && !control.is_stopped())
+    {
+        let hold = hold_answer(runner, base, &result, opts, duration, control, on_event);
+        result.conclusion = format!("{} {}", result.conclusion, hold.sentence(unit));
+        // `duration_s` stays the search's own: the time to the answer, not the hold's.
+        result.hold = Some(hold);
+    }
+    result
+}
+
+/// Where the steps connect, for the isolation's port count (the engine resolves the
+/// name again for each step and reports a failure there).
+fn target_addr(base: &Plan) -> Option<SocketAddr> {
+    (base.target.host.as_str(), base.target.port)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+}
+
+/// The hooks' environment for step `index` (from 1) at `value`.
+fn step_env(index: usize, value: f64, unit: Unit) -> Vec<(String, String)> {
+    vec![
+        ("HEADROOM_STEP".to_string(), index.to_string()),
+        (
+            "HEADROOM_STEP_VALUE".to_string(),
+            super::result::value(value),
+        ),
+        ("HEADROOM_STEP_UNIT".to_string(), unit.as_str().to_string()),
+    ]
+}
+
+/// Runs the answer of `result` (its ceiling) for `duration` as one more step: isolation,
+/// hooks (with `HEADROOM_HOLD=1`), the search's warm-up, then a measured window of
+/// `duration`, judged by [`hold::judge`]. A hook that fails, or an engine that cannot
+/// run it, makes a hold that did not hold, saying why.
+fn hold_answer(
+    runner: &mut dyn Runner,
+    base: &Plan,
+    result: &SearchResult,
+    opts: &SearchOptions,
+    duration: Duration,
+    control: &Control,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Hold {
+    let value = result.ceiling.expect("only a found ceiling is held");
+    let index = result.steps.len() + 1;
+    let not_run = |reason: String| hold::not_run(&base.name, value, duration, reason);
+    let next = NextStep {
+        addr: target_addr(base),
+        port: base.target.port,
+        ports_needed: ports::needed(base, value, result.steps.last().map(|s| &s.summary)),
+    };
+    let isolation = between_steps(&opts.isolation, &next, control);
+    on_event(Event::Isolated(&isolation));
+    let mut env = step_env(index, value, result.unit);
+    env.push(("HEADROOM_HOLD".into(), "1".into()));
+    if let Err(e) = before(base, &env, control) {
+        let hold = not_run(format!("{e}; the hold did not run"));
+        on_event(Event::Held(&hold));
+        return hold;
+    }
+    on_event(Event::Holding {
+        index,
+        value,
+        duration,
+    });
+    let timing = StepTiming {
+        warmup: opts.timing.warmup,
+        measured: duration,
+    };
+    let mut observer = StepObserver {
+        on_event: &mut *on_event,
+        index,
+        value,
+        warm: !timing.warmup.is_zero(),
+        thirds: Some(Thirds::default()),
+    };
+    if !observer.warm {
+        observer.measuring();
+    }
+    let measured = run_step(runner, base, value, timing, control, &mut observer);
+    let thirds = observer.thirds.take().unwrap_or_default();
+    let mut summary = match measured {
+        Ok((step, _)) => step.summary,
+        Err(e) => {
+            let hold = not_run(format!("the hold could not run: {e}"));
+            on_event(Event::Held(&hold));
+            return hold;
+        }
+    };
+    on_event(Event::HoldMeasured(&mut summary));
+    let trend = thirds.trend(duration.as_secs_f64());
+    let mut hold = hold::judge(value, duration, summary, trend);
+    env.push((
+        "HEADROOM_STEP_PASSED".into(),
+        u8::from(hold.held).to_string(),
+    ));
+    if let Err(e) = after(base, &env, control) {
+        if !control.is_stopped() {
+            // The figures stand; the hook's failure is reported with them.
+            let reason = hold.reason.take().map_or(String::new(), |r| r + ", ");
+            hold.reason = Some(format!("{reason}{e}"));
+            hold.held = false;
+        }
+    }
+    on_event(Event::Held(&hold));
+    hold
 }
 
 fn before(base: &Plan, env: &[(String, String)], control: &Control) -> Result<(), HookError> {
@@ -360,6 +487,7 @@ fn conclude(end: End, unit: Unit, steps: Vec<StepRecord>, took: Duration) -> Sea
         conclusion,
         duration_s: took.as_secs_f64(),
         steps,
+        hold: None,
     }
 }
 

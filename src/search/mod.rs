@@ -7,9 +7,11 @@
 //! [`isolation`] waits out a cooldown and, if need be, for free local ports toward the target, and
 //! [`hooks`] runs the scenario's shell commands. The outcome is a
 //! [`result::SearchResult`] with every step's summary, the ceiling, the [`knee`] and
-//! why the search stopped; [`text`] prints it.
+//! why the search stopped; [`text`] prints it. With `--hold`, the driver then runs the
+//! answer for that long and [`hold`] judges whether it held (its latency [`trend`]).
 
 pub mod driver;
+pub mod hold;
 pub mod hooks;
 pub mod isolation;
 pub mod keepup;
@@ -18,8 +20,10 @@ pub mod result;
 pub mod step;
 pub mod strategy;
 pub mod text;
+pub mod trend;
 
 pub use driver::{search, Event, SearchOptions};
+pub use hold::Hold;
 pub use isolation::{IsolationOptions, PortRule, PortRuleError};
 pub use result::{LimitedBy, SearchResult};
 pub use step::{StepRecord, StepTiming, Unit};

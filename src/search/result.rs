@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::hold::Hold;
 use super::step::{StepRecord, Unit};
 
 /// Why the search stopped where it did.
@@ -63,6 +64,10 @@ pub struct SearchResult {
     pub duration_s: f64,
     /// Every step in the order run.
     pub steps: Vec<StepRecord>,
+    /// With `--hold`, the answer run for that long and whether it held; absent
+    /// without `--hold` or when there was no answer to hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<Hold>,
 }
 
 impl SearchResult {
@@ -100,6 +105,7 @@ mod tests {
             conclusion: "c".into(),
             duration_s: 1.0,
             steps: Vec::new(),
+            hold: None,
         };
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["version"], 1);
@@ -108,6 +114,8 @@ mod tests {
         assert_eq!(json["limited_by"], "thresholds");
         assert_eq!(json["unit"], "req/s");
         assert!(json["steps"].as_array().unwrap().is_empty());
+        // Without --hold the result has no `hold` key at all.
+        assert!(json.get("hold").is_none());
         assert!(r.found());
         let back: SearchResult = serde_json::from_value(json).unwrap();
         assert_eq!(back, r);
@@ -135,6 +143,7 @@ mod tests {
                 conclusion: String::new(),
                 duration_s: 0.0,
                 steps: Vec::new(),
+                hold: None,
             };
             assert_eq!(r.found(), found, "{limited_by:?}");
             assert_eq!(

@@ -3,8 +3,9 @@
 //! Achieved | Success | p50 | p95 | p99 | Dropped | Wait | Verdict`, where Wait is the
 //! isolation wait before the step beyond its cooldown), the line for a long isolation
 //! wait ([`isolation_line`]), and the closing lines with ceiling, knee and
-//! `limited_by` ([`render`]).
+//! `limited_by` ([`render`]), led by the hold's verdict with `--hold`.
 
+use super::hold::span;
 use super::isolation::IsolationReport;
 use super::result::{value, SearchResult};
 use super::step::{StepRecord, Unit};
@@ -163,9 +164,13 @@ fn measured(t: &ThresholdResult) -> String {
     }
 }
 
-/// The table, then `Ceiling:`, `Knee:`, `Limited by:` and the conclusion.
+/// The table, then `Ceiling:`, `Knee:`, `Limited by:` and the conclusion; with a
+/// hold, its verdict first ([`Hold::first_line`](super::hold::Hold::first_line)).
 pub fn render(result: &SearchResult) -> String {
-    let mut out = table(result);
+    let mut out = result.hold.as_ref().map_or(String::new(), |h| {
+        format!("{}\n\n", h.first_line(result.unit))
+    });
+    out.push_str(&table(result));
     out.push('\n');
     out.push_str(&answer(result));
     out
@@ -181,7 +186,22 @@ pub fn answer(result: &SearchResult) -> String {
         (Some(c), true) => format!("at least {} {unit} (a lower bound)", value(c)),
         (None, _) => "not found".into(),
     };
-    out.push_str(&format!("Ceiling:    {ceiling}\n"));
+    let held = result
+        .hold
+        .as_ref()
+        .map_or(String::new(), |h| match (h.held, h.interrupted) {
+            (true, _) => format!(", held for {}", span(h.duration())),
+            (false, false) => format!(", did not hold for {}", span(h.duration())),
+            (false, true) => ", hold interrupted".into(),
+        });
+    out.push_str(&format!("Ceiling:    {ceiling}{held}\n"));
+    if let Some(h) = &result.hold {
+        out.push_str(&format!(
+            "Hold:       {}\n            {}\n",
+            h.headline(),
+            h.figures()
+        ));
+    }
     let knee = result.knee.map_or(
         "none that matters (p95 never outgrew the load to twice its baseline and a fifth of the latency threshold)".into(),
         |k| {

@@ -1,5 +1,5 @@
-//! A one-shot HTTP/1.1 GET over a plain TCP connection, for tests that read back what
-//! a target holds (`/tasks`) after a run.
+//! A one-shot HTTP/1.1 GET (or empty POST) over a plain TCP connection, for tests that
+//! read back what a target holds (`/tasks`) after a run, or poke its `/admin/*`.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -7,13 +7,23 @@ use std::time::Duration;
 
 /// `GET path` on `addr` with `connection: close`; returns the status code and body.
 pub(crate) fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    request(addr, "GET", path)
+}
+
+/// `POST path` with an empty body on `addr` (`connection: close`), as a target's
+/// `/admin/*` takes it; returns the status code and body.
+pub(crate) fn http_post(addr: SocketAddr, path: &str) -> (u16, String) {
+    request(addr, "POST", path)
+}
+
+fn request(addr: SocketAddr, method: &str, path: &str) -> (u16, String) {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
     )
     .unwrap();
     let mut response = Vec::new();

@@ -7,7 +7,8 @@
 //!   JSON it wrote.
 //! - [`hostile::Hostile`]: a misbehaving HTTP server on loopback (floods, resets, ...).
 //! - [`free_port`]: a loopback port that was free a moment ago.
-//! - [`http_get`]: one plain GET, to read back what a target holds.
+//! - [`http_get`]: one plain GET, to read back what a target holds; [`http_post`]: one
+//!   empty POST, to poke a target's `/admin/*`.
 //! - [`RouteGuide`]: grpc-go's route_guide example server (a peer) on a free port.
 //! - [`KubeCluster`]: a throwaway Kubernetes control plane on loopback with one Node,
 //!   and [`NodeAgent`]: the test-only kubelet that runs that node's pods as local
@@ -55,7 +56,7 @@ pub(crate) use chromium::{
 pub(crate) use headroom::{
     assert_exit, headroom_bin, run_command, run_headroom, stderr, stdout, test_store,
 };
-pub(crate) use http::http_get;
+pub(crate) use http::{http_get, http_post};
 pub(crate) use keep_alive::{keep_alive_server, keep_alive_writer};
 pub(crate) use kube_agent::NodeAgent;
 pub(crate) use netns::TestBridge;

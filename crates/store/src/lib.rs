@@ -26,7 +26,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 pub use histograms::StoredHistograms;
-pub use query::{RunFilter, RunRow, RunStatus, StoredRun, StoredStep};
+pub use query::{RunFilter, RunRow, RunStatus, StoredHold, StoredRun, StoredStep};
 pub use reference::RunRef;
 pub use writer::{verdict, RunKind, RunMeta, RunWriter};
 

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{params, Row};
+use rusqlite::{params, OptionalExtension, Row};
 
 use super::histograms::{self, StoredHistograms};
 use super::writer::process_start;
@@ -92,6 +92,17 @@ pub struct StoredStep {
     pub summary: Summary,
 }
 
+/// A search's hold (`find --hold`): the answer run for a while.
+#[derive(Debug, Clone)]
+pub struct StoredHold {
+    /// The value held.
+    pub rate: f64,
+    /// Whether it held.
+    pub ok: bool,
+    /// The result's `hold` object as written (figures, verdict and summary).
+    pub json: serde_json::Value,
+}
+
 /// Everything stored about one run.
 #[derive(Debug, Clone)]
 pub struct StoredRun {
@@ -103,6 +114,8 @@ pub struct StoredRun {
     pub timeline: Vec<Second>,
     /// Search steps, in order.
     pub steps: Vec<StoredStep>,
+    /// The search's hold, when it ran one.
+    pub hold: Option<StoredHold>,
     /// Exact latency histograms (empty for a run that did not finish).
     pub histograms: StoredHistograms,
 }
@@ -204,11 +217,25 @@ impl Store {
                 })
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
+        let hold = self
+            .conn()
+            .query_row(
+                "SELECT rate, ok, json FROM holds WHERE run_id = ?",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, String>(2)?)),
+            )
+            .optional()?
+            .map(|(rate, ok, json)| {
+                let json = serde_json::from_str(&json).map_err(|e| corrupt(id, "hold", e))?;
+                Ok::<_, StoreError>(StoredHold { rate, ok, json })
+            })
+            .transpose()?;
         Ok(StoredRun {
             row,
             summary_json,
             timeline,
             steps,
+            hold,
             histograms: histograms::load(self.conn(), id)?,
         })
     }

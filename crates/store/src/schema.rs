@@ -60,6 +60,16 @@ const MIGRATIONS: &[&str] = &[
     // this round. A nullable column added in place, so every run of a version-1 store
     // reads back as it was, with no note.
     "ALTER TABLE runs ADD COLUMN note TEXT;",
+    // 3: a search's `--hold`: the answer run for a while, recorded beside the steps.
+    // `json` is the whole `hold` object of the result (its summary inside).
+    r#"
+    CREATE TABLE holds (
+        run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+        rate   REAL    NOT NULL,
+        ok     INTEGER NOT NULL,
+        json   TEXT    NOT NULL
+    );
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -107,12 +117,12 @@ mod tests {
         let tables: i64 = conn
             .query_row(
                 "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN \
-                 ('runs', 'labels', 'seconds', 'histograms', 'steps')",
+                 ('runs', 'labels', 'seconds', 'histograms', 'steps', 'holds')",
                 [],
                 |r| r.get(0),
             )
             .unwrap();
-        assert_eq!(tables, 5);
+        assert_eq!(tables, 6);
     }
 
     #[test]

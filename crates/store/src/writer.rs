@@ -155,6 +155,21 @@ impl RunWriter<'_> {
         Ok(())
     }
 
+    /// Records a search's hold (`find --hold`): the value held, whether it held, and
+    /// the result's whole `hold` object (figures and summary). A second call replaces it.
+    pub fn hold(
+        &mut self,
+        rate: f64,
+        ok: bool,
+        hold: &serde_json::Value,
+    ) -> Result<(), StoreError> {
+        self.store.conn().execute(
+            "INSERT OR REPLACE INTO holds (run_id, rate, ok, json) VALUES (?, ?, ?, ?)",
+            params![self.id, rate, ok, hold.to_string()],
+        )?;
+        Ok(())
+    }
+
     /// Stores the final summary (its whole timeline too), the exact histograms
     /// (`names[i]` names `recorder.by_name[i]`) and the verdict, and ends the run
     /// as `done`, or `interrupted` when the summary says it was stopped early.

@@ -7,6 +7,7 @@
 //! | `GET /health` | `ok` |
 //! | `GET /metrics` | [`super::metrics`] exposition |
 //! | `/status/{code}`, `/echo`, `POST /admin/stall?ms=N` | [`super::admin`] |
+//! | `POST /admin/service?ms=N` | `/work`'s service time from now on ([`super::work`]) |
 //! | `GET /slow?ms=N` | sleep N ms without a worker |
 //! | `POST /graphql` | the tasks as GraphQL ([`super::graphql`]) |
 //! | `GET /sse/ticker?every_ms=N&count=M&drop_after=K&retry_ms=R` | [`super::sse`] (served before this router) |
@@ -66,6 +67,7 @@ pub(crate) async fn route(state: &State, endpoint: Endpoint, parts: &Parts, body
         (Endpoint::Echo, []) => admin::echo(parts, &body),
         (Endpoint::Slow, []) if method == Method::GET => slow(state, query).await,
         (Endpoint::Admin, ["stall"]) if method == Method::POST => stall(state, query),
+        (Endpoint::Admin, ["service"]) if method == Method::POST => service(state, query),
         (Endpoint::Graphql, []) if method == Method::POST => {
             super::graphql::serve(&state.graphql, &state.graphql_errors, parts, &body).await
         }
@@ -117,6 +119,23 @@ fn stall(state: &State, query: Option<&str>) -> Reply {
         Ok(Some(d)) => {
             state.stall.start(d);
             reply::json(StatusCode::OK, &json!({"stall_ms": millis(d)}))
+        }
+        Ok(None) => bad_request("`ms` is required".into()),
+        Err(message) => bad_request(message),
+    }
+}
+
+/// `POST /admin/service?ms=N`: `/work` requests served from now on hold a worker for N
+/// ms (mean), so the capacity becomes workers / N; answers the old and new times.
+fn service(state: &State, query: Option<&str>) -> Reply {
+    match ms_param(query) {
+        Ok(Some(d)) => {
+            let was = state.work.service_time();
+            state.work.set_service_time(d);
+            reply::json(
+                StatusCode::OK,
+                &json!({"service_ms": millis(d), "was_ms": millis(was)}),
+            )
         }
         Ok(None) => bad_request("`ms` is required".into()),
         Err(message) => bad_request(message),

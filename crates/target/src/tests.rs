@@ -285,6 +285,45 @@ fn stall_delays_responses_but_not_health_or_admin() {
 }
 
 #[test]
+fn admin_service_changes_the_work_service_time_from_then_on() {
+    let t = target(1, 5, 100);
+    block_on(async {
+        let addr = t.addr();
+        let before = get(addr, "/work").await.unwrap().json();
+        assert!(before["service_ms"].as_f64().unwrap() < 20.0, "{before}");
+        let r = send(addr, "POST", "/admin/service?ms=60", &[], b"")
+            .await
+            .unwrap();
+        assert_eq!(r.status, 200);
+        let v = r.json();
+        assert_eq!(
+            (v["service_ms"].as_f64(), v["was_ms"].as_f64()),
+            (Some(60.0), Some(5.0))
+        );
+        let start = Instant::now();
+        let after = get(addr, "/work").await.unwrap().json();
+        assert_eq!(after["service_ms"].as_f64(), Some(60.0), "{after}");
+        assert!(start.elapsed() >= Duration::from_millis(55));
+        // A request's own `ms` still wins; a missing or hostile value is refused.
+        let own = get(addr, "/work?ms=1").await.unwrap().json();
+        assert!(own["service_ms"].as_f64().unwrap() < 20.0, "{own}");
+        for bad in [
+            "/admin/service",
+            "/admin/service?ms=-3",
+            "/admin/service?ms=1e99",
+            "/admin/service?ms=x",
+        ] {
+            assert_eq!(
+                send(addr, "POST", bad, &[], b"").await.unwrap().status,
+                400,
+                "{bad}"
+            );
+        }
+        assert_eq!(get(addr, "/admin/service?ms=1").await.unwrap().status, 404);
+    });
+}
+
+#[test]
 fn echo_returns_the_request() {
     let t = target(1, 5, 10);
     let r = block_on(send(

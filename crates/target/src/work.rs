@@ -6,9 +6,14 @@
 //! makes the target a textbook c-server queue whose capacity is exactly
 //! workers / mean service time. Holding a worker is an async sleep on the
 //! [`PreciseTimer`], so a waiting or served request costs no CPU.
+//!
+//! The mean service time can be changed while the target runs
+//! ([`WorkPool::set_service_time`], `POST /admin/service?ms=N`): a target that slows
+//! down under way, as a database whose tables bloat does, for tests of `find --hold`.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -38,7 +43,8 @@ pub(crate) enum WorkOutcome {
 pub(crate) struct WorkPool {
     permits: Semaphore,
     queue: i64,
-    service_time: Duration,
+    /// The mean service time in nanoseconds; changed by [`WorkPool::set_service_time`].
+    service_ns: AtomicU64,
     dist: ServiceDist,
     /// When each free worker fell free (its last request's deadline), earliest first.
     free_at: Mutex<BinaryHeap<Reverse<Instant>>>,
@@ -54,11 +60,22 @@ impl WorkPool {
             permits: Semaphore::new(opts.workers),
             free_at: Mutex::new(vec![Reverse(Instant::now()); opts.workers].into()),
             queue: i64::try_from(opts.queue).unwrap_or(i64::MAX),
-            service_time: opts.service_time,
+            service_ns: AtomicU64::new(nanos(opts.service_time)),
             dist: opts.service_dist,
             waiting,
             busy,
         }
+    }
+
+    /// The mean service time of a request that does not ask for its own.
+    pub(crate) fn service_time(&self) -> Duration {
+        Duration::from_nanos(self.service_ns.load(Ordering::Relaxed))
+    }
+
+    /// Makes `mean` the service time of every request that starts service from now on
+    /// (requests already in service keep theirs): the capacity becomes workers / `mean`.
+    pub(crate) fn set_service_time(&self, mean: Duration) {
+        self.service_ns.store(nanos(mean), Ordering::Relaxed);
     }
 
     /// Serves one request: waits for a worker (or is rejected when `queue` are already
@@ -82,7 +99,7 @@ impl WorkPool {
                 }
             }
         };
-        let service = sample(self.dist, mean.unwrap_or(self.service_time));
+        let service = sample(self.dist, mean.unwrap_or_else(|| self.service_time()));
         let worker = Worker::take(self, permit, arrived, service);
         timer.sleep_until(worker.until).await;
         WorkOutcome::Served {
@@ -139,6 +156,10 @@ impl Drop for Worker<'_> {
         // Runs before the fields drop, so the entry is back before the permit is.
         self.pool.free_at().push(Reverse(self.until));
     }
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Draws one service time with the given mean.
