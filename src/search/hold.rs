@@ -312,6 +312,7 @@ mod tests {
             expr: "p95 < 100ms".into(),
             ok: true,
             value: p95,
+            window: None,
         }];
         s
     }
