@@ -503,5 +503,5 @@ fn measured_capacity(unit: Unit, step: &StepRecord, precision: f64) -> Option<f6
         return None;
     }
     let share = rate.achieved / rate.offered;
-    (share > 0.0 && share < 1.0 - precision).then(|| step.rate * share)
+    (share > 0.0 && share < 1.0 - precision).then_some(step.rate * share)
 }
