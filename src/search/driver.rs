@@ -225,10 +225,7 @@ pub fn search(
             continue;
         }
         rerun_bound = None;
-        let estimate = steps
-            .last()
-            .and_then(|step| measured_capacity(unit, step, opts.range.precision));
-        strategy.record_measured(value, passed, estimate);
+        strategy.record(value, passed);
     };
     let mut result = conclude(end, unit, steps, started.elapsed());
     if let Some(duration) = opts
@@ -489,19 +486,4 @@ fn conclude(end: End, unit: Unit, steps: Vec<StepRecord>, took: Duration) -> Sea
         steps,
         hold: None,
     }
-}
-
-/// The value a failed step says the target can take, when it can tell: an overloaded
-/// open-model step completes what the target can do, so its achieved rate, in the
-/// step's unit (iterations, not requests, per second), is the capacity. Only when the
-/// target visibly fell short of the offered rate (by more than the search's precision):
-/// a step that failed on errors or latency at the offered rate says nothing of where
-/// the boundary is. The users model gives no estimate and bisects.
-fn measured_capacity(unit: Unit, step: &StepRecord, precision: f64) -> Option<f64> {
-    let rate = &step.summary.rate;
-    if step.passed || unit != Unit::Rate || rate.offered <= 0.0 {
-        return None;
-    }
-    let share = rate.achieved / rate.offered;
-    (share > 0.0 && share < 1.0 - precision).then_some(step.rate * share)
 }

@@ -12,7 +12,10 @@
 //!
 //! Closing in: a failed step usually says where the boundary is. An overloaded step of
 //! the open model completes what the target can do, so its achieved rate measures the
-//! capacity (the driver turns that into the step's unit: [`Strategy::record_measured`]).
+//! capacity ([`Strategy::record_measured`]). Not yet fed by the driver, which still
+//! calls [`Strategy::record`] (plain bisection): with the keep-up rule's 2 % tolerance
+//! a probe just above the estimate can pass, so the probe must first be placed past
+//! that tolerance (a search in the suite took more steps, not fewer, without it).
 //! With such an estimate `e` inside the gap, the next steps bracket it, just below
 //! (`e·(1 − 0.45·precision)`, expected to pass) and just above (`e·(1 + 0.45·precision)`,
 //! expected to fail): two steps and a confirmation instead of a bisection from the
