@@ -126,20 +126,37 @@ pub(crate) fn compile(
     }))
 }
 
+/// What is wrong with a `proto:` key as written.
+#[derive(Debug, thiserror::Error)]
+enum ProtoKeyError {
+    #[error("unknown key {0:?}: `proto` as a map takes `files` and `import_paths`")]
+    UnknownKey(String),
+    #[error("`proto` as a map needs `files`: the .proto file(s)")]
+    NoFiles,
+    #[error("files: {0}")]
+    Files(Box<ProtoKeyError>),
+    #[error("import_paths: expected a list of directories")]
+    ImportPathNames,
+    #[error("import_paths: expected a list of up to {MAX_IMPORT_PATHS} directories, found {0}")]
+    ImportPaths(String),
+    #[error("expected a list of .proto file names")]
+    FileNames,
+    #[error("expected a .proto file or a list of 1 to {MAX_FILES}, found {0}")]
+    FileList(String),
+}
+
 /// `proto:` as written: a file, a list of files, or `{files: …, import_paths: […]}`;
 /// the files and the step's own import paths (as written), or what is wrong.
-fn proto_tree(value: &Value) -> Result<(Vec<String>, Vec<String>), String> {
+fn proto_tree(value: &Value) -> Result<(Vec<String>, Vec<String>), ProtoKeyError> {
     let Value::Object(map) = value else {
         return Ok((file_list(value)?, Vec::new()));
     };
     if let Some(key) = map.keys().find(|k| *k != "files" && *k != "import_paths") {
-        return Err(format!(
-            "unknown key {key:?}: `proto` as a map takes `files` and `import_paths`"
-        ));
+        return Err(ProtoKeyError::UnknownKey(key.clone()));
     }
     let files = match map.get("files") {
-        Some(files) => file_list(files).map_err(|e| format!("files: {e}"))?,
-        None => return Err("`proto` as a map needs `files`: the .proto file(s)".into()),
+        Some(files) => file_list(files).map_err(|e| ProtoKeyError::Files(Box::new(e)))?,
+        None => return Err(ProtoKeyError::NoFiles),
     };
     let imports = match map.get("import_paths") {
         None => Vec::new(),
@@ -147,29 +164,21 @@ fn proto_tree(value: &Value) -> Result<(Vec<String>, Vec<String>), String> {
             .iter()
             .map(|v| v.as_str().filter(|s| !s.is_empty()).map(str::to_string))
             .collect::<Option<_>>()
-            .ok_or("import_paths: expected a list of directories")?,
-        Some(other) => {
-            return Err(format!(
-                "import_paths: expected a list of up to {MAX_IMPORT_PATHS} directories, found {}",
-                found(other)
-            ))
-        }
+            .ok_or(ProtoKeyError::ImportPathNames)?,
+        Some(other) => return Err(ProtoKeyError::ImportPaths(found(other))),
     };
     Ok((files, imports))
 }
 
 /// A `.proto` file or a list of 1 to [`MAX_FILES`].
-fn file_list(value: &Value) -> Result<Vec<String>, String> {
+fn file_list(value: &Value) -> Result<Vec<String>, ProtoKeyError> {
     match value {
         Value::String(f) => Ok(vec![f.clone()]),
         Value::Array(items) if !items.is_empty() && items.len() <= MAX_FILES => items
             .iter()
             .map(|v| v.as_str().map(str::to_string))
             .collect::<Option<_>>()
-            .ok_or_else(|| "expected a list of .proto file names".to_string()),
-        other => Err(format!(
-            "expected a .proto file or a list of 1 to {MAX_FILES}, found {}",
-            found(other)
-        )),
+            .ok_or(ProtoKeyError::FileNames),
+        other => Err(ProtoKeyError::FileList(found(other))),
     }
 }
