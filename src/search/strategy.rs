@@ -257,13 +257,22 @@ mod tests {
     /// Runs a strategy against a pass rule and returns the values tried (confirmations
     /// marked negative) and the conclusion.
     fn drive(range: Range, mut passes: impl FnMut(f64, bool) -> bool) -> (Vec<f64>, Conclusion) {
+        drive_with(range, |value, confirm| (passes(value, confirm), None))
+    }
+
+    /// As [`drive`], with each verdict's estimate of the boundary (if any).
+    fn drive_with(
+        range: Range,
+        mut verdict: impl FnMut(f64, bool) -> (bool, Option<f64>),
+    ) -> (Vec<f64>, Conclusion) {
         let mut s = Strategy::new(range);
         let mut tried = Vec::new();
         for _ in 0..200 {
             match s.next() {
                 Next::Run { value, confirm } => {
                     tried.push(if confirm { -value } else { value });
-                    s.record(value, passes(value, confirm));
+                    let (passed, estimate) = verdict(value, confirm);
+                    s.record_measured(value, passed, estimate);
                 }
                 Next::Done(c) => return (tried, c),
             }
@@ -298,19 +307,10 @@ mod tests {
     /// As [`drive`], with each failed step measuring the capacity as an overloaded
     /// open-model step does: it completes `capacity` and no more.
     fn drive_measured(range: Range, capacity: f64) -> (Vec<f64>, Conclusion) {
-        let mut s = Strategy::new(range);
-        let mut tried = Vec::new();
-        for _ in 0..200 {
-            match s.next() {
-                Next::Run { value, confirm } => {
-                    tried.push(if confirm { -value } else { value });
-                    let passed = value <= capacity;
-                    s.record_measured(value, passed, (!passed).then_some(capacity));
-                }
-                Next::Done(c) => return (tried, c),
-            }
-        }
-        panic!("search did not end: {tried:?}");
+        drive_with(range, |value, _| {
+            let passed = value <= capacity;
+            (passed, (!passed).then_some(capacity))
+        })
     }
 
     #[test]
