@@ -333,7 +333,7 @@ async fn drive_closed(
 /// until told to stop.
 async fn user(state: &Rc<ThreadState>, id: u64, active: &Cell<u64>, end: Instant, think: Think) {
     let mut session = state.client.session();
-    let mut scratch = Scratch::default();
+    let mut scratch = Scratch::for_user();
     loop {
         // One clock read both bounds the loop and starts the iteration.
         let now = Instant::now();

@@ -36,8 +36,22 @@ pub(crate) struct Scratch {
     /// stream the user already holds. Such an iteration never awaits, so a closed-model
     /// user must not loop on it (see `engine::attack::user`).
     pub(crate) idle: bool,
-    /// The task's request timer, kept across its requests (see [`arm`]).
+    /// Whether the task keeps one request timer across its requests (see [`arm`]): a
+    /// closed-model user does; an open-model arrival, which sends one iteration, does
+    /// not, so it allocates none.
+    keeps_timer: bool,
+    /// The kept request timer.
     timer: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl Scratch {
+    /// The scratch space of a closed-model user: it keeps its request timer.
+    pub(crate) fn for_user() -> Scratch {
+        Scratch {
+            keeps_timer: true,
+            ..Scratch::default()
+        }
+    }
 }
 
 /// When an iteration, or a step of its flow, was meant to start.
@@ -242,7 +256,14 @@ async fn send(
         }
         verdict
     };
-    let timer = arm(&mut scratch.timer, deadline);
+    // Not registered with the runtime until polled: an unused one costs nothing.
+    let mut fresh = pin!(None::<tokio::time::Sleep>);
+    let timer = if scratch.keeps_timer {
+        arm(&mut scratch.timer, deadline)
+    } else {
+        fresh.set(Some(tokio::time::sleep_until(deadline.into())));
+        fresh.as_mut().as_pin_mut().expect("just set")
+    };
     let outcome = {
         let mut exchange = pin!(state.client.send(
             session,
