@@ -51,6 +51,17 @@ pub struct FindArgs {
     /// Stop bisecting when the gap between pass and fail is within this share of the pass.
     #[arg(long, default_value = "5%", value_parser = values::parse_percent)]
     pub precision: f64,
+    /// Runs of each boundary load: the best pass and the lowest fail are run until
+    /// their trials decide them (2: the best pass is confirmed once).
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub trials: u32,
+    /// Failed trials a boundary load may have and still pass (less than --trials).
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    pub allow_failed_trials: u32,
+    /// How the search closes in on the boundary: `estimate` jumps to where an
+    /// overloaded step says the capacity is; `bisect` halves the gap.
+    #[arg(long, value_enum, default_value_t = crate::search::Order::Estimate)]
+    pub strategy: crate::search::Order,
     /// Measured window of each step.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub step_duration: Duration,

@@ -15,7 +15,9 @@ use crate::plan::Plan;
 use crate::report::units::{latency, seconds};
 use crate::scenario::{self, ClientFlags, Overrides};
 use crate::search::result::value;
-use crate::search::{text, IsolationOptions, Range, SearchOptions, SearchResult, StepTiming};
+use crate::search::{
+    text, IsolationOptions, Order, Range, SearchOptions, SearchResult, StepTiming, Trials,
+};
 use crate::store::{RunKind, RunMeta};
 use crate::target::{self, TargetOptions};
 
@@ -79,6 +81,8 @@ pub fn demo_search() -> SearchOptions {
             ..IsolationOptions::default()
         },
         hold: None,
+        trials: Trials::default(),
+        order: Order::Estimate,
     }
 }
 

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::plan::Plan;
 use crate::scenario::{Overrides, Purpose, ScenarioText, Setup};
-use crate::search::{IsolationOptions, Range, SearchOptions, StepTiming, Unit};
+use crate::search::{IsolationOptions, Order, Range, SearchOptions, StepTiming, Trials, Unit};
 
 use super::args::{FindArgs, RunArgs};
 use super::common;
@@ -48,6 +48,10 @@ pub struct FindSetup {
     pub isolation: IsolationOptions,
     /// `--hold`, when given.
     pub hold: Option<std::time::Duration>,
+    /// `--trials` and `--allow-failed-trials`.
+    pub trials: Trials,
+    /// `--strategy`.
+    pub order: Order,
 }
 
 /// `headroom find`'s setup from its flags.
@@ -84,6 +88,11 @@ pub fn find(args: &FindArgs) -> Result<FindSetup, CommandError> {
             ..IsolationOptions::default()
         },
         hold: args.hold,
+        trials: Trials {
+            per_load: args.trials,
+            allowed_failures: args.allow_failed_trials,
+        },
+        order: args.strategy,
     })
 }
 
@@ -107,6 +116,9 @@ impl FindSetup {
         range
             .validate()
             .map_err(|e| CommandError::Range(e.into()))?;
+        self.trials
+            .validate()
+            .map_err(|e| CommandError::Range(e.into()))?;
         if self.timing.measured < std::time::Duration::from_millis(500) {
             return Err(CommandError::Flag {
                 flag: "--step-duration",
@@ -118,6 +130,8 @@ impl FindSetup {
             timing: self.timing,
             isolation: self.isolation,
             hold: self.hold,
+            trials: self.trials,
+            order: self.order,
         };
         Ok((plan, opts))
     }

@@ -109,13 +109,8 @@ fn answer(out: &mut String, run: &Run, view: &super::view::SearchView<'_>) {
     let u = view.unit;
     let ceiling = match (view.ceiling(), view.lower_bound()) {
         (Some(c), false) => {
-            let runs = view
-                .steps
-                .iter()
-                .filter(|s| s.passed && !s.bound() && s.value == c)
-                .count();
-            let twice = if runs >= 2 { " (passed twice)" } else { "" };
-            format!("**{} {u}**{twice}", value(c))
+            let trials = view.trials().map_or(String::new(), |t| format!(" ({t})"));
+            format!("**{} {u}**{trials}", value(c))
         }
         (Some(c), true) => format!("**at least {} {u}** (a lower bound)", value(c)),
         (None, _) => "**none found**: no step passed".into(),
@@ -139,9 +134,12 @@ fn answer(out: &mut String, run: &Run, view: &super::view::SearchView<'_>) {
             escape(&h.figures())
         )
     });
+    let noisy = view.noisy().map_or(String::new(), |n| {
+        format!("- Noise: {}\n", escape(&n.sentence(u)))
+    });
     let _ = writeln!(
         out,
-        "- Ceiling: {ceiling}\n{hold}- Limited by: {}\n- Knee: {knee}\n- Generator: {}\n",
+        "- Ceiling: {ceiling}\n{hold}{noisy}- Limited by: {}\n- Knee: {knee}\n- Generator: {}\n",
         escape(&view.limited_by()),
         escape(&view.generator())
     );

@@ -6,6 +6,7 @@
 //! seconds its measured window fully covers, for every chart of rates over time.
 
 use crate::metrics::summary::{Second, Summary};
+use crate::search::interval::{Noisy, Trial};
 use crate::search::keepup;
 use crate::search::result::value;
 use crate::search::text::failed_rules;
@@ -210,6 +211,47 @@ impl<'a> SearchView<'a> {
     /// The generator-bound steps, in the order run.
     pub fn bound_steps(&self) -> impl Iterator<Item = &StepView<'a>> {
         self.steps.iter().filter(|s| s.bound())
+    }
+
+    /// The runs that judge the target: not generator-bound, not interrupted.
+    fn judged(&self) -> impl Iterator<Item = &StepView<'a>> {
+        self.steps
+            .iter()
+            .filter(|s| !s.bound() && !s.summary.interrupted)
+    }
+
+    /// The trials at the ceiling and at the lowest failure above it: `passed 2 of 2
+    /// trials; 821 req/s failed 1 of 1` (only the first part when nothing above failed).
+    pub fn trials(&self) -> Option<String> {
+        let c = self.ceiling()?;
+        let at = |v: f64| self.judged().filter(move |s| s.value == v);
+        let runs = at(c).count();
+        let passed = at(c).filter(|s| s.passed).count();
+        let mut line = format!("passed {passed} of {runs} trials");
+        let high = self
+            .judged()
+            .filter(|s| !s.passed && s.value > c)
+            .map(|s| s.value)
+            .reduce(f64::min);
+        if let Some(h) = high {
+            let failed = at(h).filter(|s| !s.passed).count();
+            line.push_str(&format!(
+                "; {} {} failed {failed} of {}",
+                value(h),
+                self.unit,
+                at(h).count()
+            ));
+        }
+        Some(line)
+    }
+
+    /// Trials at one load that disagreed, if any (see [`Noisy`]).
+    pub fn noisy(&self) -> Option<Noisy> {
+        Noisy::of_trials(self.judged().map(|s| Trial {
+            rate: s.value,
+            passed: s.passed,
+            p95_ms: s.summary.latency_ms.p95,
+        }))
     }
 
     /// The generator's verdict over the whole search, in one sentence.

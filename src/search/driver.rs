@@ -14,15 +14,19 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
+use super::estimate::boundary;
 use super::hold::{self, Hold};
 use super::hooks::{run_hook, wait_until, HookError};
+use super::interval::{CeilingInterval, Noisy};
 use super::isolation::{between_steps, ports, IsolationOptions, IsolationReport, NextStep};
+use super::keepup::RATE_TOLERANCE;
 use super::knee::{knee, latency_limit};
 use super::result::{value, LimitedBy, SearchResult};
 use super::step::{run_step, StepRecord, StepTiming, Unit};
-use super::strategy::{Conclusion, Next, Range, Strategy};
+use super::strategy::{Conclusion, Next, Order, Probing, Range, Strategy};
 use super::text::failures;
 use super::trend::Thirds;
+use super::trials::Trials;
 use crate::engine::{Control, Live, Observer, Runner};
 use crate::metrics::recorder::Recorder;
 use crate::metrics::summary::Summary;
@@ -39,6 +43,10 @@ pub struct SearchOptions {
     pub isolation: IsolationOptions,
     /// `--hold`: run the answer for this long once found (`None`: no hold).
     pub hold: Option<Duration>,
+    /// `--trials` and `--allow-failed-trials`: how the boundary loads are decided.
+    pub trials: Trials,
+    /// `--strategy`: estimates or plain bisection.
+    pub order: Order,
 }
 
 /// Progress of a search, for live output.
@@ -141,7 +149,16 @@ pub fn search(
 ) -> SearchResult {
     let started = Instant::now();
     let unit = Unit::of(base);
-    let mut strategy = Strategy::new(opts.range);
+    let probing = match (opts.order, unit) {
+        (Order::Bisect, _) => Probing::Bisect,
+        // An open-model step may fall RATE_TOLERANCE behind and still pass: the probe
+        // above an estimate must offer more than the estimate divided by what passes.
+        (Order::Estimate, Unit::Rate) => Probing::Estimates {
+            overshoot: RATE_TOLERANCE / (1.0 - RATE_TOLERANCE),
+        },
+        (Order::Estimate, Unit::Users) => Probing::Estimates { overshoot: 0.0 },
+    };
+    let mut strategy = Strategy::new(opts.range, opts.trials, probing);
     let mut steps: Vec<StepRecord> = Vec::new();
     // The value of a generator-bound step being re-run, if any.
     let mut rerun_bound: Option<f64> = None;
@@ -208,6 +225,7 @@ pub fn search(
             step.summary.generator.bound,
             step.summary.interrupted,
         );
+        let estimate = boundary(&step, unit, opts.range.precision);
         on_event(Event::Finished(index, &step));
         steps.push(step);
         if interrupted || control.is_stopped() {
@@ -225,9 +243,13 @@ pub fn search(
             continue;
         }
         rerun_bound = None;
-        strategy.record(value, passed);
+        strategy.record_measured(value, passed, estimate);
     };
-    let mut result = conclude(end, unit, steps, started.elapsed());
+    let interval = match end {
+        End::Strategy(c) => CeilingInterval::of(&strategy, c),
+        _ => None,
+    };
+    let mut result = conclude(end, unit, steps, interval, started.elapsed());
     if let Some(duration) = opts
         .hold
         .filter(|_| result.found() && !control.is_stopped())
@@ -369,7 +391,13 @@ fn hook_end(e: HookError, control: &Control) -> End {
 }
 
 /// Puts the end of the loop into a result: ceiling, label and sentence.
-fn conclude(end: End, unit: Unit, steps: Vec<StepRecord>, took: Duration) -> SearchResult {
+fn conclude(
+    end: End,
+    unit: Unit,
+    steps: Vec<StepRecord>,
+    interval: Option<CeilingInterval>,
+    took: Duration,
+) -> SearchResult {
     let u = unit.as_str();
     let best_unbound = steps
         .iter()
@@ -399,9 +427,12 @@ fn conclude(end: End, unit: Unit, steps: Vec<StepRecord>, took: Duration) -> Sea
             false,
             LimitedBy::Thresholds,
             format!(
-                "Ceiling {} {u}: it passed every threshold twice, and {} {u} failed ({}).",
+                "Ceiling {} {u}: {} ({}).",
                 value(ceiling),
-                value(failed),
+                interval.map_or_else(
+                    || format!("{} {u} failed", value(failed)),
+                    |i| i.describe(unit)
+                ),
                 failure_of(failed)
             ),
         ),
@@ -473,6 +504,11 @@ fn conclude(end: End, unit: Unit, steps: Vec<StepRecord>, took: Duration) -> Sea
     let limit = steps
         .first()
         .and_then(|s| latency_limit(&s.summary.thresholds));
+    let noisy = Noisy::of(&steps);
+    let conclusion = match &noisy {
+        Some(n) => format!("{conclusion} {}", n.sentence(u)),
+        None => conclusion,
+    };
     SearchResult {
         version: 1,
         ceiling,
@@ -485,5 +521,7 @@ fn conclude(end: End, unit: Unit, steps: Vec<StepRecord>, took: Duration) -> Sea
         duration_s: took.as_secs_f64(),
         steps,
         hold: None,
+        ceiling_interval: interval,
+        noisy,
     }
 }

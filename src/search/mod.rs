@@ -11,8 +11,10 @@
 //! answer for that long and [`hold`] judges whether it held (its latency [`trend`]).
 
 pub mod driver;
+pub mod estimate;
 pub mod hold;
 pub mod hooks;
+pub mod interval;
 pub mod isolation;
 pub mod keepup;
 pub mod knee;
@@ -21,10 +23,12 @@ pub mod step;
 pub mod strategy;
 pub mod text;
 pub mod trend;
+pub mod trials;
 
 pub use driver::{search, Event, SearchOptions};
 pub use hold::Hold;
 pub use isolation::{IsolationOptions, PortRule, PortRuleError};
 pub use result::{LimitedBy, SearchResult};
 pub use step::{StepRecord, StepTiming, Unit};
-pub use strategy::{Range, RangeError};
+pub use strategy::{Order, Range, RangeError};
+pub use trials::{Trials, TrialsError};

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::hold::Hold;
+use super::interval::{CeilingInterval, Noisy};
 use super::step::{StepRecord, Unit};
 
 /// Why the search stopped where it did.
@@ -68,6 +69,15 @@ pub struct SearchResult {
     /// without `--hold` or when there was no answer to hold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold: Option<Hold>,
+    /// The boundary as its trials left it: the highest load that passed its trials and
+    /// the lowest that failed them, with their counts. `null` when the search found no
+    /// boundary (nothing passed, or it stopped early).
+    #[serde(default)]
+    pub ceiling_interval: Option<CeilingInterval>,
+    /// Set when trials at one load disagreed (verdicts, or p95 far apart): the ceiling
+    /// is less sure than its interval says. `null` otherwise.
+    #[serde(default)]
+    pub noisy: Option<Noisy>,
 }
 
 impl SearchResult {
@@ -106,6 +116,8 @@ mod tests {
             duration_s: 1.0,
             steps: Vec::new(),
             hold: None,
+            ceiling_interval: None,
+            noisy: None,
         };
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["version"], 1);
@@ -144,6 +156,8 @@ mod tests {
                 duration_s: 0.0,
                 steps: Vec::new(),
                 hold: None,
+                ceiling_interval: None,
+                noisy: None,
             };
             assert_eq!(r.found(), found, "{limited_by:?}");
             assert_eq!(

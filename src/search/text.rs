@@ -195,6 +195,15 @@ pub fn answer(result: &SearchResult) -> String {
             (false, true) => ", hold interrupted".into(),
         });
     out.push_str(&format!("Ceiling:    {ceiling}{held}\n"));
+    if let Some(i) = &result.ceiling_interval {
+        let span = i.high.map_or(format!("{} {unit}", value(i.low)), |h| {
+            format!("{} to {} {unit}", value(i.low), value(h))
+        });
+        out.push_str(&format!(
+            "Interval:   {span} ({})\n",
+            i.describe(result.unit)
+        ));
+    }
     if let Some(h) = &result.hold {
         out.push_str(&format!(
             "Hold:       {}\n            {}\n",
