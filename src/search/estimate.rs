@@ -2,10 +2,11 @@
 //! to it instead of bisecting down from the failed value (see [`super::strategy`]).
 //!
 //! - **Open model:** an overloaded step completes what the target can do and no more,
-//!   so `value × achieved / offered` is the rate it can take. Only a step clearly
-//!   behind (achieved short of offered by more than the search's precision) measures
-//!   that: a step that kept up and failed on latency says nothing of where latency
-//!   would have held.
+//!   so `value × good / offered` is the rate it can take, where `good` is the achieved
+//!   rate less its errors: a target that slows down achieves less, one that sheds load
+//!   (a rate limiter answering 503 at once) achieves it all but fails the excess. Only a
+//!   step clearly short (by more than the search's precision) measures that: a step
+//!   that kept up and failed on latency says nothing of where latency would have held.
 //! - **Users model:** Little's law, N = X·(R + Z), for N users at throughput X with
 //!   response time R and think time (and any other time between requests) Z. Past
 //!   saturation X stays where it is and R grows with N, so the users at which the
@@ -32,9 +33,10 @@ pub fn boundary(step: &StepRecord, unit: Unit, precision: f64) -> Option<f64> {
     (e.is_finite() && e > 0.0 && e < step.rate).then_some(e)
 }
 
-/// The open model: the rate the achieved share of `value` says the target takes.
+/// The open model: the rate the good share of `value` says the target takes.
 fn open(value: f64, s: &Summary, precision: f64) -> Option<f64> {
-    let share = s.rate.achieved / s.rate.offered;
+    let good = s.rate.achieved * (1.0 - s.errors.rate.clamp(0.0, 1.0));
+    let share = good / s.rate.offered;
     (share.is_finite() && share < 1.0 - precision).then(|| value * share)
 }
 
@@ -95,6 +97,11 @@ mod tests {
         let mut s = step(1600.0, 0.0, 0.0);
         s.summary.requests = 0;
         assert_eq!(boundary(&s, Unit::Rate, 0.05), None);
+        // A rate limiter at 500/s answers everything at once and fails the excess:
+        // 1000/s offered, all achieved, 50 % errors.
+        let mut s = step(1000.0, 1000.0, 1000.0);
+        s.summary.errors.rate = 0.5;
+        assert_eq!(boundary(&s, Unit::Rate, 0.05), Some(500.0));
     }
 
     #[test]

@@ -24,10 +24,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::keepup::{self, KeepUp};
-use super::result::value;
 use super::step::Unit;
-use super::text::failed_rules;
 use super::trend::Trend;
+use super::words::failed_rules;
+use super::words::value;
 use crate::metrics::summary::Summary;
 use headroom_format::units::{latency, percent, seconds};
 

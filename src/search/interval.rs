@@ -9,9 +9,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::result::value;
 use super::step::{StepRecord, Unit};
 use super::strategy::{Conclusion, Strategy};
+use super::words::value;
 use headroom_format::units::latency;
 
 /// Largest relative spread of p95 between trials at one load that is not noise.

@@ -10,6 +10,7 @@
 //! why the search stopped; [`text`] prints it. With `--hold`, the driver then runs the
 //! answer for that long and [`hold`] judges whether it held (its latency [`trend`]).
 
+pub mod conclude;
 pub mod driver;
 pub mod estimate;
 pub mod hold;
@@ -24,6 +25,7 @@ pub mod strategy;
 pub mod text;
 pub mod trend;
 pub mod trials;
+pub mod words;
 
 pub use driver::{search, Event, SearchOptions};
 pub use hold::Hold;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::hold::Hold;
 use super::interval::{CeilingInterval, Noisy};
 use super::step::{StepRecord, Unit};
+pub use super::words::value;
 
 /// Why the search stopped where it did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,15 +87,6 @@ impl SearchResult {
     pub fn found(&self) -> bool {
         self.ceiling.is_some()
             && matches!(self.limited_by, LimitedBy::Thresholds | LimitedBy::Range)
-    }
-}
-
-/// Formats a rate or user count: whole numbers without decimals (`800`), others with one.
-pub fn value(v: f64) -> String {
-    if (v - v.round()).abs() < 1e-9 {
-        format!("{}", v.round() as i64)
-    } else {
-        format!("{v:.1}")
     }
 }
 

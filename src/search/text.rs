@@ -7,9 +7,10 @@
 
 use super::hold::span;
 use super::isolation::IsolationReport;
-use super::result::{value, SearchResult};
+use super::result::SearchResult;
 use super::step::{StepRecord, Unit};
-use crate::metrics::summary::{Summary, ThresholdResult};
+pub use super::words::failed_rules;
+use super::words::value;
 use headroom_format::table::{Align, Table};
 use headroom_format::units::{latency, per_second, percent, seconds};
 
@@ -134,33 +135,6 @@ pub fn failures(step: &StepRecord) -> String {
         (false, false) => format!("{rules}, {behind}"),
         (true, _) => behind,
         (false, true) => rules,
-    }
-}
-
-/// The failed thresholds of a summary with their measured values:
-/// `p95 < 50ms (61.2ms), errors < 1% (3.20%)`.
-pub fn failed_rules(s: &Summary) -> String {
-    let failed: Vec<String> = s
-        .thresholds
-        .iter()
-        .filter(|t| !t.ok)
-        .map(|t| format!("{} ({})", t.expr, measured(t)))
-        .collect();
-    failed.join(", ")
-}
-
-/// A threshold's measured value in its rule's unit.
-fn measured(t: &ThresholdResult) -> String {
-    let expr = t.expr.to_ascii_lowercase();
-    let end = expr
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-        .unwrap_or(expr.len());
-    let metric = expr[..end].rsplit('.').next().unwrap_or("");
-    match metric {
-        "errors" | "error_rate" => percent(t.value),
-        "rate" => per_second(t.value),
-        "dropped" => format!("{}", t.value),
-        _ => latency(t.value),
     }
 }
 

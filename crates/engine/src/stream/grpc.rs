@@ -18,14 +18,17 @@ use std::time::{Duration, Instant};
 
 use http::{HeaderName, HeaderValue};
 
-use super::proto::{OpenCx, Opened, Writer};
+use super::cx::{OpenCx, Opened};
 use super::{Failure, Inbox, Message};
 use headroom_client::grpc::{call, frame, CallError, CallOptions, Responses};
 use headroom_client::http2::Connection;
 use headroom_metrics::ErrorKind;
 
 /// Opens (makes) the call of `cx.step`.
-pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened, Failure> {
+pub(crate) async fn open(
+    cx: &OpenCx<'_>,
+    inbox: &Rc<Inbox>,
+) -> Result<Opened<Option<GrpcWriter>>, Failure> {
     let call = cx
         .step
         .grpc
@@ -82,7 +85,7 @@ pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened, F
             .await
             .map_err(failed)?;
         let pump = tokio::task::spawn_local(pump(responses, inbox.clone(), until));
-        let writer = Writer::Grpc(GrpcWriter {
+        let writer = Some(GrpcWriter {
             inbox: inbox.clone(),
         });
         (pump, writer)
@@ -96,7 +99,7 @@ pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened, F
             wire_bytes: reply.wire_bytes,
         });
         inbox.closed("OK".into());
-        (tokio::task::spawn_local(async {}), Writer::ReceiveOnly)
+        (tokio::task::spawn_local(async {}), None)
     };
     cx.calling.set(false);
     Ok(Opened {

@@ -10,6 +10,7 @@
 
 pub(crate) mod cadence;
 pub(crate) mod connectors;
+pub(crate) mod cx;
 pub(crate) mod failure;
 pub(crate) mod grpc;
 pub(crate) mod inbox;

@@ -17,7 +17,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::proto::{OpenCx, Opened, Writer as AnyWriter};
+use super::cx::{OpenCx, Opened};
 use super::{Failure, Inbox, Message};
 use headroom_client::connect::{ConnectError, Connector, Opens};
 use headroom_client::http2::Connection;
@@ -99,7 +99,7 @@ impl Reopen {
 
 /// Connects (or takes the user's HTTP/2 connection), sends the GET, checks the
 /// response, and starts the pump.
-pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened, Failure> {
+pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened<Writer>, Failure> {
     let began = Instant::now();
     let e = &cx.endpoint;
     let mut headers = Vec::with_capacity(cx.headers.len());
@@ -140,9 +140,9 @@ pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened, F
         })?;
     let connect = began.elapsed();
     Ok(Opened {
-        writer: AnyWriter::Sse(Writer {
+        writer: Writer {
             inbox: inbox.clone(),
-        }),
+        },
         pump,
         connect,
     })

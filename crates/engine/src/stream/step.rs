@@ -10,7 +10,8 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::proto::{self, OpenCx};
+use super::cx::OpenCx;
+use super::proto;
 use super::{url, Failure, Inbox, Message, Open, Streams};
 use crate::thread::{Pending, ThreadState};
 use headroom_metrics::recorder::{Hit, Timing};

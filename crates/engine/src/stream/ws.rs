@@ -13,7 +13,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{self, Error as WsError, Message as WsMessage};
 use tokio_tungstenite::WebSocketStream;
 
-use super::proto::{OpenCx, Opened, Writer as AnyWriter};
+use super::cx::{OpenCx, Opened};
 use super::{Failure, Inbox, Message};
 use headroom_client::connect::Stream;
 use headroom_metrics::recorder::Speaks;
@@ -47,7 +47,7 @@ pub(crate) fn config() -> WebSocketConfig {
 }
 
 /// Connects, upgrades, and starts the pump.
-pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened, Failure> {
+pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened<Writer>, Failure> {
     let began = Instant::now();
     let e = &cx.endpoint;
     let connector = cx.state.streams.http1(&cx.state.plan, e).await?;
@@ -71,7 +71,7 @@ pub(crate) async fn open(cx: &OpenCx<'_>, inbox: &Rc<Inbox>) -> Result<Opened, F
     let (sink, source) = ws.split();
     let pump = tokio::task::spawn_local(pump(source, inbox.clone()));
     Ok(Opened {
-        writer: AnyWriter::Ws(Writer { sink }),
+        writer: Writer { sink },
         pump,
         connect,
     })
