@@ -19,9 +19,11 @@
 //! pass rule forgives (the keep-up rule lets an open-model step fall 2 % behind and
 //! pass), so that it fails on a target at `e`; the probe below is then raised, if need
 //! be, to within precision of it, so that the two end the search. An estimate at or
-//! below the best pass probes just above the pass. A probe that surprises (the one
-//! below fails, the one above passes) falls back to bisecting; a failed probe brings
-//! its own estimate. [`Probing::Bisect`] ignores estimates: the order before them.
+//! below the best pass probes just above the pass. A probe below that fails brings its
+//! own estimate; a probe above that passes moves the estimate just above it once (the
+//! boundary is most often a little higher: a rate limiter's burst lets a short step
+//! through a few percent over its rate), and a second surprise falls back to
+//! bisecting. [`Probing::Bisect`] ignores estimates: the order before them.
 //!
 //! Trials: the boundary loads are run until their [`Trials`] decide them (see
 //! [`super::trials`]): the best pass until N − K of its runs passed, the lowest fail
@@ -158,6 +160,8 @@ pub struct Strategy {
     hi: Option<f64>,
     /// Where the last failed step said the boundary is, until a probe uses it up.
     estimate: Option<f64>,
+    /// Whether a probe above an estimate has passed once already (see `record`).
+    nudged: bool,
 }
 
 impl Strategy {
@@ -176,6 +180,7 @@ impl Strategy {
             lo: None,
             hi: None,
             estimate: None,
+            nudged: false,
         }
     }
 
@@ -274,8 +279,16 @@ impl Strategy {
             (true, _) => {
                 let bracket = self.estimate.and_then(|e| self.bracket(e));
                 if bracket.is_some_and(|(_, above)| value >= above) {
-                    // It passed where it should have failed: the estimate is wrong.
-                    self.estimate = None;
+                    // It passed where it should have failed: the estimate is low. Most
+                    // often by a little (a rate limiter's burst lets a short step
+                    // through a few percent above its rate), so once, the boundary is
+                    // taken to be just above this pass and bracketed again; a second
+                    // surprise falls back to bisecting.
+                    self.estimate = if std::mem::replace(&mut self.nudged, true) {
+                        None
+                    } else {
+                        Some(value * (1.0 + self.range.precision * 0.45))
+                    };
                 }
             }
         }

@@ -336,3 +336,26 @@ fn a_lowest_fail_that_passes_its_trials_moves_the_search_up() {
     assert_eq!(tried, [100.0, -100.0]);
     assert_eq!(c, Conclusion::NothingPassed(100.0));
 }
+
+#[test]
+fn a_probe_above_that_passes_moves_the_estimate_up_once() {
+    // A rate limiter at 500/s with a burst: every overloaded step's successes say 500,
+    // but a short step passes up to 516. The probe above (513) passes; the next one
+    // goes just above it instead of bisecting up to the failed 800.
+    let limiter = |v: f64, _| {
+        let passed = v <= 516.0;
+        (passed, (!passed).then_some(500.0))
+    };
+    let (tried, c) = drive_as(range(50.0, 1e6), Trials::default(), KEEP_UP, limiter);
+    assert_eq!(
+        tried,
+        [50.0, 100.0, 200.0, 400.0, 800.0, 489.0, 513.0, 538.0, -513.0]
+    );
+    assert!(matches!(
+        c,
+        Conclusion::Ceiling {
+            ceiling: 513.0,
+            failed: 538.0
+        }
+    ));
+}

@@ -77,6 +77,23 @@ pub struct Tally {
     pub errors: [u64; ErrorKind::COUNT],
     /// Where the time went.
     pub timing: Breakdown,
+    /// Histograms still equal to `latency` and not yet written (see [`Pending`]).
+    #[serde(skip)]
+    pending: Pending,
+}
+
+/// Which of a tally's histograms are, so far, exactly its `latency` histogram, and so
+/// are not recorded request by request but copied from it once ([`Tally::settle`]).
+/// In the closed model a request's uncorrected latency is its corrected one, and most
+/// runs have no errors, so `uncorrected` and `success` would take two histogram
+/// records per request of the hot path to hold a copy of `latency`. The first request
+/// that differs (sent late, or failed) copies `latency` as it stands into the
+/// histogram and from then on it is recorded as usual. A tally read back from JSON is
+/// whole: nothing pending.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Pending {
+    uncorrected: bool,
+    success: bool,
 }
 
 impl Default for Tally {
@@ -87,19 +104,46 @@ impl Default for Tally {
             success: new_histogram(SIGFIG),
             errors: [0; ErrorKind::COUNT],
             timing: Breakdown::default(),
+            pending: Pending {
+                uncorrected: true,
+                success: true,
+            },
         }
     }
 }
 
 impl Tally {
     fn record(&mut self, hit: &Hit) {
+        // Copies first, so that they hold only the requests before this one.
+        if self.pending.uncorrected && hit.uncorrected != hit.corrected {
+            self.uncorrected.clone_from(&self.latency);
+            self.pending.uncorrected = false;
+        }
+        if self.pending.success && hit.error.is_some() {
+            self.success.clone_from(&self.latency);
+            self.pending.success = false;
+        }
         put(&mut self.latency, hit.corrected);
-        put(&mut self.uncorrected, hit.uncorrected);
+        if !self.pending.uncorrected {
+            put(&mut self.uncorrected, hit.uncorrected);
+        }
         match hit.error {
             Some(kind) => self.errors[kind as usize] += 1,
-            None => put(&mut self.success, hit.corrected),
+            None if !self.pending.success => put(&mut self.success, hit.corrected),
+            None => {}
         }
         self.timing.record(&hit.timing);
+    }
+
+    /// Writes out the histograms still pending as copies of `latency`: every tally is
+    /// settled before anyone reads or merges it ([`Recorder::finish`]).
+    fn settle(&mut self) {
+        if std::mem::take(&mut self.pending.uncorrected) {
+            self.uncorrected.clone_from(&self.latency);
+        }
+        if std::mem::take(&mut self.pending.success) {
+            self.success.clone_from(&self.latency);
+        }
     }
 
     /// Requests recorded.
@@ -112,8 +156,15 @@ impl Tally {
         self.errors.iter().sum()
     }
 
-    /// Adds another tally into this one.
+    /// Adds another tally into this one. Both are settled: made by a finished recorder
+    /// ([`Recorder::finish`]), read back, or merged from such.
     pub fn merge(&mut self, other: &Tally) {
+        self.settle();
+        assert_eq!(
+            other.pending,
+            Pending::default(),
+            "a tally is merged only once settled"
+        );
         self.latency
             .add(&other.latency)
             .expect("auto-resizing histograms always merge");
@@ -337,6 +388,9 @@ impl Recorder {
     /// histogram records per request (a tenth of the closed loop's user-space
     /// instructions), for a sum that one merge per thread gives at the end.
     pub fn finish(mut self) -> Recorder {
+        for tally in &mut self.by_name {
+            tally.settle();
+        }
         for tally in &self.by_name {
             self.overall.merge(tally);
         }
@@ -414,6 +468,58 @@ mod tests {
         }
         assert_eq!(a.by_name[1].requests(), 500);
         assert_eq!(a.overall.uncorrected.max(), all.overall.uncorrected.max());
+    }
+
+    #[test]
+    fn uncorrected_and_success_copied_late_hold_exactly_what_recording_each_would() {
+        // Closed-model hits (uncorrected = corrected), an error at the 300th, a late
+        // send from the 600th on: the lazily copied histograms must equal histograms
+        // recorded request by request.
+        let mut r = Recorder::new(1);
+        let (mut latency, mut uncorrected, mut success) = (
+            new_histogram(SIGFIG),
+            new_histogram(SIGFIG),
+            new_histogram(SIGFIG),
+        );
+        for i in 0..1000u64 {
+            let d = Duration::from_micros(100 + i % 89);
+            let h = Hit {
+                name_id: 0,
+                corrected: d,
+                uncorrected: if i >= 600 { d / 2 } else { d },
+                error: (i == 300 || i == 700).then_some(ErrorKind::Timeout),
+                timing: Timing::default(),
+            };
+            put(&mut latency, h.corrected);
+            put(&mut uncorrected, h.uncorrected);
+            if h.error.is_none() {
+                put(&mut success, h.corrected);
+            }
+            r.record(&h);
+        }
+        let r = r.finish();
+        for t in [&r.overall, &r.by_name[0]] {
+            assert_eq!(t.latency, latency);
+            assert_eq!(t.uncorrected, uncorrected);
+            assert_eq!(t.success, success);
+            assert_eq!(t.success.len(), 998);
+        }
+        // A run with neither: both copies are the latency histogram.
+        let mut r = Recorder::new(1);
+        for i in 0..10 {
+            let d = Duration::from_micros(100 + i);
+            r.record(&Hit {
+                name_id: 0,
+                corrected: d,
+                uncorrected: d,
+                error: None,
+                timing: Timing::default(),
+            });
+        }
+        let r = r.finish();
+        assert_eq!(r.overall.uncorrected, r.overall.latency);
+        assert_eq!(r.overall.success, r.overall.latency);
+        assert_eq!(r.by_name[0].success.len(), 10);
     }
 
     #[test]
