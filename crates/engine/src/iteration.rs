@@ -317,12 +317,26 @@ async fn send(
     if trace.retried {
         state.recorder.borrow_mut().retries += 1;
     }
+    // One subtraction for both latencies when the request went out when it was meant
+    // to (the closed model's, and any open-model request not held for the pool).
+    let sent_at = trace.sent(sent);
+    let corrected = done - from;
+    let uncorrected = if sent_at == from {
+        corrected
+    } else {
+        done - sent_at
+    };
+    let since_sent = if sent_at == sent {
+        uncorrected
+    } else {
+        done - sent
+    };
     pending.record(&Hit {
         name_id: template.name_id,
-        corrected: done - from,
-        uncorrected: done - trace.sent(sent),
+        corrected,
+        uncorrected,
         error,
-        timing: trace.timing(sent, done),
+        timing: trace.timing(sent, done, since_sent),
     });
     state.last_done.set(Some(done));
     match error {

@@ -31,6 +31,18 @@ pub(super) fn framing_of(
     let (mut close, mut keep_alive) = (false, false);
     for h in headers {
         if is(h.name.as_bytes(), b"content-length") {
+            // The usual value is one plain number: parsed as it is, without splitting a
+            // list (this loop runs for every response of the hot path).
+            if !h.value.is_empty() && h.value.iter().all(u8::is_ascii_digit) {
+                let n = content_length(h.value)?;
+                if length.is_some_and(|l| l != n) {
+                    return Err(RoundTripError::protocol(
+                        "conflicting content-length values",
+                    ));
+                }
+                length = Some(n);
+                continue;
+            }
             // A list of identical values ("5, 5", or the field repeated) is one length
             // (RFC 9110 §8.6); lengths that disagree are a framing attack or a bug.
             for token in tokens(h.value) {
@@ -51,6 +63,15 @@ pub(super) fn framing_of(
                 last_is_chunked = is(token, b"chunked");
             }
         } else if is(h.name.as_bytes(), b"connection") {
+            // The usual values, whole, without splitting a list.
+            if is(h.value, b"keep-alive") {
+                keep_alive = true;
+                continue;
+            }
+            if is(h.value, b"close") {
+                close = true;
+                continue;
+            }
             for token in tokens(h.value) {
                 if is(token, b"close") {
                     close = true;
