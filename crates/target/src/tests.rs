@@ -324,6 +324,36 @@ fn admin_service_changes_the_work_service_time_from_then_on() {
 }
 
 #[test]
+fn admin_contention_makes_work_hold_the_shared_lock() {
+    let t = target(2, 1, 100);
+    block_on(async {
+        let addr = t.addr();
+        let before = get(addr, "/work").await.unwrap().json();
+        assert_eq!(before["contended_ms"].as_f64(), Some(0.0), "{before}");
+        let r = send(addr, "POST", "/admin/contention?ms=20", &[], b"")
+            .await
+            .unwrap();
+        assert_eq!(r.status, 200);
+        let v = r.json();
+        assert_eq!(
+            (v["contention_ms"].as_f64(), v["was_ms"].as_f64()),
+            (Some(20.0), Some(0.0))
+        );
+        // Alone in flight: one hold of 20 ms after its 1 ms of service.
+        let after = get(addr, "/work").await.unwrap().json();
+        let held = after["contended_ms"].as_f64().unwrap();
+        assert!((20.0..40.0).contains(&held), "{after}");
+        for bad in ["/admin/contention", "/admin/contention?ms=-1"] {
+            assert_eq!(
+                send(addr, "POST", bad, &[], b"").await.unwrap().status,
+                400,
+                "{bad}"
+            );
+        }
+    });
+}
+
+#[test]
 fn echo_returns_the_request() {
     let t = target(1, 5, 10);
     let r = block_on(send(
