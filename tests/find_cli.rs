@@ -9,6 +9,7 @@ mod answer;
 mod hold;
 mod isolation;
 mod keep_up;
+mod model;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -18,6 +18,7 @@ use super::hold::{self, Hold};
 use super::hooks::{run_hook, wait_until, HookError};
 use super::isolation::{between_steps, ports, IsolationOptions, IsolationReport, NextStep};
 use super::knee::{knee, latency_limit};
+use super::model;
 use super::result::{value, LimitedBy, SearchResult};
 use super::step::{run_step, StepRecord, StepTiming, Unit};
 use super::strategy::{Conclusion, Next, Range, Strategy};
@@ -473,6 +474,7 @@ fn conclude(end: End, unit: Unit, steps: Vec<StepRecord>, took: Duration) -> Sea
     let limit = steps
         .first()
         .and_then(|s| latency_limit(&s.summary.thresholds));
+    let model = model::fit_steps(unit, steps.iter().map(|s| (s.rate, &s.summary)));
     SearchResult {
         version: 1,
         ceiling,
@@ -485,5 +487,6 @@ fn conclude(end: End, unit: Unit, steps: Vec<StepRecord>, took: Duration) -> Sea
         duration_s: took.as_secs_f64(),
         steps,
         hold: None,
+        model,
     }
 }

@@ -27,9 +27,10 @@
 //! stack into the build.
 //!
 //! A peak is reported only when the fit is worth trusting ([`Model::peak`]): at least
-//! [`MIN_POINTS`] steps, r² ≥ [`MIN_R2`], κ > 0 and σ < 1, and N* at most
-//! [`REACH`] times the largest concurrency measured, so the peak is read from the
-//! bend the data show rather than from an extrapolation. Otherwise the model still
+//! [`MIN_POINTS`] steps, r² ≥ [`MIN_R2`], κ > 0 and σ < 1, and N* within the
+//! concurrencies measured ([`REACH`]), so the peak is read from the bend the data
+//! show rather than from an extrapolation. A target that only levels off (a queue of
+//! workers) has its peak where its plateau begins, at about its capacity. Otherwise the model still
 //! reports λ, σ, κ and r², and says the measured range predicts no peak.
 
 mod lm;
@@ -44,8 +45,10 @@ use crate::metrics::summary::Summary;
 pub const MIN_POINTS: usize = 4;
 /// Share of the variance of X the fit must explain before its peak is reported.
 pub const MIN_R2: f64 = 0.9;
-/// How far past the largest concurrency measured a predicted peak may lie.
-pub const REACH: f64 = 2.0;
+/// How far past the largest concurrency measured a predicted peak may lie: not at
+/// all. A peak beyond the data is an extrapolation, and noise on steps that merely
+/// level off (σ alone) is enough to bend a fit's tail into one.
+pub const REACH: f64 = 1.0;
 
 /// One measured step as the fit sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -241,8 +244,9 @@ impl Model {
         }
         match self.curve_peak() {
             Some((n, _)) => format!(
-                "the measured range predicts no peak: the fitted curve would peak at {}, beyond {REACH}× the largest concurrency measured ({params})",
-                at(n)
+                "the measured range predicts no peak: the fitted curve would peak at {}, beyond the largest concurrency measured ({}) ({params})",
+                at(n),
+                at(self.max_concurrency)
             ),
             None if self.sigma > 0.0 && self.sigma < 1.0 => format!(
                 "the measured range predicts no peak: throughput levels off towards {} req/s ({params})",

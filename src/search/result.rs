@@ -1,11 +1,12 @@
 //! [`SearchResult`]: what a ceiling search found, every step it ran, and why it
 //! stopped ([`LimitedBy`]). It serializes as the `find --out` JSON (version 1):
 //! `{"version":1, "ceiling", "knee", "limited_by", "unit", "steps": [{"rate",
-//! "passed", "summary", ...}], ...}`.
+//! "passed", "summary", ...}], "model": {"kind": "usl", ...}, ...}`.
 
 use serde::{Deserialize, Serialize};
 
 use super::hold::Hold;
+use super::model::Model;
 use super::step::{StepRecord, Unit};
 
 /// Why the search stopped where it did.
@@ -68,6 +69,10 @@ pub struct SearchResult {
     /// without `--hold` or when there was no answer to hold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold: Option<Hold>,
+    /// The Universal Scalability Law fitted to the steps, with the peak it predicts
+    /// ([`super::model`]); `null` when the steps cannot fix it.
+    #[serde(default)]
+    pub model: Option<Model>,
 }
 
 impl SearchResult {
@@ -106,6 +111,7 @@ mod tests {
             duration_s: 1.0,
             steps: Vec::new(),
             hold: None,
+            model: None,
         };
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["version"], 1);
@@ -116,6 +122,8 @@ mod tests {
         assert!(json["steps"].as_array().unwrap().is_empty());
         // Without --hold the result has no `hold` key at all.
         assert!(json.get("hold").is_none());
+        // Without steps to fit, `model` is there and null.
+        assert!(json["model"].is_null());
         assert!(r.found());
         let back: SearchResult = serde_json::from_value(json).unwrap();
         assert_eq!(back, r);
@@ -144,6 +152,7 @@ mod tests {
                 duration_s: 0.0,
                 steps: Vec::new(),
                 hold: None,
+                model: None,
             };
             assert_eq!(r.found(), found, "{limited_by:?}");
             assert_eq!(

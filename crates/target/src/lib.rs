@@ -10,7 +10,7 @@
 //!
 //! Parts: `options` (configuration), `server` (threads, accept loop, per-request
 //! bookkeeping), `routes` (router and handlers), `work` (the worker pool),
-//! `contention` (its optional shared lock whose hold grows with the load),
+//! `contention` (its optional cost that grows with the requests in flight),
 //! `conn` (HTTP/1.1 and h2c on one port, TLS with ALPN), `tls` (the self-signed
 //! certificate), `timer` (sub-millisecond sleeps), `tasks` and `postgres` (task stores),
 //! `metrics` (Prometheus exposition), `admin` (stall, echo, status), `scheduler`
@@ -67,7 +67,7 @@ pub fn serve_forever(opts: TargetOptions) -> Result<(), TargetError> {
         String::new()
     } else {
         format!(
-            " without contention; with it, a shared lock held {:?} per request in flight",
+            " without contention; with it, each request reconciles with the others in flight, {:?} × in flight per exchange",
             opts.contention
         )
     };

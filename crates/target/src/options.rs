@@ -49,9 +49,10 @@ pub struct TargetOptions {
     pub service_dist: ServiceDist,
     /// Most `/work` requests that may wait for a worker; one more is answered 503 at once.
     pub queue: usize,
-    /// Contention mode: after its service time, each `/work` request holds one shared
-    /// lock for this long per `/work` request in flight, so throughput peaks and then
-    /// falls as the load grows ([`crate::contention`]); zero (the default) turns it off.
+    /// Contention mode: after its service time, each `/work` request reconciles with
+    /// the n − 1 others in flight, n − 1 exchanges of this long × n, so throughput peaks
+    /// and then falls as the load grows (see `contention.rs`); zero (the default) turns
+    /// it off.
     pub contention: Duration,
     /// PostgreSQL connection URL for the tasks API; `None` keeps tasks in memory.
     pub postgres: Option<String>,

@@ -8,7 +8,7 @@
 //! | `GET /metrics` | [`super::metrics`] exposition |
 //! | `/status/{code}`, `/echo`, `POST /admin/stall?ms=N` | [`super::admin`] |
 //! | `POST /admin/service?ms=N` | `/work`'s service time from now on ([`super::work`]) |
-//! | `POST /admin/contention?ms=N` | `/work`'s lock hold per request in flight from now on, 0 off ([`super::contention`]) |
+//! | `POST /admin/contention?ms=N` | `/work`'s contention cost per exchange from now on, 0 off ([`super::contention`]) |
 //! | `GET /slow?ms=N` | sleep N ms without a worker |
 //! | `POST /graphql` | the tasks as GraphQL ([`super::graphql`]) |
 //! | `GET /sse/ticker?every_ms=N&count=M&drop_after=K&retry_ms=R` | [`super::sse`] (served before this router) |
@@ -148,9 +148,9 @@ fn service(state: &State, query: Option<&str>) -> Reply {
     }
 }
 
-/// `POST /admin/contention?ms=N`: every `/work` request from now on holds the shared
-/// lock for N ms per `/work` request in flight (0 turns the mode off); answers the old
-/// and new holds.
+/// `POST /admin/contention?ms=N`: every `/work` request from now on reconciles with
+/// the others in flight, exchanges of N ms × in flight (0 turns the mode off); answers
+/// the old and new costs.
 fn contention(state: &State, query: Option<&str>) -> Reply {
     match ms_param(query) {
         Ok(Some(d)) => {

@@ -7,9 +7,9 @@
 //! workers / mean service time. Holding a worker is an async sleep on the
 //! [`PreciseTimer`], so a waiting or served request costs no CPU.
 //!
-//! With `contention` on, a request then holds one shared lock for a time that grows
-//! with the requests in flight before it gives its worker back ([`super::contention`]):
-//! throughput peaks and falls past it.
+//! With `contention` on, a request then reconciles with the others in flight for a
+//! time that grows with their number before it gives its worker back
+//! ([`super::contention`]): throughput peaks and falls past it.
 //!
 //! The mean service time can be changed while the target runs
 //! ([`WorkPool::set_service_time`], `POST /admin/service?ms=N`): a target that slows
@@ -32,14 +32,14 @@ use super::timer::PreciseTimer;
 /// What became of one `/work` request.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum WorkOutcome {
-    /// Served: waited `queued` for a worker, then held it for `service`, then waited
-    /// for and held the contention lock for `contended` (zero when the mode is off).
+    /// Served: waited `queued` for a worker, then held it for `service`, then
+    /// reconciled for `contended` (zero when the contention mode is off).
     Served {
         /// Time spent waiting for a worker.
         queued: Duration,
         /// Time the worker was held for the service itself.
         service: Duration,
-        /// Time spent waiting for and holding the contention lock.
+        /// Time spent reconciling with the others in flight.
         contended: Duration,
     },
     /// The queue was full; the request was turned away without waiting.
@@ -56,7 +56,7 @@ pub(crate) struct WorkPool {
     dist: ServiceDist,
     /// When each free worker fell free (its last request's deadline), earliest first.
     free_at: Mutex<BinaryHeap<Reverse<Instant>>>,
-    /// The contention mode's lock and count of requests in flight.
+    /// The contention mode's count of requests in flight and its cost.
     pub(crate) contention: Contention,
     waiting: Gauge,
     busy: Gauge,
@@ -115,7 +115,7 @@ impl WorkPool {
         let mut worker = Worker::take(self, permit, arrived, service);
         timer.sleep_until(worker.until).await;
         let (queued, service) = (worker.start - arrived, worker.until - worker.start);
-        // The worker is still held: the critical section is part of its request.
+        // The worker is still held: reconciling is part of its request.
         let contended = self.contention.hold(timer).await;
         if !contended.is_zero() {
             // It falls free now, not at the end of its service time.
