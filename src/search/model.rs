@@ -43,8 +43,11 @@ use crate::metrics::summary::Summary;
 
 /// Steps a peak needs: three fix the three parameters; a fourth is the first check.
 pub const MIN_POINTS: usize = 4;
-/// Share of the variance of X the fit must explain before its peak is reported.
-pub const MIN_R2: f64 = 0.9;
+/// Share of the variance of X the fit must explain before its peak is reported. The
+/// USL is a smooth curve, and the commonest real shape, a queue of workers (linear up
+/// to its capacity, flat past it), has a hard corner it fits with r² of 0.85 to 0.95;
+/// below 0.8 the curve no longer follows the steps.
+pub const MIN_R2: f64 = 0.8;
 /// How far past the largest concurrency measured a predicted peak may lie: not at
 /// all. A peak beyond the data is an extrapolation, and noise on steps that merely
 /// level off (σ alone) is enough to bend a fit's tail into one.

@@ -73,7 +73,7 @@ fn the_fit_of_a_queue_of_workers_peaks_at_its_capacity() {
         "peak {peak}: {model:?}\n{text}"
     );
     assert_eq!(json["peak"].as_f64(), Some(peak));
-    assert!(model.r2 >= 0.9 && model.kappa > 0.0, "{model:?}");
+    assert!(model.r2 >= 0.8 && model.kappa > 0.0, "{model:?}");
     // The fit rests on every step that measured the target: passing and failing.
     assert_eq!(model.points, result.steps.len(), "{model:?}\n{text}");
     let stdout = String::from_utf8_lossy(&out.stdout);
