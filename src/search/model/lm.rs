@@ -232,8 +232,9 @@ fn solve(mut m: [[f64; 3]; 3], mut v: [f64; 3], k: usize) -> Option<[f64; 3]> {
         v.swap(col, pivot);
         for row in col + 1..k {
             let f = m[row][col] / m[col][col];
-            for c in col..k {
-                m[row][c] -= f * m[col][c];
+            let pivot_row = m[col];
+            for (x, p) in m[row][col..k].iter_mut().zip(&pivot_row[col..k]) {
+                *x -= f * p;
             }
             v[row] -= f * v[col];
         }
