@@ -9,6 +9,7 @@ mod answer;
 mod hold;
 mod isolation;
 mod keep_up;
+mod model;
 mod trials;
 
 use std::path::{Path, PathBuf};
@@ -354,6 +355,9 @@ fn demo_runs_end_to_end_and_writes_its_report() {
     assert!(md.contains("trials;") || md.contains("trials)"), "{md}");
     assert!(md.contains("| Rate | Achieved |"), "{md}");
     assert!(md.contains("Limited by: `thresholds`"), "{md}");
+    // The fitted model's line, in the terminal and the report (issue 23 item 3).
+    assert!(md.contains("- Model (USL): "), "{md}");
+    assert!(stdout.contains("\nModel (USL): "), "{stdout}");
     // The verdict covers every step, re-runs included: on a shared 2-core machine a
     // scheduler hiccup can make one step bound (then re-run and not judged), which the
     // report must say rather than hide. The ceiling above is the guard on the answer.

@@ -124,6 +124,12 @@ pub struct TargetArgs {
     /// Requests that may wait for a worker; beyond it `/work` answers 503.
     #[arg(long, default_value_t = 10_000)]
     pub queue: usize,
+    /// Contention mode: after its service time, each `/work` request reconciles with
+    /// every other one in flight, n − 1 exchanges of this long × n with n in flight
+    /// (`0ms` off), so throughput peaks near √(service time / this) users and then falls
+    /// (the USL's κ). `POST /admin/contention?ms=N` changes it while the target runs.
+    #[arg(long, default_value = "0ms", value_parser = parse_duration)]
+    pub contention: Duration,
     /// Keep `/tasks` in this PostgreSQL database instead of memory.
     #[arg(long)]
     pub postgres: Option<String>,

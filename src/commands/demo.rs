@@ -294,7 +294,7 @@ pub fn markdown(
         Some(c) => format!("{} {unit}", value(c)),
         None => "not found".into(),
     };
-    // The answer first: the ceiling, what limited it, the knee, the generator.
+    // The answer first: the ceiling, what limited it, the knee, the model, the generator.
     let _ = writeln!(
         md,
         "# Ceiling: {headline} — headroom demo of the built-in target\n"
@@ -323,6 +323,13 @@ pub fn markdown(
         "- Limited by: `{}` ({limit}).",
         result.limited_by.as_str()
     );
+    let model = result
+        .model
+        .as_ref()
+        .map_or("the steps are too few to fit one".into(), |m| {
+            m.sentence(result.unit)
+        });
+    let _ = writeln!(md, "- Model (USL): {model}.");
     let _ = writeln!(md, "- Generator: {}.", generator_verdict(result));
     let _ = writeln!(
         md,

@@ -14,6 +14,7 @@ pub fn run(args: &TargetArgs) -> Result<ExitCode, CommandError> {
         service_time: args.service_time,
         service_dist: args.service_dist,
         queue: args.queue,
+        contention: args.contention,
         postgres: args.postgres.clone(),
         threads: args.threads,
         h2_max_streams: args.h2_max_streams,

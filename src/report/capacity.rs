@@ -4,14 +4,17 @@
 //! step table and `Capacity::to_svg` ([`super::capacity_chart`]) the chart.
 //!
 //! The ceiling is the highest value that passed (and was not limited by the
-//! generator); the knee is computed from the steps as the search computes it
-//! ([`crate::search::knee`]).
+//! generator); the knee and the fitted USL model are computed from the steps as the
+//! search computes them ([`crate::search::knee`], [`crate::search::model`]), so a
+//! stored search needs nothing stored beyond its steps.
 
 use std::fmt::Write;
 
 use crate::report::units::{latency, per_second, percent};
 use crate::search::knee::{knee, latency_limit};
+use crate::search::model::{self, Model};
 use crate::search::result::value;
+use crate::search::step::Unit;
 use crate::store::StoredRun;
 
 /// One step as the capacity view shows it.
@@ -35,6 +38,9 @@ pub struct StepPoint {
     pub bound: bool,
     /// How the target fell behind the step's load, in words (`None`: it kept up).
     pub behind: Option<String>,
+    /// The step's concurrency as the model fit saw it (users, or Little's law in the
+    /// open model); `None` when the fit left the step out.
+    pub concurrency: Option<f64>,
 }
 
 /// A search's steps with its ceiling and knee.
@@ -49,16 +55,18 @@ pub struct Capacity {
     pub ceiling: Option<f64>,
     /// Value after which p95 grew faster than the load.
     pub knee: Option<f64>,
+    /// The USL fitted to the steps, when they fix it.
+    pub model: Option<Model>,
 }
 
 impl Capacity {
     /// The capacity view of `run`, or `None` when it has no steps (not a search).
     pub fn of(run: &StoredRun) -> Option<Capacity> {
         let first = run.steps.first()?;
-        let unit = if first.summary.model == "users" {
-            "users"
+        let (unit, search_unit) = if first.summary.model == "users" {
+            ("users", Unit::Users)
         } else {
-            "req/s"
+            ("req/s", Unit::Rate)
         };
         let steps: Vec<StepPoint> = run
             .steps
@@ -73,6 +81,7 @@ impl Capacity {
                 ok: s.ok,
                 bound: s.summary.generator.bound,
                 behind: crate::search::keepup::judge(&s.summary).describe(),
+                concurrency: model::point(search_unit, s.rate, &s.summary).map(|p| p.n),
             })
             .collect();
         let ceiling = super::view::SearchView::stored(run).and_then(|v| v.ceiling());
@@ -89,6 +98,7 @@ impl Capacity {
             unit,
             ceiling,
             knee: knee(&measured, latency_limit(&first.summary.thresholds)),
+            model: model::fit_steps(search_unit, run.steps.iter().map(|s| (s.rate, &s.summary))),
         })
     }
 
@@ -145,6 +155,7 @@ mod tests {
             ok,
             bound: false,
             behind: None,
+            concurrency: Some(v / 100.0),
         }
     }
 
@@ -159,6 +170,7 @@ mod tests {
             unit: "req/s",
             ceiling: Some(200.0),
             knee: Some(200.0),
+            model: None,
         }
     }
 
@@ -208,6 +220,48 @@ mod tests {
             svg.contains("generator-bound step") && svg.contains("class=\"bound\""),
             "{svg}"
         );
+        assert!(!svg.contains("NaN") && !svg.contains("inf"), "{svg}");
+    }
+
+    #[test]
+    fn the_fitted_model_is_drawn_on_the_rate_axis_with_its_peak() {
+        use crate::search::model::{fit, Point};
+        let usl = |n: f64| 100.0 * n / (1.0 + 0.05 * (n - 1.0) + 0.002 * n * (n - 1.0));
+        let ns = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0];
+        let model = fit(&ns.map(|n| Point { n, x: usl(n) })).unwrap();
+        let peak = model.peak.unwrap();
+        // Users: the curve is drawn whole over the x axis.
+        let mut c = capacity();
+        c.unit = "users";
+        (c.ceiling, c.knee) = (None, None);
+        c.steps = ns
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| StepPoint {
+                achieved: usl(n),
+                concurrency: Some(n),
+                ..point(i as u32 + 1, n, 5.0, true)
+            })
+            .collect();
+        c.model = Some(model.clone());
+        let svg = c.to_svg();
+        let curve = svg.split("class=\"line s-usl\"").next().unwrap();
+        let points = curve.rsplit("points=\"").next().unwrap();
+        let points = points.split('"').next().unwrap();
+        assert_eq!(points.split(' ').count(), 120, "{svg}");
+        assert!(svg.contains("USL fit (right)"), "{svg}");
+        let label = format!(">USL peak {} at 21.8 users<", per_second(peak));
+        assert!(svg.contains(&label), "{label}: {svg}");
+        assert!(svg.contains("class=\"usl-peak\""), "{svg}");
+        // The open model: one point per measured value, at its own concurrency.
+        let mut c = capacity();
+        c.model = Some(model);
+        let svg = c.to_svg();
+        let curve = svg.split("class=\"line s-usl\"").next().unwrap();
+        let points = curve.rsplit("points=\"").next().unwrap();
+        let points = points.split('"').next().unwrap();
+        assert_eq!(points.split(' ').count(), 3, "{svg}");
+        assert!(svg.contains("in flight<"), "{svg}");
         assert!(!svg.contains("NaN") && !svg.contains("inf"), "{svg}");
     }
 

@@ -7,6 +7,16 @@
 //! legend's row; generator-bound steps are grey triangles, off the lines, because
 //! they say nothing about the target. Colours come from the stylesheet's classes, so
 //! the chart reads in light and dark mode alike.
+//!
+//! The fitted Universal Scalability Law ([`crate::search::model`]) is drawn dashed on
+//! the right axis, as the throughput it predicts. The model gives throughput as a
+//! function of concurrency N, and in the users model N is the x axis, so the curve is
+//! drawn whole. In the open model it is not: the x axis is the offered load, and N is
+//! what Little's law measured at each step, so the curve joins the model's throughput
+//! at each step's own N, above that step's offered load, where it reads against the
+//! achieved dot it fits (a smooth line between offered loads would draw a function the
+//! model does not give). A predicted peak is a throughput in both models, so it is a
+//! horizontal line at that rate, labelled with the concurrency it is predicted at.
 
 use std::fmt::Write;
 
@@ -15,6 +25,7 @@ use super::charts::{nice_step, number, YAxis};
 use super::escape::html as escape;
 use crate::report::units::{latency, per_second};
 use crate::search::result::value;
+use crate::search::step::Unit;
 
 const WIDTH: f64 = 720.0;
 const HEIGHT: f64 = 340.0;
@@ -56,11 +67,12 @@ impl Capacity {
                 .map(|s| finite(s.p99).max(finite(s.p95)))
                 .fold(0.0, f64::max),
         );
+        let peak = self.model.as_ref().and_then(|m| m.peak);
         let rate_top = self
             .steps
             .iter()
             .map(|s| finite(s.achieved))
-            .fold(0.0, f64::max);
+            .fold(finite(peak.unwrap_or(0.0)), f64::max);
         let rates = YAxis::covering(if self.unit == "req/s" {
             rate_top.max(x_top)
         } else {
@@ -173,6 +185,7 @@ impl Capacity {
                 );
             }
         }
+        self.fit_curve(&mut svg, &measured, &sx, &sr, x_max, rates.max);
         for s in self.steps.iter().filter(|s| s.bound) {
             let (px, py) = (sx(s.value), sy(s.p95));
             let _ = write!(
@@ -191,9 +204,68 @@ impl Capacity {
             &mut svg,
             self.steps.iter().any(|s| s.bound),
             self.unit == "req/s",
+            self.model.is_some(),
         );
         svg.push_str("</svg>");
         svg
+    }
+
+    /// The model's throughput, dashed on the rate axis (see the module's doc for why
+    /// the open model joins the steps), and its peak as a horizontal line.
+    fn fit_curve(
+        &self,
+        svg: &mut String,
+        measured: &[&StepPoint],
+        sx: &dyn Fn(f64) -> f64,
+        sr: &dyn Fn(f64) -> f64,
+        x_max: f64,
+        r_max: f64,
+    ) {
+        let Some(m) = &self.model else { return };
+        let at = |x: f64, n: f64| {
+            let rate = m.throughput(n);
+            // Where the fitted denominator is not positive the model says nothing.
+            (rate > 0.0).then(|| format!("{:.1},{:.1}", sx(x), sr(rate.min(r_max))))
+        };
+        let points: Vec<String> = if self.unit == "users" {
+            const SAMPLES: u32 = 120;
+            (1..=SAMPLES)
+                .filter_map(|i| {
+                    let n = x_max * f64::from(i) / f64::from(SAMPLES);
+                    at(n, n)
+                })
+                .collect()
+        } else {
+            measured
+                .iter()
+                .filter_map(|s| s.concurrency.and_then(|n| at(s.value, n)))
+                .collect()
+        };
+        let unit = match self.unit {
+            "users" => Unit::Users,
+            _ => Unit::Rate,
+        };
+        let sentence = escape(&format!("USL fit: {}", m.sentence(unit)));
+        let _ = write!(
+            svg,
+            r#"<polyline points="{}" class="line s-usl"><title>{sentence}</title></polyline>"#,
+            points.join(" ")
+        );
+        if let (Some(peak), Some(n)) = (m.peak, m.peak_concurrency) {
+            let py = sr(peak.min(r_max));
+            let where_ = match unit {
+                Unit::Users => format!("{} users", value((n * 10.0).round() / 10.0)),
+                Unit::Rate => format!("{n:.1} in flight"),
+            };
+            let _ = write!(
+                svg,
+                r#"<line x1="{LEFT}" x2="{x2}" y1="{py:.1}" y2="{py:.1}" class="usl-peak"/><text x="{tx}" y="{ty:.1}" class="legend usl-label" text-anchor="end">{}</text>"#,
+                escape(&format!("USL peak {} at {where_}", per_second(peak))),
+                x2 = WIDTH - RIGHT,
+                tx = WIDTH - RIGHT - 4.0,
+                ty = py - 4.0,
+            );
+        }
     }
 
     /// The ceiling and knee lines, labelled in the marks' row: one label when both are
@@ -244,7 +316,7 @@ impl Capacity {
 }
 
 /// The legend in its own row under the title, item after item.
-fn legend(svg: &mut String, bound: bool, ideal: bool) {
+fn legend(svg: &mut String, bound: bool, ideal: bool, fit: bool) {
     let mut items: Vec<(&str, &str)> = vec![
         ("p95 (left)", "s-p95"),
         ("p99 (left)", "s-p99"),
@@ -252,6 +324,9 @@ fn legend(svg: &mut String, bound: bool, ideal: bool) {
     ];
     if ideal {
         items.push(("achieved = offered", "ideal"));
+    }
+    if fit {
+        items.push(("USL fit (right)", "s-usl"));
     }
     items.push(("failed step", "failed"));
     if bound {

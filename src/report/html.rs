@@ -23,8 +23,8 @@ use crate::store::StoredRun;
 
 /// The reports' stylesheet (the rounds page shares it). Light by default, dark when the reader's system prefers it, black on white in
 /// print. Chart colours are classes, so both schemes style the same SVG.
-pub(super) const STYLE: &str = ":root{--fg:#1d1d1f;--muted:#555;--bg:#fff;--line:#ccc;--grid:#e8e8e8;--p95:#1f77b4;--p99:#c62828;--ach:#2e7d32;--ideal:#888;--ceil:#2e7d32;--knee:#e65100;--bound:#888}\
-@media (prefers-color-scheme:dark){:root{--fg:#e8e8e8;--muted:#aaa;--bg:#15171a;--line:#444;--grid:#2c2f33;--p95:#64b5f6;--p99:#ef5350;--ach:#81c784;--ideal:#999;--ceil:#81c784;--knee:#ffb74d;--bound:#aaa}}\
+pub(super) const STYLE: &str = ":root{--fg:#1d1d1f;--muted:#555;--bg:#fff;--line:#ccc;--grid:#e8e8e8;--p95:#1f77b4;--p99:#c62828;--ach:#2e7d32;--ideal:#888;--ceil:#2e7d32;--knee:#e65100;--bound:#888;--usl:#6a1b9a}\
+@media (prefers-color-scheme:dark){:root{--fg:#e8e8e8;--muted:#aaa;--bg:#15171a;--line:#444;--grid:#2c2f33;--p95:#64b5f6;--p99:#ef5350;--ach:#81c784;--ideal:#999;--ceil:#81c784;--knee:#ffb74d;--bound:#aaa;--usl:#ce93d8}}\
 body{font:14px/1.45 system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:var(--fg);background:var(--bg)}\
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid var(--line);padding:.25em .6em;text-align:right}\
 td:first-child,th:first-child{text-align:left}ul.answer{font-size:15px;padding-left:1.2em}\
@@ -33,6 +33,7 @@ td:first-child,th:first-child{text-align:left}ul.answer{font-size:15px;padding-l
 .line{fill:none;stroke-width:1.8}.s-p95{stroke:var(--p95)}.s-p99{stroke:var(--p99)}.s-achieved{stroke:var(--ach)}.ideal{stroke:var(--ideal);stroke-dasharray:4 4;fill:none}\
 .dot{stroke-width:1.5}.dot.s-p95{fill:var(--p95)}.dot.s-p99{fill:var(--p99)}.dot.s-achieved{fill:var(--ach)}.dot.failed{fill:var(--bg)}.bound{fill:var(--bound)}\
 .mark{stroke-dasharray:5 4;stroke-width:1.5}.mark.ceiling{stroke:var(--ceil)}.mark.knee{stroke:var(--knee)}.mark-label.ceiling{fill:var(--ceil)}.mark-label.knee{fill:var(--knee)}\
+.s-usl{stroke:var(--usl);stroke-dasharray:6 3}.usl-peak{stroke:var(--usl);stroke-dasharray:2 3;stroke-width:1.2}.usl-label{fill:var(--usl)}\
 .t-p95{fill:var(--p95)}.t-achieved{fill:var(--ach)}\
 @media print{:root{--fg:#000;--muted:#333;--bg:#fff;--line:#999;--grid:#ddd}body{max-width:none;margin:0}.chart,table,.steps{break-inside:avoid}h2,h3,h4{break-after:avoid}}";
 

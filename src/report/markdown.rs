@@ -1,6 +1,6 @@
 //! The Markdown report of one stored run, pasteable into a pull request, leading with
 //! the answer ([`Sections`]): for a search its ceiling, what limited it, the knee, the
-//! generator's verdict, what each watch saw at the ceiling and the failing step
+//! model fitted to its steps, the generator's verdict, what each watch saw at the ceiling and the failing step
 //! ([`super::limits`]) and the [`super::sizing`] table, then the step table and the
 //! ceiling step's figures; for a run its verdict and thresholds, then load, latency,
 //! per-name table and errors by kind. [`render`] is pure; [`escape`] keeps target- or
@@ -103,7 +103,8 @@ pub fn title(run: &Run) -> String {
     format!("{verdict} — {name}")
 }
 
-/// The answer of a search in four lines: ceiling, what limited it, knee, generator;
+/// The answer of a search in five lines: ceiling, what limited it, knee, the fitted
+/// USL model, generator;
 /// with `--hold`, the hold's verdict and figures after the ceiling.
 fn answer(out: &mut String, run: &Run, view: &super::view::SearchView<'_>) {
     let u = view.unit;
@@ -115,17 +116,16 @@ fn answer(out: &mut String, run: &Run, view: &super::view::SearchView<'_>) {
         (Some(c), true) => format!("**at least {} {u}** (a lower bound)", value(c)),
         (None, _) => "**none found**: no step passed".into(),
     };
-    let knee = super::capacity::Capacity::of(run)
-        .and_then(|c| c.knee)
-        .map_or(
-            "none that matters (p95 never outgrew the load)".into(),
-            |k| {
-                format!(
-                    "{} {u} (p95 grows faster than the load beyond it)",
-                    value(k)
-                )
-            },
-        );
+    let capacity = super::capacity::Capacity::of(run);
+    let knee = capacity.as_ref().and_then(|c| c.knee).map_or(
+        "none that matters (p95 never outgrew the load)".into(),
+        |k| {
+            format!(
+                "{} {u} (p95 grows faster than the load beyond it)",
+                value(k)
+            )
+        },
+    );
     let hold = super::view::stored_hold(run).map_or(String::new(), |h| {
         format!(
             "- Hold: {} at {} {u} ({})\n",
@@ -137,9 +137,18 @@ fn answer(out: &mut String, run: &Run, view: &super::view::SearchView<'_>) {
     let noisy = view.noisy().map_or(String::new(), |n| {
         format!("- Noise: {}\n", escape(&n.sentence(u)))
     });
+    let unit = if u == "users" {
+        crate::search::step::Unit::Users
+    } else {
+        crate::search::step::Unit::Rate
+    };
+    let model = capacity.and_then(|c| c.model).map_or(
+        "- Model (USL): the steps are too few to fit one\n".into(),
+        |m| format!("- Model (USL): {}\n", escape(&m.sentence(unit))),
+    );
     let _ = writeln!(
         out,
-        "- Ceiling: {ceiling}\n{hold}{noisy}- Limited by: {}\n- Knee: {knee}\n- Generator: {}\n",
+        "- Ceiling: {ceiling}\n{hold}{noisy}- Limited by: {}\n- Knee: {knee}\n{model}- Generator: {}\n",
         escape(&view.limited_by()),
         escape(&view.generator())
     );

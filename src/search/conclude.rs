@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::interval::{CeilingInterval, Noisy};
 use super::knee::{knee, latency_limit};
+use super::model;
 use super::result::{value, LimitedBy, SearchResult};
 use super::step::{StepRecord, Unit};
 use super::strategy::Conclusion;
@@ -138,6 +139,7 @@ pub(super) fn conclude(
         .first()
         .and_then(|s| latency_limit(&s.summary.thresholds));
     let noisy = Noisy::of(&steps);
+    let model = model::fit_steps(unit, steps.iter().map(|s| (s.rate, &s.summary)));
     let conclusion = match &noisy {
         Some(n) => format!("{conclusion} {}", n.sentence(u)),
         None => conclusion,
@@ -156,5 +158,6 @@ pub(super) fn conclude(
         hold: None,
         ceiling_interval: interval,
         noisy,
+        model,
     }
 }

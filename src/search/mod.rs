@@ -7,7 +7,8 @@
 //! [`isolation`] waits out a cooldown and, if need be, for free local ports toward the target, and
 //! [`hooks`] runs the scenario's shell commands. The outcome is a
 //! [`result::SearchResult`] with every step's summary, the ceiling, the [`knee`] and
-//! why the search stopped; [`text`] prints it. With `--hold`, the driver then runs the
+//! why the search stopped, and the [`model`] fitted to its steps (the Universal
+//! Scalability Law, with the peak it predicts); [`text`] prints it. With `--hold`, the driver then runs the
 //! answer for that long and [`hold`] judges whether it held (its latency [`trend`]).
 
 pub mod conclude;
@@ -19,6 +20,7 @@ pub mod interval;
 pub mod isolation;
 pub mod keepup;
 pub mod knee;
+pub mod model;
 pub mod result;
 pub mod step;
 pub mod strategy;
@@ -30,6 +32,7 @@ pub mod words;
 pub use driver::{search, Event, SearchOptions};
 pub use hold::Hold;
 pub use isolation::{IsolationOptions, PortRule, PortRuleError};
+pub use model::Model;
 pub use result::{LimitedBy, SearchResult};
 pub use step::{StepRecord, StepTiming, Unit};
 pub use strategy::{Order, Range, RangeError};

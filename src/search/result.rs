@@ -1,12 +1,13 @@
 //! [`SearchResult`]: what a ceiling search found, every step it ran, and why it
 //! stopped ([`LimitedBy`]). It serializes as the `find --out` JSON (version 1):
 //! `{"version":1, "ceiling", "knee", "limited_by", "unit", "steps": [{"rate",
-//! "passed", "summary", ...}], ...}`.
+//! "passed", "summary", ...}], "model": {"kind": "usl", ...}, ...}`.
 
 use serde::{Deserialize, Serialize};
 
 use super::hold::Hold;
 use super::interval::{CeilingInterval, Noisy};
+use super::model::Model;
 use super::step::{StepRecord, Unit};
 pub use super::words::value;
 
@@ -79,6 +80,10 @@ pub struct SearchResult {
     /// is less sure than its interval says. `null` otherwise.
     #[serde(default)]
     pub noisy: Option<Noisy>,
+    /// The Universal Scalability Law fitted to the steps, with the peak it predicts
+    /// ([`super::model`]); `null` when the steps cannot fix it.
+    #[serde(default)]
+    pub model: Option<Model>,
 }
 
 impl SearchResult {
@@ -110,6 +115,7 @@ mod tests {
             hold: None,
             ceiling_interval: None,
             noisy: None,
+            model: None,
         };
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["version"], 1);
@@ -120,6 +126,8 @@ mod tests {
         assert!(json["steps"].as_array().unwrap().is_empty());
         // Without --hold the result has no `hold` key at all.
         assert!(json.get("hold").is_none());
+        // Without steps to fit, `model` is there and null.
+        assert!(json["model"].is_null());
         assert!(r.found());
         let back: SearchResult = serde_json::from_value(json).unwrap();
         assert_eq!(back, r);
@@ -150,6 +158,7 @@ mod tests {
                 hold: None,
                 ceiling_interval: None,
                 noisy: None,
+                model: None,
             };
             assert_eq!(r.found(), found, "{limited_by:?}");
             assert_eq!(

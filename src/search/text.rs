@@ -2,8 +2,9 @@
 //! the step table in the shape of a hand-kept load-test log ([`table`]: `Rate |
 //! Achieved | Success | p50 | p95 | p99 | Dropped | Wait | Verdict`, where Wait is the
 //! isolation wait before the step beyond its cooldown), the line for a long isolation
-//! wait ([`isolation_line`]), and the closing lines with ceiling, knee and
-//! `limited_by` ([`render`]), led by the hold's verdict with `--hold`.
+//! wait ([`isolation_line`]), and the closing lines with ceiling, knee,
+//! `limited_by` and the fitted model ([`render`]), led by the hold's verdict with
+//! `--hold`.
 
 use super::hold::span;
 use super::isolation::IsolationReport;
@@ -150,7 +151,7 @@ pub fn render(result: &SearchResult) -> String {
     out
 }
 
-/// `Ceiling:`, `Knee:`, `Limited by:`, `Steps:` and the conclusion, without the step
+/// `Ceiling:`, `Knee:`, `Limited by:`, `Model (USL):`, `Steps:` and the conclusion, without the step
 /// table (for output that already showed each step as it ended).
 pub fn answer(result: &SearchResult) -> String {
     let unit = result.unit.as_str();
@@ -196,6 +197,13 @@ pub fn answer(result: &SearchResult) -> String {
     );
     out.push_str(&format!("Knee:       {knee}\n"));
     out.push_str(&format!("Limited by: {}\n", result.limited_by.as_str()));
+    let model = result
+        .model
+        .as_ref()
+        .map_or("the steps are too few to fit one".into(), |m| {
+            m.sentence(result.unit)
+        });
+    out.push_str(&format!("Model (USL): {model}\n"));
     let waited: f64 = result
         .steps
         .iter()

@@ -10,6 +10,7 @@
 //!
 //! Parts: `options` (configuration), `server` (threads, accept loop, per-request
 //! bookkeeping), `routes` (router and handlers), `work` (the worker pool),
+//! `contention` (its optional cost that grows with the requests in flight),
 //! `conn` (HTTP/1.1 and h2c on one port, TLS with ALPN), `tls` (the self-signed
 //! certificate), `timer` (sub-millisecond sleeps), `tasks` and `postgres` (task stores),
 //! `metrics` (Prometheus exposition), `admin` (stall, echo, status), `scheduler`
@@ -19,6 +20,7 @@
 
 mod admin;
 mod conn;
+mod contention;
 mod error;
 mod graphql;
 mod grpc_ticker;
@@ -61,6 +63,14 @@ pub use tls::TargetTlsError;
 /// capacity to stdout. Errors as [`spawn`], or if the signal handler cannot be set.
 pub fn serve_forever(opts: TargetOptions) -> Result<(), TargetError> {
     let (workers, service_time, dist) = (opts.workers, opts.service_time, opts.service_dist);
+    let contention = if opts.contention.is_zero() {
+        String::new()
+    } else {
+        format!(
+            " without contention; with it, each request reconciles with the others in flight, {:?} × in flight per exchange",
+            opts.contention
+        )
+    };
     let store = if opts.postgres.is_some() {
         "postgres"
     } else {
@@ -79,7 +89,7 @@ pub fn serve_forever(opts: TargetOptions) -> Result<(), TargetError> {
         println!("certificate (PEM) written to {}", path.display());
     }
     println!(
-        "headroom target listening on {} — capacity {:.1} req/s ({} workers × {:?} {}), tasks in {}",
+        "headroom target listening on {} — capacity {:.1} req/s ({} workers × {:?} {}){}, tasks in {}",
         target.url(),
         target.capacity(),
         workers,
@@ -88,6 +98,7 @@ pub fn serve_forever(opts: TargetOptions) -> Result<(), TargetError> {
             ServiceDist::Fixed => "fixed",
             ServiceDist::Exp => "exp",
         },
+        contention,
         store,
     );
     let _ = rx.recv();

@@ -49,6 +49,11 @@ pub struct TargetOptions {
     pub service_dist: ServiceDist,
     /// Most `/work` requests that may wait for a worker; one more is answered 503 at once.
     pub queue: usize,
+    /// Contention mode: after its service time, each `/work` request reconciles with
+    /// the n − 1 others in flight, n − 1 exchanges of this long × n, so throughput peaks
+    /// and then falls as the load grows (see `contention.rs`); zero (the default) turns
+    /// it off.
+    pub contention: Duration,
     /// PostgreSQL connection URL for the tasks API; `None` keeps tasks in memory.
     pub postgres: Option<String>,
     /// Threads of the server's own tokio runtime (1 = a current-thread runtime).
@@ -81,6 +86,7 @@ impl Default for TargetOptions {
             service_time: Duration::from_millis(5),
             service_dist: ServiceDist::Fixed,
             queue: 10_000,
+            contention: Duration::ZERO,
             postgres: None,
             threads: 1,
             h2_max_streams: DEFAULT_H2_MAX_STREAMS,
@@ -101,7 +107,8 @@ impl TargetOptions {
     }
 
     /// The true ceiling of `/work` in requests per second: workers / mean service time.
-    /// Infinite when the service time is zero.
+    /// Infinite when the service time is zero. Without contention: with it, the
+    /// throughput peaks below this at a load that depends on the lock's hold.
     pub fn capacity(&self) -> f64 {
         let secs = self.service_time.as_secs_f64();
         if secs == 0.0 {

@@ -8,6 +8,7 @@
 //! | `GET /metrics` | [`super::metrics`] exposition |
 //! | `/status/{code}`, `/echo`, `POST /admin/stall?ms=N` | [`super::admin`] |
 //! | `POST /admin/service?ms=N` | `/work`'s service time from now on ([`super::work`]) |
+//! | `POST /admin/contention?ms=N` | `/work`'s contention cost per exchange from now on, 0 off ([`super::contention`]) |
 //! | `GET /slow?ms=N` | sleep N ms without a worker |
 //! | `POST /graphql` | the tasks as GraphQL ([`super::graphql`]) |
 //! | `GET /sse/ticker?every_ms=N&count=M&drop_after=K&retry_ms=R` | [`super::sse`] (served before this router) |
@@ -68,6 +69,7 @@ pub(crate) async fn route(state: &State, endpoint: Endpoint, parts: &Parts, body
         (Endpoint::Slow, []) if method == Method::GET => slow(state, query).await,
         (Endpoint::Admin, ["stall"]) if method == Method::POST => stall(state, query),
         (Endpoint::Admin, ["service"]) if method == Method::POST => service(state, query),
+        (Endpoint::Admin, ["contention"]) if method == Method::POST => contention(state, query),
         (Endpoint::Graphql, []) if method == Method::POST => {
             super::graphql::serve(&state.graphql, &state.graphql_errors, parts, &body).await
         }
@@ -91,9 +93,13 @@ async fn work(state: &State, query: Option<&str>) -> Reply {
         Err(message) => return bad_request(message),
     };
     match state.work.serve(&state.timer, mean).await {
-        WorkOutcome::Served { queued, service } => reply::json(
+        WorkOutcome::Served {
+            queued,
+            service,
+            contended,
+        } => reply::json(
             StatusCode::OK,
-            &json!({"queued_ms": millis(queued), "service_ms": millis(service)}),
+            &json!({"queued_ms": millis(queued), "service_ms": millis(service), "contended_ms": millis(contended)}),
         ),
         WorkOutcome::Rejected => reply::text(StatusCode::SERVICE_UNAVAILABLE, "queue full\n"),
     }
@@ -135,6 +141,24 @@ fn service(state: &State, query: Option<&str>) -> Reply {
             reply::json(
                 StatusCode::OK,
                 &json!({"service_ms": millis(d), "was_ms": millis(was)}),
+            )
+        }
+        Ok(None) => bad_request("`ms` is required".into()),
+        Err(message) => bad_request(message),
+    }
+}
+
+/// `POST /admin/contention?ms=N`: every `/work` request from now on reconciles with
+/// the others in flight, exchanges of N ms × in flight (0 turns the mode off); answers
+/// the old and new costs.
+fn contention(state: &State, query: Option<&str>) -> Reply {
+    match ms_param(query) {
+        Ok(Some(d)) => {
+            let was = state.work.contention.per();
+            state.work.contention.set_per(d);
+            reply::json(
+                StatusCode::OK,
+                &json!({"contention_ms": millis(d), "was_ms": millis(was)}),
             )
         }
         Ok(None) => bad_request("`ms` is required".into()),

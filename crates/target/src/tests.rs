@@ -324,6 +324,38 @@ fn admin_service_changes_the_work_service_time_from_then_on() {
 }
 
 #[test]
+fn admin_contention_makes_work_reconcile_with_the_others_in_flight() {
+    let t = target(4, 1, 100);
+    block_on(async {
+        let addr = t.addr();
+        let before = get(addr, "/work").await.unwrap().json();
+        assert_eq!(before["contended_ms"].as_f64(), Some(0.0), "{before}");
+        let r = send(addr, "POST", "/admin/contention?ms=10", &[], b"")
+            .await
+            .unwrap();
+        assert_eq!(r.status, 200);
+        let v = r.json();
+        assert_eq!(
+            (v["contention_ms"].as_f64(), v["was_ms"].as_f64()),
+            (Some(10.0), Some(0.0))
+        );
+        // Two at once: each reconciles with the other, 2 × 1 exchanges of 10 ms.
+        let (a, b) = tokio::join!(get(addr, "/work"), get(addr, "/work"));
+        for r in [a.unwrap().json(), b.unwrap().json()] {
+            let took = r["contended_ms"].as_f64().unwrap();
+            assert!((19.0..60.0).contains(&took), "{r}");
+        }
+        for bad in ["/admin/contention", "/admin/contention?ms=-1"] {
+            assert_eq!(
+                send(addr, "POST", bad, &[], b"").await.unwrap().status,
+                400,
+                "{bad}"
+            );
+        }
+    });
+}
+
+#[test]
 fn echo_returns_the_request() {
     let t = target(1, 5, 10);
     let r = block_on(send(

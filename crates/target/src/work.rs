@@ -7,6 +7,10 @@
 //! workers / mean service time. Holding a worker is an async sleep on the
 //! [`PreciseTimer`], so a waiting or served request costs no CPU.
 //!
+//! With `contention` on, a request then reconciles with the others in flight for a
+//! time that grows with their number before it gives its worker back
+//! ([`super::contention`]): throughput peaks and falls past it.
+//!
 //! The mean service time can be changed while the target runs
 //! ([`WorkPool::set_service_time`], `POST /admin/service?ms=N`): a target that slows
 //! down under way, as a database whose tables bloat does, for tests of `find --hold`.
@@ -20,6 +24,7 @@ use std::time::{Duration, Instant};
 use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
+use super::contention::Contention;
 use super::metrics::Held;
 use super::options::{ServiceDist, TargetOptions};
 use super::timer::PreciseTimer;
@@ -27,12 +32,15 @@ use super::timer::PreciseTimer;
 /// What became of one `/work` request.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum WorkOutcome {
-    /// Served: waited `queued` for a worker, then held it for `service`.
+    /// Served: waited `queued` for a worker, then held it for `service`, then
+    /// reconciled for `contended` (zero when the contention mode is off).
     Served {
         /// Time spent waiting for a worker.
         queued: Duration,
-        /// Time the worker was held.
+        /// Time the worker was held for the service itself.
         service: Duration,
+        /// Time spent reconciling with the others in flight.
+        contended: Duration,
     },
     /// The queue was full; the request was turned away without waiting.
     Rejected,
@@ -48,6 +56,8 @@ pub(crate) struct WorkPool {
     dist: ServiceDist,
     /// When each free worker fell free (its last request's deadline), earliest first.
     free_at: Mutex<BinaryHeap<Reverse<Instant>>>,
+    /// The contention mode's count of requests in flight and its cost.
+    pub(crate) contention: Contention,
     waiting: Gauge,
     busy: Gauge,
 }
@@ -62,6 +72,7 @@ impl WorkPool {
             queue: i64::try_from(opts.queue).unwrap_or(i64::MAX),
             service_ns: AtomicU64::new(nanos(opts.service_time)),
             dist: opts.service_dist,
+            contention: Contention::new(opts.contention),
             waiting,
             busy,
         }
@@ -83,6 +94,7 @@ impl WorkPool {
     /// service time when `None`).
     pub(crate) async fn serve(&self, timer: &PreciseTimer, mean: Option<Duration>) -> WorkOutcome {
         let arrived = Instant::now();
+        let _in_flight = self.contention.enter();
         let permit = match self.permits.try_acquire() {
             Ok(permit) => permit,
             Err(_) => {
@@ -100,11 +112,19 @@ impl WorkPool {
             }
         };
         let service = sample(self.dist, mean.unwrap_or_else(|| self.service_time()));
-        let worker = Worker::take(self, permit, arrived, service);
+        let mut worker = Worker::take(self, permit, arrived, service);
         timer.sleep_until(worker.until).await;
+        let (queued, service) = (worker.start - arrived, worker.until - worker.start);
+        // The worker is still held: reconciling is part of its request.
+        let contended = self.contention.hold(timer).await;
+        if !contended.is_zero() {
+            // It falls free now, not at the end of its service time.
+            worker.until = Instant::now();
+        }
         WorkOutcome::Served {
-            queued: worker.start - arrived,
-            service: worker.until - worker.start,
+            queued,
+            service,
+            contended,
         }
     }
 
