@@ -7,10 +7,11 @@ use std::time::Duration;
 use super::interval::{CeilingInterval, Noisy};
 use super::knee::{knee, latency_limit};
 use super::model;
-use super::result::{value, LimitedBy, SearchResult};
+use super::result::{LimitedBy, SearchResult};
 use super::step::{StepRecord, Unit};
 use super::strategy::Conclusion;
 use super::text::failures;
+use super::words::value;
 
 /// How the loop ended, before it is put in words.
 pub(super) enum End {

@@ -268,7 +268,7 @@ fn step_env(index: usize, value: f64, unit: Unit) -> Vec<(String, String)> {
         ("HEADROOM_STEP".to_string(), index.to_string()),
         (
             "HEADROOM_STEP_VALUE".to_string(),
-            super::result::value(value),
+            super::words::value(value),
         ),
         ("HEADROOM_STEP_UNIT".to_string(), unit.as_str().to_string()),
     ]

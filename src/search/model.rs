@@ -37,8 +37,8 @@ mod lm;
 
 use serde::{Deserialize, Serialize};
 
-use super::result::value;
 use super::step::Unit;
+use super::words::value;
 use crate::metrics::summary::Summary;
 
 /// Steps a peak needs: three fix the three parameters; a fourth is the first check.
