@@ -247,24 +247,37 @@ fn points_come_from_littles_law_or_the_user_count() {
 
 #[test]
 fn the_sentence_names_the_peak_and_where() {
-    let m = Model {
+    let mut m = Model {
         kind: ModelKind::Usl,
         lambda: 200.0,
         sigma: 0.02,
         kappa: 0.01,
-        peak: Some(812.4),
-        peak_concurrency: Some(6.43),
+        peak: None,
+        peak_concurrency: None,
         r2: 0.981,
         points: 9,
         max_concurrency: 20.0,
     };
+    // The curve's own peak: N* = √(0.98 / 0.01) = 9.9, X(N*) = 961.6.
+    let (n, x) = m.curve_peak().unwrap();
+    (m.peak, m.peak_concurrency) = (Some(x), Some(n));
     assert_eq!(
         m.sentence(Unit::Rate),
-        "peak 812 req/s at 6.4 in flight (r² 0.98)"
+        "peak 962 req/s at 9.9 in flight (r² 0.98)"
     );
     assert_eq!(
         m.sentence(Unit::Users),
-        "peak 812 req/s at 6.4 users (r² 0.98)"
+        "peak 962 req/s at 9.9 users (r² 0.98)"
+    );
+    // A plateau the steps measured below a curve that rounds the corner says both.
+    let plateau = Model {
+        peak: Some(800.0),
+        peak_concurrency: Some(4.4),
+        ..m
+    };
+    assert_eq!(
+        plateau.sentence(Unit::Rate),
+        "peak 800 req/s at 4.4 in flight, where the steps level off (the fitted curve rounds that corner to 962 req/s at 9.9 in flight) (r² 0.98)"
     );
     let json = serde_json::to_value(&m).unwrap();
     for key in ["lambda", "sigma", "kappa", "peak", "peak_concurrency", "r2"] {
@@ -282,4 +295,31 @@ fn the_sentence_names_the_peak_and_where() {
         "{json}"
     );
     assert_eq!(serde_json::from_value::<Model>(json).unwrap(), none);
+}
+
+#[test]
+fn a_corner_between_sparse_steps_is_the_measured_plateau_not_the_curves_overshoot() {
+    // The built-in target (4 workers × 5 ms, 800/s) as a search that jumps to the
+    // boundary measures it: linear to 800/s at 4.4 in flight, then two overloaded
+    // steps on the flat far apart (Little's law counts the generator's backlog).
+    let pts: Vec<Point> = [
+        (0.52, 100.0),
+        (1.04, 200.0),
+        (2.1, 400.0),
+        (4.4, 800.0),
+        (4.5, 799.0),
+        (48.0, 800.4),
+        (500.0, 800.0),
+    ]
+    .iter()
+    .map(|&(n, x)| Point { n, x })
+    .collect();
+    let m = fit(&pts).expect("a model");
+    // The smooth curve overshoots the corner between the steps on the flat...
+    let (_, cx) = m.curve_peak().expect("a curve that bends");
+    assert!(cx > CORNER * 800.4, "{m:?}");
+    // ...so the peak claimed is the plateau the steps show.
+    assert_eq!(m.peak, Some(800.4), "{m:?}");
+    assert_eq!(m.peak_concurrency, Some(4.4), "{m:?}");
+    assert!(m.sentence(Unit::Rate).contains("where the steps level off"));
 }
