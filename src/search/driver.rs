@@ -393,7 +393,7 @@ fn conclude(end: End, unit: Unit, steps: Vec<StepRecord>, took: Duration) -> Sea
             format!("the ceiling is at least {} {u} (a lower bound)", value(b))
         })
     };
-    let (ceiling, lower_bound, limited_by, conclusion) = match end {
+    let (ceiling, lower_bound, limited_by, mut conclusion) = match end {
         End::Strategy(Conclusion::Ceiling { ceiling, failed }) => (
             Some(ceiling),
             false,
@@ -473,6 +473,7 @@ fn conclude(end: End, unit: Unit, steps: Vec<StepRecord>, took: Duration) -> Sea
     let limit = steps
         .first()
         .and_then(|s| latency_limit(&s.summary.thresholds));
+    let bottleneck = super::bottleneck::conclude(&steps, limited_by, ceiling, &mut conclusion);
     SearchResult {
         version: 1,
         ceiling,
@@ -481,6 +482,7 @@ fn conclude(end: End, unit: Unit, steps: Vec<StepRecord>, took: Duration) -> Sea
         limited_by,
         unit,
         failed_at,
+        bottleneck,
         conclusion,
         duration_s: took.as_secs_f64(),
         steps,

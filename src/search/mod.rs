@@ -9,7 +9,10 @@
 //! [`result::SearchResult`] with every step's summary, the ceiling, the [`knee`] and
 //! why the search stopped; [`text`] prints it. With `--hold`, the driver then runs the
 //! answer for that long and [`hold`] judges whether it held (its latency [`trend`]).
+//! [`bottleneck`] names the watched resource that ran out between the last passing
+//! and the first failing step.
 
+pub mod bottleneck;
 pub mod driver;
 pub mod hold;
 pub mod hooks;
@@ -22,6 +25,7 @@ pub mod strategy;
 pub mod text;
 pub mod trend;
 
+pub use bottleneck::Bottleneck;
 pub use driver::{search, Event, SearchOptions};
 pub use hold::Hold;
 pub use isolation::{IsolationOptions, PortRule, PortRuleError};

@@ -46,7 +46,9 @@ pub use postgres::{Connections, PostgresSummary, TableTuples};
 pub use process::{FdUse, ProcessSummary, FD_WARN_SHARE};
 pub use prometheus::{PrometheusSummary, SeriesSummary, MAX_SERIES};
 pub use sampler::{GeneratorVerdict, RunView};
-pub use samples::{CgroupSample, PostgresSample, ProcessSample, PrometheusSample, TopQuery};
+pub use samples::{
+    BusiestProcess, CgroupSample, PostgresSample, ProcessSample, PrometheusSample, TopQuery,
+};
 pub use scrape::default_tls;
 pub use spec::Spec;
 pub use summary::{AvgMax, Detail, Gap, Max, ProfileRow, WatchSummary};
