@@ -6,6 +6,7 @@
 //! Issue 9's honest-verdict checks of a search live in submodules.
 
 mod answer;
+mod bottleneck;
 mod hold;
 mod isolation;
 mod keep_up;

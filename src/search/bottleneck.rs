@@ -9,7 +9,7 @@
 //!
 //! | kind | watch | figure (failing step) | cap |
 //! |---|---|---|---|
-//! | `cpu` | `pid:`/`process:` | mean CPU of the busiest process | its threads or allowed CPUs, whichever is fewer (1 core when single-threaded) |
+//! | `cpu` | `pid:`/`process:` | mean CPU of the busiest process, plus the time it waited for a CPU when single-threaded (a shared core) | its threads or allowed CPUs, whichever is fewer (1 core when single-threaded) |
 //! | `cpu` | `cgroup:`/`docker:` | mean CPU of the cgroup | its `cpu.max` quota |
 //! | `throttling` | `cgroup:`/`docker:` | mean share of periods throttled | — (≥ 20 %) |
 //! | `fds` | `pid:`/`process:` | most open descriptors | their soft limit |
@@ -124,7 +124,7 @@ pub struct Point {
 /// One figure behind an attribution, at the failing step and the passing one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
-    /// What is measured: `cpu_cores`, `throttled_share`, `fds`, `connections`,
+    /// What is measured: `cpu_demand_cores` (CPU used plus waited for), `cpu_cores`, `throttled_share`, `fds`, `connections`,
     /// `waiting_locks`, `workers_busy`, `generator_cpu_percent`, `generator_lag_ms`.
     pub figure: String,
     /// Its cap, in the same unit (`None`: none).

@@ -122,6 +122,8 @@ pub(crate) struct ProcessSampler {
     processes: usize,
     /// Each member's own CPU ticks at the previous sample, for the busiest member.
     prev_own: HashMap<ledger::Key, u64>,
+    /// The busiest member at the previous sample and its run-queue delay then, ns.
+    prev_delay: Option<(ledger::Key, u64)>,
 }
 
 impl ProcessSampler {
@@ -139,6 +141,7 @@ impl ProcessSampler {
             samples: Vec::new(),
             processes: 0,
             prev_own: HashMap::new(),
+            prev_delay: None,
         };
         let uptime = s.uptime_ticks();
         let members = s.resolve()?;
@@ -308,6 +311,19 @@ impl ProcessSampler {
         let (at, ticks) = top?;
         let m = &members[at];
         let threads = u64::try_from(m.stat.num_threads).unwrap_or(1).max(1);
+        // A single-threaded process's schedstat is its one thread's: the time it was
+        // runnable but not running, which a shared core hides from its CPU figure.
+        let key = readings[at].key;
+        let delay = (threads == 1)
+            .then(|| m.proc.schedstat().ok().map(|s| s.run_delay))
+            .flatten();
+        let wait_cores = match (self.prev_delay, delay) {
+            (Some((k, before)), Some(now)) if k == key => {
+                Some(round3(now.saturating_sub(before) as f64 / 1e9 / dt))
+            }
+            _ => None,
+        };
+        self.prev_delay = delay.map(|d| (key, d));
         let cpus = m
             .proc
             .status()
@@ -324,6 +340,7 @@ impl ProcessSampler {
             pid: u32::try_from(m.proc.pid).unwrap_or(0),
             command: m.stat.comm.clone(),
             cpu_cores: round3(ticks as f64 / self.ticks_per_s / dt),
+            wait_cores,
             threads,
             cpu_cap_cores: threads.min(cpus.max(1)) as f64,
         })

@@ -39,6 +39,12 @@ pub struct BusiestProcess {
     pub command: String,
     /// CPU over the interval, cores.
     pub cpu_cores: f64,
+    /// Time it was ready to run but waited for a CPU, per second of the interval
+    /// (`/proc/PID/schedstat` run delay), for a single-threaded process that was also
+    /// the busiest at the previous sample: with `cpu_cores`, how much of a core it
+    /// wanted when the core is shared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_cores: Option<f64>,
     /// Its threads at the sample.
     pub threads: u64,
     /// The most cores it can use: its threads or the CPUs its affinity allows,

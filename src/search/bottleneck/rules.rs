@@ -84,6 +84,17 @@ fn busiest_cpu(d: &Detail) -> Option<f64> {
     }
 }
 
+/// CPU used plus time waiting for a CPU, of the samples that have both.
+fn busiest_demand(d: &Detail) -> Option<f64> {
+    match d {
+        Detail::Process(p) => mean(p.samples.iter().filter_map(|s| {
+            let b = s.busiest.as_ref()?;
+            Some(b.cpu_cores + b.wait_cores?)
+        })),
+        _ => None,
+    }
+}
+
 fn fds(d: &Detail) -> Option<f64> {
     match d {
         Detail::Process(p) => Some(p.fds.max as f64),
@@ -113,9 +124,17 @@ fn process(
             format!("at the {} cores it can use", value(cap))
         };
         let what = format!("{} (pid {})", top.command, top.pid);
-        if let Some(e) = pair(&busiest_cpu).evidence("cpu_cores", Some(cap)) {
-            out.extend(capped(what, Kind::Cpu, state, e));
-        }
+        // On a shared core the process may use less than its core yet want all of it:
+        // what it used plus what it waited for decides, what it used is shown beside.
+        let busy = pair(&busiest_cpu).evidence("cpu_cores", Some(cap));
+        let decided = match pair(&busiest_demand).evidence("cpu_demand_cores", Some(cap)) {
+            Some(demand) => capped(what, Kind::Cpu, state, demand).map(|mut c| {
+                c.evidence.extend(busy);
+                c
+            }),
+            None => busy.and_then(|e| capped(what, Kind::Cpu, state, e)),
+        };
+        out.extend(decided);
     }
     if let Some(limit) = p.fds.limit {
         let what = match &p.command {
@@ -297,7 +316,13 @@ pub(super) fn figure(e: &Evidence, v: f64, first: bool) -> String {
             value(cap),
             if cap == 1.0 { "" } else { "s" }
         ),
-        ("cpu_cores", false) => pct(cap),
+        ("cpu_cores", false) | ("cpu_demand_cores", false) => pct(cap),
+        ("cpu_demand_cores", true) => format!(
+            "busy or waiting for a CPU {} of {} core{}",
+            pct(cap),
+            value(cap),
+            if cap == 1.0 { "" } else { "s" }
+        ),
         ("throttled_share", true) => format!("throttled in {:.0}% of periods", v * 100.0),
         ("throttled_share", false) => format!("{:.0}%", v * 100.0),
         ("fds", true) => format!("{} of {} descriptors open", value(v), value(cap)),

@@ -41,6 +41,7 @@ fn process(cpu: f64, threads: u64, cap: f64, fds: u64, limit: u64) -> WatchSumma
             pid: 4242,
             command: "nginx".into(),
             cpu_cores: cpu,
+            wait_cores: None,
             threads,
             cpu_cap_cores: cap,
         }),
@@ -58,6 +59,17 @@ fn process(cpu: f64, threads: u64, cap: f64, fds: u64, limit: u64) -> WatchSumma
             ..ProcessSummary::default()
         }),
     )
+}
+
+/// [`process`] on a shared core: single-threaded, using `cpu` and waiting `wait`.
+fn contended(cpu: f64, wait: f64) -> WatchSummary {
+    let mut w = process(cpu, 1, 1.0, 10, 1024);
+    if let Detail::Process(p) = &mut w.detail {
+        for s in &mut p.samples {
+            s.busiest.as_mut().unwrap().wait_cores = Some(wait);
+        }
+    }
+    w
 }
 
 fn cgroup(cpu: f64, cap: Option<f64>, throttled: Option<f64>) -> WatchSummary {
@@ -146,6 +158,13 @@ fn each_kind_is_named_with_its_confidence() {
             Kind::Cpu,
             Confidence::Medium,
             "nginx (pid 4242) at 1 core (single-threaded): 85% of 1 core at 1600/s, 50% at 800/s (medium)",
+        ),
+        (
+            vec![contended(0.5, 0.1)],
+            vec![contended(0.74, 0.25)],
+            Kind::Cpu,
+            Confidence::High,
+            "nginx (pid 4242) at 1 core (single-threaded): busy or waiting for a CPU 99% of 1 core at 1600/s, 60% at 800/s; 74% of 1 core at 1600/s, 50% at 800/s (high)",
         ),
         (
             vec![process(0.1, 1, 1.0, 20, 64)],

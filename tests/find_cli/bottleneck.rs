@@ -1,0 +1,127 @@
+//! Issue 23 item 4: `find` names the bottleneck with evidence, each kind against a
+//! real setup on loopback — nginx with one worker pinned to one core (CPU), nginx with
+//! a low `worker_rlimit_nofile` (descriptors), the built-in target's worker pool from
+//! its own metrics, the built-in target on a PostgreSQL with a small
+//! `max_connections` (connections), and a server in a cgroup v2 CPU quota (throttling).
+
+use std::path::Path;
+use std::process::Output;
+
+use headroom::search::bottleneck::{attribute, Confidence, Kind};
+use headroom::search::{LimitedBy, SearchResult};
+
+use super::{all_output, find, serial, QUICK};
+use crate::support::{prose, Nginx, NginxExtra};
+
+/// The search ended at a failure and named `kind`, at or near its cap, with the
+/// failing step's figure at least the passing step's (at the ceiling a resource may
+/// already be full) and above the first, lightest step's; the text says it in one line.
+fn assert_named(result: &SearchResult, out: &Output, kind: Kind) {
+    let text = all_output(out);
+    assert_eq!(result.limited_by, LimitedBy::Thresholds, "{text}");
+    let b = result
+        .bottleneck
+        .as_ref()
+        .unwrap_or_else(|| panic!("no bottleneck named\n{text}"));
+    assert_eq!(b.top.kind, kind, "{b:#?}\n{text}");
+    assert!(b.top.confidence >= Confidence::Medium, "{b:#?}");
+    let e = &b.top.evidence[0];
+    assert_eq!(Some(e.failing.rate), result.failed_at, "{b:#?}");
+    let p = e
+        .passing
+        .unwrap_or_else(|| panic!("no passing figure: {b:#?}"));
+    assert_eq!(Some(p.rate), result.ceiling, "{b:#?}");
+    assert!(e.failing.value >= p.value, "{b:#?}");
+    let first = &result.steps[0];
+    let failing = result
+        .steps
+        .iter()
+        .find(|s| Some(s.rate) == result.failed_at && !s.passed)
+        .unwrap();
+    let light = attribute(
+        Some((first.rate, &first.summary)),
+        (failing.rate, &failing.summary),
+    )
+    .unwrap();
+    let rose = light.top.evidence[0].passing.unwrap();
+    assert!(
+        rose.value < e.failing.value,
+        "{} at the first step is no lower: {light:#?}",
+        e.figure
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("Bottleneck: "))
+        .unwrap_or_else(|| panic!("no Bottleneck line\n{stdout}"));
+    assert!(line.contains(&b.top.what), "{line}");
+    // The raw JSON carries the contract's names.
+    let json: serde_json::Value = serde_json::to_value(result).unwrap();
+    for key in ["what", "kind", "evidence", "confidence"] {
+        assert!(json["bottleneck"].get(key).is_some(), "{key}: {json}");
+    }
+}
+
+/// A scenario of `GET path` on `url` with gzip accepted, thresholds p95 and errors.
+fn scenario(dir: &Path, url: &str, path: &str, p95: &str) -> String {
+    let file = dir.join("s.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "name: neck\ntarget: {url}\nthresholds: [\"p95 < {p95}\", \"errors < 1%\"]\n\
+             requests:\n  - {{path: {path}, headers: {{accept-encoding: gzip}}}}\n"
+        ),
+    )
+    .unwrap();
+    file.display().to_string()
+}
+
+#[test]
+fn nginx_with_one_worker_pinned_to_one_core_is_named_at_one_core() {
+    let _one = serial();
+    // One worker on CPU 1 only; gzipping 128 KiB costs it about 2.5 ms a request, so
+    // one core serves about 400 requests/s, far below what the generator can send.
+    let nginx = Nginx::start_with(&NginxExtra {
+        main: "worker_cpu_affinity 10;".into(),
+        ..NginxExtra::default()
+    });
+    nginx.put_file("big.txt", &prose(128 * 1024));
+    let worker = nginx.worker_pids()[0];
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(dir.path(), &nginx.url(), "/files/big.txt", "100ms");
+    let spec = format!("pid:{}", nginx.pid());
+    let mut args = vec![file.as_str(), "--from", "50", "--to", "1600"];
+    args.extend(QUICK);
+    args.extend(["--watch", &spec, "--watch-interval", "250ms"]);
+    let (out, result) = find(&args, &dir.path().join("r.json"));
+    assert_named(&result, &out, Kind::Cpu);
+    let b = result.bottleneck.as_ref().unwrap();
+    assert_eq!(b.top.what, format!("nginx (pid {worker})"), "{b:#?}");
+    assert_eq!(b.top.evidence[0].cap, Some(1.0), "{b:#?}");
+    assert!(b.top.state.contains("1 core"), "{b:#?}");
+}
+
+#[test]
+fn nginx_with_a_low_descriptor_limit_is_named_out_of_descriptors() {
+    let _one = serial();
+    // Each request holds two of the worker's 64 descriptors for 200 ms (the client's
+    // connection and the one to the upstream), so about 25 fit: near 120 requests/s.
+    let upstream = super::target(1, 1);
+    let nginx = Nginx::start_with(&NginxExtra {
+        rlimit_nofile: Some(64),
+        locations: format!("location /up/ {{ proxy_pass {}/; }}", upstream.url()),
+        ..NginxExtra::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(dir.path(), &nginx.url(), "/up/slow?ms=200", "500ms");
+    let spec = format!("pid:{}", nginx.pid());
+    let mut args = vec![file.as_str(), "--from", "20", "--to", "800"];
+    args.extend(QUICK);
+    args.extend(["--connections", "400", "--timeout", "2s"]);
+    args.extend(["--watch", &spec, "--watch-interval", "250ms"]);
+    let (out, result) = find(&args, &dir.path().join("r.json"));
+    assert_named(&result, &out, Kind::Fds);
+    let b = result.bottleneck.as_ref().unwrap();
+    assert_eq!(b.top.evidence[0].cap, Some(64.0), "{b:#?}");
+    assert!(b.top.what.starts_with("nginx (pid:"), "{b:#?}");
+}
