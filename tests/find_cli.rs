@@ -337,6 +337,16 @@ fn demo_runs_end_to_end_and_writes_its_report() {
     assert!(md.contains("capacity 800 req/s"), "{md}");
     assert!(md.contains("| Rate | Achieved |"), "{md}");
     assert!(md.contains("Limited by: `thresholds`"), "{md}");
+    // The demo watches its target's own metrics and names its worker pool with evidence.
+    let neck = stdout
+        .lines()
+        .find(|l| l.starts_with("Bottleneck: "))
+        .unwrap_or_else(|| panic!("no Bottleneck line\n{stdout}"));
+    assert!(
+        neck.contains("the built-in target's workers")
+            && neck.contains("all busy: 8 of 8 busy at "),
+        "{neck}"
+    );
     // The verdict covers every step, re-runs included: on a shared 2-core machine a
     // scheduler hiccup can make one step bound (then re-run and not judged), which the
     // report must say rather than hide. The ceiling above is the guard on the answer.

@@ -235,7 +235,7 @@ fn search(
         .ok()
     });
     let (cpu_before, answered_before) = (target.cpu_time(), target.requests_answered());
-    let mut keeper = find::StepKeeper::new(Default::default(), writer);
+    let mut keeper = find::StepKeeper::new(own_metrics(target), writer);
     let result = find::execute(
         &mut crate::engine::Local,
         &plan,
@@ -261,6 +261,26 @@ fn search(
         run_id,
         target_cpu_us,
     })
+}
+
+/// The demo watches its target's worker pool through the target's own `/metrics`, so
+/// its search names the pool as the bottleneck (`8 of 8 busy`) with evidence. Sampled
+/// every 250 ms: a step's window of 2 s then has enough scrapes for a mean. Over HTTPS
+/// (the `--tls` comparison) the pool is the same and is not watched again.
+fn own_metrics(target: &target::RunningTarget) -> find::WatchPlan {
+    let url = target.url();
+    let specs = if url.starts_with("http://") {
+        vec![format!(
+            "prometheus:{url}/metrics#headroom_target_workers_busy,headroom_target_workers"
+        )]
+    } else {
+        Vec::new()
+    };
+    find::WatchPlan {
+        specs,
+        interval: Duration::from_millis(250),
+        tls: None,
+    }
 }
 
 /// `found 800 req/s, -0.0% from capacity` or why nothing can be compared.

@@ -17,7 +17,7 @@ use super::common;
 use super::error::CommandError;
 use super::exit::ExitCode;
 pub use super::find_record::StepKeeper;
-use super::find_record::WatchPlan;
+pub use super::find_record::WatchPlan;
 use super::sharded::Engine;
 pub use super::values::parse_percent;
 

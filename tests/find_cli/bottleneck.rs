@@ -125,3 +125,28 @@ fn nginx_with_a_low_descriptor_limit_is_named_out_of_descriptors() {
     assert_eq!(b.top.evidence[0].cap, Some(64.0), "{b:#?}");
     assert!(b.top.what.starts_with("nginx (pid:"), "{b:#?}");
 }
+
+#[test]
+fn the_built_in_targets_worker_pool_is_named_from_its_own_metrics() {
+    let _one = serial();
+    // 4 workers × 5 ms: 800 requests/s, past which all 4 are busy all the time.
+    let t = super::target(4, 5);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("{}/work", t.url());
+    let spec = format!(
+        "prometheus:{}/metrics#headroom_target_workers_busy,headroom_target_workers",
+        t.url()
+    );
+    let mut args = vec!["--url", &url, "--from", "200"];
+    args.extend(QUICK);
+    args.extend(super::CAPS);
+    args.extend(["--threshold", "p95 < 100ms", "--threshold", "errors < 1%"]);
+    args.extend(["--watch", &spec, "--watch-interval", "250ms"]);
+    let (out, result) = find(&args, &dir.path().join("r.json"));
+    assert_named(&result, &out, Kind::Workers);
+    let b = result.bottleneck.as_ref().unwrap();
+    assert_eq!(b.top.evidence[0].cap, Some(4.0), "{b:#?}");
+    assert_eq!(b.top.confidence, Confidence::High, "{b:#?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("all busy: 4 of 4 busy at "), "{stdout}");
+}
