@@ -13,7 +13,7 @@
 //! | `cpu` | `cgroup:`/`docker:` | mean CPU of the cgroup | its `cpu.max` quota |
 //! | `throttling` | `cgroup:`/`docker:` | mean share of periods throttled | — (≥ 20 %) |
 //! | `fds` | `pid:`/`process:` | most open descriptors | their soft limit |
-//! | `connections` | `postgres:` | most client connections + the watch's own | `max_connections` less the superuser reserve |
+//! | `connections` | `postgres:` | most client connections + the watch's own | `max_connections` |
 //! | `locks` | `postgres:` | most lock requests waiting | — (any, more than at the passing step) |
 //! | `workers` | `prometheus:` of the built-in target | mean `headroom_target_workers_busy` | `headroom_target_workers` |
 //! | `generator` | the generator | the engine's verdict (`generator.bound`) | — |

@@ -150,3 +150,56 @@ fn the_built_in_targets_worker_pool_is_named_from_its_own_metrics() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("all busy: 4 of 4 busy at "), "{stdout}");
 }
+
+#[test]
+fn the_built_in_target_on_a_postgres_with_few_connections_is_named_at_max_connections() {
+    // Six connections, one kept for superusers: five for the target's pool (which would
+    // open 16) as the role `app`, and the reserved one for the watch, which connects
+    // again at each step (as a monitoring superuser does once the others are taken).
+    // Each commit waits 20 ms for its WAL flush (`commit_delay`, which needs fsync on),
+    // so past about 5 / 21 ms ≈ 240 requests/s the pool wants a sixth connection and
+    // the server refuses it.
+    let Some(cluster) = crate::support::statements_cluster(&[
+        "max_connections=6",
+        "superuser_reserved_connections=1",
+        "max_wal_senders=0",
+        "fsync=on",
+        "commit_delay=20000",
+        "commit_siblings=0",
+    ]) else {
+        return;
+    };
+    let _one = serial();
+    crate::support::pg_execute(
+        &cluster.url(),
+        "CREATE ROLE app LOGIN; GRANT ALL ON SCHEMA public TO app",
+    );
+    let t = headroom::target::spawn(headroom::target::TargetOptions {
+        postgres: Some(cluster.url().replacen("postgres@", "app@", 1)),
+        ..headroom::target::TargetOptions::loopback()
+    })
+    .expect("the built-in target on PostgreSQL");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tasks.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "name: tasks\ntarget: {}\nthresholds: [\"p95 < 200ms\", \"errors < 1%\"]\n\
+             requests:\n  - {{name: create, method: POST, path: /tasks, json: {{name: a}}}}\n",
+            t.url()
+        ),
+    )
+    .unwrap();
+    let file = file.display().to_string();
+    let spec = format!("postgres:{}", cluster.url());
+    let mut args = vec![file.as_str(), "--from", "20", "--to", "2000"];
+    args.extend(QUICK);
+    args.extend(super::CAPS);
+    args.extend(["--watch", &spec, "--watch-interval", "250ms"]);
+    let (out, result) = find(&args, &dir.path().join("r.json"));
+    assert_named(&result, &out, Kind::Connections);
+    let b = result.bottleneck.as_ref().unwrap();
+    let e = &b.top.evidence[0];
+    assert_eq!((e.cap, e.failing.value), (Some(6.0), 6.0), "{b:#?}");
+    assert_eq!(b.top.confidence, Confidence::High, "{b:#?}");
+}

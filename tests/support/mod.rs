@@ -90,6 +90,11 @@ pub(crate) fn postgres_cluster() -> Option<Cluster> {
 
 /// Creates `pg_stat_statements` in a test cluster's database (the cluster must preload it).
 pub(crate) fn create_pg_stat_statements(url: &str) {
+    pg_execute(url, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+}
+
+/// Runs `sql` (statements separated by `;`) in a test cluster's database.
+pub(crate) fn pg_execute(url: &str, sql: &str) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -100,9 +105,9 @@ pub(crate) fn create_pg_stat_statements(url: &str) {
             .expect("connect to the test cluster");
         tokio::spawn(conn);
         client
-            .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            .batch_execute(sql)
             .await
-            .expect("create pg_stat_statements");
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
     });
 }
 

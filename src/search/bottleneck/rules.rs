@@ -226,8 +226,9 @@ fn postgres(
 ) -> Vec<Candidate> {
     let mut out = Vec::new();
     let what = format!("PostgreSQL ({})", w.spec);
-    let c = &p.connections;
-    let cap = c.limit.saturating_sub(c.reserved);
+    // Against the whole of max_connections: a watch that connects as a superuser once
+    // the others are taken sits in the reserve, so everyone's connections reach it.
+    let cap = p.connections.limit;
     if cap > 0 {
         if let Some(e) = pair(&connections).evidence("connections", Some(cap as f64)) {
             out.extend(capped(
