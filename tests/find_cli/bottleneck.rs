@@ -142,6 +142,8 @@ fn the_built_in_targets_worker_pool_is_named_from_its_own_metrics() {
     args.extend(super::CAPS);
     args.extend(["--threshold", "p95 < 100ms", "--threshold", "errors < 1%"]);
     args.extend(["--watch", &spec, "--watch-interval", "250ms"]);
+    let store = dir.path().join("h.db").display().to_string();
+    args.extend(["--store", &store]);
     let (out, result) = find(&args, &dir.path().join("r.json"));
     assert_named(&result, &out, Kind::Workers);
     let b = result.bottleneck.as_ref().unwrap();
@@ -149,6 +151,14 @@ fn the_built_in_targets_worker_pool_is_named_from_its_own_metrics() {
     assert_eq!(b.top.confidence, Confidence::High, "{b:#?}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("all busy: 4 of 4 busy at "), "{stdout}");
+    // The stored search's report names it too, from the stored steps' watches.
+    let md = crate::support::run_headroom(["report", "latest", "--store", &store], super::LIMIT);
+    let md = String::from_utf8_lossy(&md.stdout);
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("Bottleneck: "))
+        .unwrap_or_else(|| panic!("no Bottleneck line in the report\n{md}"));
+    assert!(line.contains("all busy: 4 of 4 busy at "), "{line}");
 }
 
 #[test]
