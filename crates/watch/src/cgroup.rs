@@ -129,7 +129,7 @@ fn parse_cpu_stat(text: &str) -> CpuStat {
 
 /// Share of the interval's periods that were throttled, and ms throttled per second.
 fn throttling(before: &CpuStat, now: &CpuStat, dt: f64) -> (Option<f64>, Option<f64>) {
-    let delta = |a: Option<u64>, b: Option<u64>| Some(b?.checked_sub(a?)?);
+    let delta = |a: Option<u64>, b: Option<u64>| b?.checked_sub(a?);
     let periods = delta(before.nr_periods, now.nr_periods).filter(|&p| p > 0);
     let share = periods.and_then(|p| {
         let throttled = delta(before.nr_throttled, now.nr_throttled)?;

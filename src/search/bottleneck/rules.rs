@@ -24,7 +24,7 @@ pub(super) fn candidates(
     before: Option<(f64, &WatchSummary)>,
     rate: f64,
 ) -> Vec<Candidate> {
-    let pair = |f: &dyn Fn(&Detail) -> Option<f64>| Pair {
+    let pair = |f: &Read| Pair {
         failing: f(&w.detail).map(|v| Point { rate, value: v }),
         passing: before.and_then(|(r, p)| f(&p.detail).map(|v| Point { rate: r, value: v })),
     };
@@ -36,6 +36,11 @@ pub(super) fn candidates(
         Detail::Generator(_) => Vec::new(),
     }
 }
+
+/// A figure read from a watch's detail (`None`: not measured).
+type Read = dyn Fn(&Detail) -> Option<f64>;
+/// A reading at the failing step and at the passing one.
+type Pairs<'a> = dyn Fn(&Read) -> Pair + 'a;
 
 /// A figure at the failing step and at the passing one.
 struct Pair {
@@ -102,11 +107,7 @@ fn fds(d: &Detail) -> Option<f64> {
     }
 }
 
-fn process(
-    w: &WatchSummary,
-    p: &ProcessSummary,
-    pair: &dyn Fn(&dyn Fn(&Detail) -> Option<f64>) -> Pair,
-) -> Vec<Candidate> {
+fn process(w: &WatchSummary, p: &ProcessSummary, pair: &Pairs) -> Vec<Candidate> {
     let mut out = Vec::new();
     // The busiest process at its busiest sample: whose cap the CPU is judged against.
     let top = p
@@ -162,10 +163,7 @@ fn throttled(d: &Detail) -> Option<f64> {
     }
 }
 
-fn cgroup(
-    c: &CgroupSummary,
-    pair: &dyn Fn(&dyn Fn(&Detail) -> Option<f64>) -> Pair,
-) -> Option<Candidate> {
+fn cgroup(c: &CgroupSummary, pair: &Pairs) -> Option<Candidate> {
     let what = format!("cgroup {}", c.path);
     let cpu = pair(&cgroup_cpu).evidence("cpu_cores", c.cpu_cap_cores);
     let by_cpu = cpu.clone().and_then(|e| {
@@ -219,11 +217,7 @@ fn locks(d: &Detail) -> Option<f64> {
     }
 }
 
-fn postgres(
-    w: &WatchSummary,
-    p: &PostgresSummary,
-    pair: &dyn Fn(&dyn Fn(&Detail) -> Option<f64>) -> Pair,
-) -> Vec<Candidate> {
+fn postgres(w: &WatchSummary, p: &PostgresSummary, pair: &Pairs) -> Vec<Candidate> {
     let mut out = Vec::new();
     let what = format!("PostgreSQL ({})", w.spec);
     // Against the whole of max_connections: a watch that connects as a superuser once
@@ -265,10 +259,7 @@ fn busy(d: &Detail) -> Option<f64> {
     }
 }
 
-fn workers(
-    p: &PrometheusSummary,
-    pair: &dyn Fn(&dyn Fn(&Detail) -> Option<f64>) -> Pair,
-) -> Option<Candidate> {
+fn workers(p: &PrometheusSummary, pair: &Pairs) -> Option<Candidate> {
     let workers = p.series.iter().find(|s| s.series == WORKERS)?.last;
     let e = pair(&busy).evidence("workers_busy", Some(workers))?;
     capped(

@@ -144,7 +144,14 @@ fn between(passing: Vec<WatchSummary>, failing: Vec<WatchSummary>) -> Option<Bot
 #[test]
 fn each_kind_is_named_with_its_confidence() {
     // (passing watches, failing watches, kind, confidence, line)
-    let rows: Vec<(Vec<WatchSummary>, Vec<WatchSummary>, Kind, Confidence, &str)> = vec![
+    type Row = (
+        Vec<WatchSummary>,
+        Vec<WatchSummary>,
+        Kind,
+        Confidence,
+        &'static str,
+    );
+    let rows: Vec<Row> = vec![
         (
             vec![process(0.62, 1, 1.0, 10, 1024)],
             vec![process(0.99, 1, 1.0, 12, 1024)],
