@@ -160,6 +160,16 @@ fn finds_200_per_second_within_10_percent() {
     args.extend(["--threshold", "p95 < 100ms", "--threshold", "errors < 1%"]);
     let (out, result) = find(&args, &dir.path().join("r.json"));
     assert_ceiling_near(&result, &out, 200.0, 0.10);
+    // Nothing but the generator was watched: no bottleneck, and the conclusion says
+    // which watch would name one.
+    assert!(result.bottleneck.is_none(), "{:?}", result.bottleneck);
+    assert!(
+        result
+            .conclusion
+            .contains("No watch explains the failure: add --watch pid:"),
+        "{}",
+        result.conclusion
+    );
 }
 
 #[test]
