@@ -166,7 +166,11 @@ fn finds_200_per_second_within_10_percent() {
     assert!(
         result
             .conclusion
-            .contains("No watch explains the failure: add --watch pid:"),
+            // The target runs in this test process, which listens on its port.
+            .contains(&format!(
+                "No watch explains the failure: add --watch pid:{} (",
+                std::process::id()
+            )),
         "{}",
         result.conclusion
     );
