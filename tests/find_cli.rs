@@ -6,6 +6,7 @@
 //! Issue 9's honest-verdict checks of a search live in submodules.
 
 mod answer;
+mod bottleneck;
 mod hold;
 mod isolation;
 mod keep_up;
@@ -161,6 +162,20 @@ fn finds_200_per_second_within_10_percent() {
     args.extend(["--threshold", "p95 < 100ms", "--threshold", "errors < 1%"]);
     let (out, result) = find(&args, &dir.path().join("r.json"));
     assert_ceiling_near(&result, &out, 200.0, 0.10);
+    // Nothing but the generator was watched: no bottleneck, and the conclusion says
+    // which watch would name one.
+    assert!(result.bottleneck.is_none(), "{:?}", result.bottleneck);
+    assert!(
+        result
+            .conclusion
+            // The target runs in this test process, which listens on its port.
+            .contains(&format!(
+                "No watch explains the failure: add --watch pid:{} (",
+                std::process::id()
+            )),
+        "{}",
+        result.conclusion
+    );
 }
 
 #[test]
@@ -358,6 +373,16 @@ fn demo_runs_end_to_end_and_writes_its_report() {
     // The fitted model's line, in the terminal and the report (issue 23 item 3).
     assert!(md.contains("- Model (USL): "), "{md}");
     assert!(stdout.contains("\nModel (USL): "), "{stdout}");
+    // The demo watches its target's own metrics and names its worker pool with evidence.
+    let neck = stdout
+        .lines()
+        .find(|l| l.starts_with("Bottleneck: "))
+        .unwrap_or_else(|| panic!("no Bottleneck line\n{stdout}"));
+    assert!(
+        neck.contains("the built-in target's workers")
+            && neck.contains("all busy: 8 of 8 busy at "),
+        "{neck}"
+    );
     // The verdict covers every step, re-runs included: on a shared 2-core machine a
     // scheduler hiccup can make one step bound (then re-run and not judged), which the
     // report must say rather than hide. The ceiling above is the guard on the answer.

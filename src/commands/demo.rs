@@ -152,7 +152,16 @@ pub fn demo_with(out_dir: &Path, tls: bool) -> Result<(SearchResult, DemoReports
     let store = common::open_store(&out_dir.join(STORE_FILE))
         .map_err(|e| eprintln!("warning: {e}; no HTML report"))
         .ok();
-    let searched = search(&target, ClientFlags::default(), &control, store.as_ref())?;
+    // With --tls the two searches compare the target's CPU per request, which the
+    // scrapes of its /metrics would add to one side only: then neither watches it.
+    let watch = (!tls).then(|| own_metrics(&target));
+    let searched = search(
+        &target,
+        ClientFlags::default(),
+        &control,
+        store.as_ref(),
+        watch,
+    )?;
     let (plan, search, result) = (&searched.plan, &searched.options, &searched.result);
     // Each step was printed (on stderr) as it ended: the answer alone, not the table again.
     println!("{}", text::answer(result));
@@ -207,12 +216,14 @@ pub struct Searched {
 }
 
 /// Searches the ceiling of `target`'s `/work` with the demo's settings, connecting as
-/// `client` says, and records the search in `store` when there is one.
+/// `client` says, watching what `watch` says (besides the generator), and records the
+/// search in `store` when there is one.
 fn search(
     target: &target::RunningTarget,
     client: ClientFlags,
     control: &Control,
     store: Option<&crate::store::Store>,
+    watch: Option<find::WatchPlan>,
 ) -> Result<Searched, DemoError> {
     let overrides = Overrides {
         url: Some(format!("{}/work", target.url())),
@@ -239,7 +250,7 @@ fn search(
         .ok()
     });
     let (cpu_before, answered_before) = (target.cpu_time(), target.requests_answered());
-    let mut keeper = find::StepKeeper::new(Default::default(), writer);
+    let mut keeper = find::StepKeeper::new(watch.unwrap_or_default(), writer);
     let result = find::execute(
         &mut crate::engine::Local,
         &plan,
@@ -265,6 +276,26 @@ fn search(
         run_id,
         target_cpu_us,
     })
+}
+
+/// The demo watches its target's worker pool through the target's own `/metrics`, so
+/// its search names the pool as the bottleneck (`8 of 8 busy`) with evidence. Sampled
+/// every 250 ms: a step's window of 2 s then has enough scrapes for a mean. Only over
+/// plain HTTP (the `--tls` comparison watches neither search).
+fn own_metrics(target: &target::RunningTarget) -> find::WatchPlan {
+    let url = target.url();
+    let specs = if url.starts_with("http://") {
+        vec![format!(
+            "prometheus:{url}/metrics#headroom_target_workers_busy,headroom_target_workers"
+        )]
+    } else {
+        Vec::new()
+    };
+    find::WatchPlan {
+        specs,
+        interval: Duration::from_millis(250),
+        tls: None,
+    }
 }
 
 /// `found 800 req/s, -0.0% from capacity` or why nothing can be compared.

@@ -17,7 +17,7 @@ use super::common;
 use super::error::CommandError;
 use super::exit::ExitCode;
 pub use super::find_record::StepKeeper;
-use super::find_record::WatchPlan;
+pub use super::find_record::WatchPlan;
 use super::sharded::Engine;
 pub use super::values::parse_percent;
 
@@ -53,7 +53,7 @@ pub fn run(args: &FindArgs) -> Result<ExitCode, CommandError> {
         &args.common,
     );
     let mut keeper = StepKeeper::new(watch, writer);
-    let result = execute(
+    let mut result = execute(
         &mut engine,
         &plan,
         &opts,
@@ -65,6 +65,7 @@ pub fn run(args: &FindArgs) -> Result<ExitCode, CommandError> {
     );
     engine.finish();
     common::finish_otlp(otlp);
+    name_the_service(&mut result, &plan);
     if let Some(id) = keeper.finish(&result, &plan.names) {
         if !args.common.quiet {
             eprintln!("saved as run {id}");
@@ -80,6 +81,32 @@ pub fn run(args: &FindArgs) -> Result<ExitCode, CommandError> {
         d.search_finished(&result, code.into());
     }
     ended
+}
+
+/// When no watch explained the failure and the conclusion asks for `--watch pid:PID
+/// of the service`, names the process listening on the target's port — when the
+/// target is on this machine's loopback, where that process is the service.
+fn name_the_service(result: &mut SearchResult, plan: &Plan) {
+    const ASK: &str = "--watch pid:PID of the service";
+    let host = plan
+        .target
+        .host
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let local = host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if !local || result.bottleneck.is_some() || !result.conclusion.contains(ASK) {
+        return;
+    }
+    if let Some((pid, command)) = crate::watch::listener(plan.target.port) {
+        let named = format!(
+            "--watch pid:{pid} ({command}, listening on port {})",
+            plan.target.port
+        );
+        result.conclusion = result.conclusion.replace(ASK, &named);
+    }
 }
 
 /// Builds the plan and the search options from the flags (both stages: nothing runs).

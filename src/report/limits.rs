@@ -1,14 +1,17 @@
 //! "What limited the ceiling": for the step that holds the ceiling and the lowest
 //! step that failed above it, what each watch saw — CPU and memory against their caps,
 //! and for PostgreSQL its busiest statements, connections against `max_connections`
-//! and dead tuples. [`blocks`] builds the section from a [`SearchView`]; the terminal
+//! and dead tuples — led by the bottleneck those watches name ([`bottleneck`], the
+//! same attribution as the search's `bottleneck`). [`blocks`] builds the section from a [`SearchView`]; the terminal
 //! (`headroom find`) and the reports render the same blocks.
 
 use super::blocks::{Block, Grid};
 use super::profile::{cores, mib, one_line};
 use super::units::{latency, per_second, percent};
 use super::view::{SearchView, StepView};
+use crate::search::bottleneck::{self as neck, Bottleneck};
 use crate::search::result::value;
+use crate::search::{LimitedBy, Unit};
 use crate::watch::{Detail, PostgresSummary, WatchSummary};
 
 /// Widest a statement's text is shown, in characters.
@@ -23,6 +26,22 @@ pub fn blocks(view: &SearchView<'_>) -> Vec<Block> {
         Block::Heading(3, "What limited the ceiling".into()),
         Block::Para(format!("Limited by {}.", view.limited_by())),
     ];
+    let unit = if view.unit == Unit::Users.as_str() {
+        Unit::Users
+    } else {
+        Unit::Rate
+    };
+    match (bottleneck(view), view.failing_step()) {
+        (Some(b), _) => out.push(Block::Para(format!(
+            "Bottleneck: {}.",
+            neck::line(&b, unit)
+        ))),
+        (None, Some(f)) if view.label() == LimitedBy::Thresholds => out.push(Block::Para(format!(
+            "Bottleneck: {}.",
+            neck::hint(f.summary)
+        ))),
+        (None, _) => {}
+    }
     let u = view.unit;
     if let Some(s) = view.ceiling_step() {
         let title = format!("Ceiling step {}: {} {u}, passed", s.number, value(s.value));
@@ -38,6 +57,23 @@ pub fn blocks(view: &SearchView<'_>) -> Vec<Block> {
         step(&mut out, title, &s);
     }
     out
+}
+
+/// The bottleneck of a search as its steps show it: between the ceiling step and the
+/// first failing step above it, or the generator of a generator-bound search.
+pub fn bottleneck(view: &SearchView<'_>) -> Option<Bottleneck> {
+    match view.label() {
+        LimitedBy::Thresholds => {
+            let f = view.failing_step()?;
+            let passing = view.ceiling_step().map(|s| (s.value, s.summary));
+            neck::attribute(passing, (f.value, f.summary))
+        }
+        LimitedBy::Generator => view
+            .bound_steps()
+            .last()
+            .map(|s| neck::generator((s.value, s.summary))),
+        LimitedBy::Range | LimitedBy::Interrupted | LimitedBy::Error => None,
+    }
 }
 
 /// What `headroom find` prints after its answer when something besides the generator

@@ -202,7 +202,11 @@ mod tests {
         let pg = watch(
             "postgres:postgresql://127.0.0.1/x",
             Detail::Postgres(PostgresSummary {
-                connections: Connections { max: 28, limit: 100 },
+                connections: Connections {
+                    max: 28,
+                    limit: 100,
+                    reserved: 3,
+                },
                 top_queries: vec![TopQuery {
                     query: "INSERT INTO tasks (name)\n   VALUES ($1) RETURNING id, name, created_at, payload, and_more_columns".into(),
                     calls: 2500,

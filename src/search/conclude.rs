@@ -56,7 +56,7 @@ pub(super) fn conclude(
             format!("the ceiling is at least {} {u} (a lower bound)", value(b))
         })
     };
-    let (ceiling, lower_bound, limited_by, conclusion) = match end {
+    let (ceiling, lower_bound, limited_by, mut conclusion) = match end {
         End::Strategy(Conclusion::Ceiling { ceiling, failed }) => (
             Some(ceiling),
             false,
@@ -139,6 +139,7 @@ pub(super) fn conclude(
     let limit = steps
         .first()
         .and_then(|s| latency_limit(&s.summary.thresholds));
+    let bottleneck = super::bottleneck::conclude(&steps, limited_by, ceiling, &mut conclusion);
     let noisy = Noisy::of(&steps);
     let model = model::fit_steps(unit, steps.iter().map(|s| (s.rate, &s.summary)));
     let conclusion = match &noisy {
@@ -153,6 +154,7 @@ pub(super) fn conclude(
         limited_by,
         unit,
         failed_at,
+        bottleneck,
         conclusion,
         duration_s: took.as_secs_f64(),
         steps,

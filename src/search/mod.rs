@@ -10,7 +10,10 @@
 //! why the search stopped, and the [`model`] fitted to its steps (the Universal
 //! Scalability Law, with the peak it predicts); [`text`] prints it. With `--hold`, the driver then runs the
 //! answer for that long and [`hold`] judges whether it held (its latency [`trend`]).
+//! [`bottleneck`] names the watched resource that ran out between the last passing
+//! and the first failing step.
 
+pub mod bottleneck;
 pub mod conclude;
 pub mod driver;
 pub mod estimate;
@@ -29,6 +32,7 @@ pub mod trend;
 pub mod trials;
 pub mod words;
 
+pub use bottleneck::Bottleneck;
 pub use driver::{search, Event, SearchOptions};
 pub use hold::Hold;
 pub use isolation::{IsolationOptions, PortRule, PortRuleError};

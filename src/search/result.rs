@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::bottleneck::Bottleneck;
 use super::hold::Hold;
 use super::interval::{CeilingInterval, Noisy};
 use super::model::Model;
@@ -61,6 +62,12 @@ pub struct SearchResult {
     pub unit: Unit,
     /// The lowest value that failed its thresholds, if any.
     pub failed_at: Option<f64>,
+    /// The watched resource that ran out between the last passing and the first
+    /// failing step, with its evidence (see [`super::bottleneck`]); absent when the
+    /// search did not end at a failure a watch explains (the conclusion then says
+    /// which watch would).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottleneck: Option<Bottleneck>,
     /// One or two sentences saying what was found and, when it falls short, what to do.
     pub conclusion: String,
     /// Wall time of the whole search, seconds.
@@ -109,6 +116,7 @@ mod tests {
             limited_by: LimitedBy::Thresholds,
             unit: Unit::Rate,
             failed_at: Some(825.0),
+            bottleneck: None,
             conclusion: "c".into(),
             duration_s: 1.0,
             steps: Vec::new(),
@@ -152,6 +160,7 @@ mod tests {
                 limited_by,
                 unit: Unit::Users,
                 failed_at: None,
+                bottleneck: None,
                 conclusion: String::new(),
                 duration_s: 0.0,
                 steps: Vec::new(),

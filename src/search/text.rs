@@ -197,6 +197,12 @@ pub fn answer(result: &SearchResult) -> String {
     );
     out.push_str(&format!("Knee:       {knee}\n"));
     out.push_str(&format!("Limited by: {}\n", result.limited_by.as_str()));
+    if let Some(b) = &result.bottleneck {
+        out.push_str(&format!(
+            "Bottleneck: {}\n",
+            super::bottleneck::line(b, result.unit)
+        ));
+    }
     let model = result
         .model
         .as_ref()

@@ -60,7 +60,7 @@ pub(crate) use http::{http_get, http_post};
 pub(crate) use keep_alive::{keep_alive_server, keep_alive_writer};
 pub(crate) use kube_agent::NodeAgent;
 pub(crate) use netns::TestBridge;
-pub(crate) use nginx::{Nginx, NginxH2, NginxTls, JSON_BODY};
+pub(crate) use nginx::{Nginx, NginxExtra, NginxH2, NginxTls, JSON_BODY};
 pub(crate) use peers::peer_path;
 pub(crate) use pg_cluster::Cluster;
 pub(crate) use ports::free_port;
@@ -90,6 +90,11 @@ pub(crate) fn postgres_cluster() -> Option<Cluster> {
 
 /// Creates `pg_stat_statements` in a test cluster's database (the cluster must preload it).
 pub(crate) fn create_pg_stat_statements(url: &str) {
+    pg_execute(url, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+}
+
+/// Runs `sql` (statements separated by `;`) in a test cluster's database.
+pub(crate) fn pg_execute(url: &str, sql: &str) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -100,8 +105,40 @@ pub(crate) fn create_pg_stat_statements(url: &str) {
             .expect("connect to the test cluster");
         tokio::spawn(conn);
         client
-            .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            .batch_execute(sql)
             .await
-            .expect("create pg_stat_statements");
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
     });
+}
+
+/// `n` bytes of words in an order a generator picks: text gzip has work to do on.
+pub(crate) fn prose(n: usize) -> Vec<u8> {
+    const WORDS: &[&str] = &[
+        "load",
+        "target",
+        "latency",
+        "worker",
+        "master",
+        "queue",
+        "ceiling",
+        "knee",
+        "rate",
+        "shard",
+        "socket",
+        "request",
+        "response",
+        "budget",
+        "percentile",
+        "histogram",
+    ];
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut out = Vec::with_capacity(n + 16);
+    while out.len() < n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.extend_from_slice(WORDS[(x % WORDS.len() as u64) as usize].as_bytes());
+        out.push(if x % 11 == 0 { b'\n' } else { b' ' });
+    }
+    out
 }

@@ -70,7 +70,23 @@ pub(crate) struct NginxTls {
     pub(crate) protocols: &'static str,
 }
 
+/// What [`Nginx::start_with`] changes of the usual configuration.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NginxExtra {
+    /// `worker_rlimit_nofile` (16384 when `None`).
+    pub(crate) rlimit_nofile: Option<u32>,
+    /// More main-context directives, e.g. `worker_cpu_affinity 01;`.
+    pub(crate) main: String,
+    /// More `location` blocks of the served port.
+    pub(crate) locations: String,
+}
+
 impl Nginx {
+    /// Starts nginx as [`Nginx::start`] does, with `extra`'s changes.
+    pub(crate) fn start_with(extra: &NginxExtra) -> Nginx {
+        Nginx::launch_on([127, 0, 0, 1].into(), None, None, extra)
+    }
+
     /// Starts nginx and returns once it answers `GET /` with 200.
     ///
     /// Panics with a clear message if nginx is not installed (`bash scripts/test.sh`
@@ -133,7 +149,7 @@ impl Nginx {
     /// Starts nginx on `ip` (an address of a bridge the test made), logging each
     /// request as `$remote_addr $msec $status` ([`Nginx::access_log`]).
     pub(crate) fn start_logged(ip: std::net::IpAddr) -> Nginx {
-        Nginx::launch_on(ip, None, None)
+        Nginx::launch_on(ip, None, None, &NginxExtra::default())
     }
 
     /// The access log of [`Nginx::start_logged`]: `(client address, time in ms since
@@ -151,10 +167,15 @@ impl Nginx {
     }
 
     fn launch(tls: Option<&NginxTls>, h2: Option<NginxH2>) -> Nginx {
-        Nginx::launch_on([127, 0, 0, 1].into(), tls, h2)
+        Nginx::launch_on([127, 0, 0, 1].into(), tls, h2, &NginxExtra::default())
     }
 
-    fn launch_on(ip: std::net::IpAddr, tls: Option<&NginxTls>, h2: Option<NginxH2>) -> Nginx {
+    fn launch_on(
+        ip: std::net::IpAddr,
+        tls: Option<&NginxTls>,
+        h2: Option<NginxH2>,
+        extra: &NginxExtra,
+    ) -> Nginx {
         let binary = find_nginx().unwrap_or_else(|| {
             panic!(
                 "nginx is not installed (looked on PATH and in {NGINX_CANDIDATES:?}); \
@@ -172,7 +193,8 @@ impl Nginx {
             let status = SocketAddr::from(([127, 0, 0, 1], free_port()));
             fs::write(dir.path().join("status-port"), status.port().to_string())
                 .expect("write the status port");
-            fs::write(&conf, config(dir.path(), addr, status, tls, h2)).expect("write nginx.conf");
+            fs::write(&conf, config(dir.path(), addr, status, tls, h2, extra))
+                .expect("write nginx.conf");
             let child = spawn(&binary, dir.path());
             let mut nginx = Nginx {
                 child,
@@ -379,8 +401,11 @@ fn config(
     status: SocketAddr,
     tls: Option<&NginxTls>,
     h2: Option<NginxH2>,
+    extra: &NginxExtra,
 ) -> String {
     let d = dir.display();
+    let nofile = extra.rlimit_nofile.unwrap_or(16384);
+    let (main, locations) = (&extra.main, &extra.locations);
     let (ssl, mut ssl_lines) = tls_directives(dir, tls);
     let http2 = match h2 {
         Some(h2) => {
@@ -412,7 +437,8 @@ fn config(
         conf,
         r#"daemon off;
 worker_processes 1;
-worker_rlimit_nofile 16384;
+worker_rlimit_nofile {nofile};
+{main}
 pid {d}/nginx.pid;
 error_log {d}/error.log warn;
 events {{ worker_connections 8192; }}
@@ -430,6 +456,7 @@ http {{
         {ssl_lines}        location / {{ return 200 "ok\n"; }}
         location /json {{ default_type application/json; return 200 '{JSON_BODY}'; }}
         location /files/ {{ root {d}; default_type text/plain; gzip on; gzip_types text/plain; gzip_comp_level 6; }}
+        {locations}
     }}
     server {{
         listen {status};

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use headroom::watch::Detail;
 
 use super::{run_watching, watch, Reaped};
-use crate::support::{assert_exit, machine_feature, stdout, Nginx};
+use crate::support::{assert_exit, machine_feature, prose, stdout, Nginx};
 
 #[test]
 fn an_nginx_worker_shows_cpu_under_load_and_the_generator_comes_first() {
@@ -173,38 +173,6 @@ fn a_cgroup_with_a_busy_process_shows_its_cpu() {
         c.cpu_cores
     );
     assert!(stdout(&out).contains(&spec), "{}", stdout(&out));
-}
-
-/// `n` bytes of words in an order a generator picks: text gzip has work to do on.
-fn prose(n: usize) -> Vec<u8> {
-    const WORDS: &[&str] = &[
-        "load",
-        "target",
-        "latency",
-        "worker",
-        "master",
-        "queue",
-        "ceiling",
-        "knee",
-        "rate",
-        "shard",
-        "socket",
-        "request",
-        "response",
-        "budget",
-        "percentile",
-        "histogram",
-    ];
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut out = Vec::with_capacity(n + 16);
-    while out.len() < n {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        out.extend_from_slice(WORDS[(x % WORDS.len() as u64) as usize].as_bytes());
-        out.push(if x % 11 == 0 { b'\n' } else { b' ' });
-    }
-    out
 }
 
 #[test]

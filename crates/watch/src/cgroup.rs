@@ -1,7 +1,8 @@
 //! `cgroup:PATH` (and `docker:NAME`, resolved to a path by `docker`): what `docker
 //! stats` reads, from cgroup v2 files — `cpu.stat` `usage_usec` deltas as cores,
 //! `memory.current` — with the caps beside them: `cpu.max` (quota / period, in cores)
-//! and `memory.max`. Files a hierarchy does not offer (memory on a host whose memory
+//! and `memory.max` — and, where the cpu controller is enabled, the share of periods
+//! the quota throttled (`nr_throttled` / `nr_periods`, `throttled_usec`). Files a hierarchy does not offer (memory on a host whose memory
 //! controller is on cgroup v1) leave their figures out rather than failing the watch.
 
 use std::path::{Path, PathBuf};
@@ -35,6 +36,7 @@ pub struct CgroupSummary {
 pub(crate) struct CgroupSampler {
     dir: PathBuf,
     prev_usec: u64,
+    prev_stat: CpuStat,
     prev_t: f64,
     cpu_cap: Option<f64>,
     memory_cap: Option<u64>,
@@ -72,11 +74,16 @@ impl CgroupSampler {
         } else {
             mount.join(path.trim_start_matches('/'))
         };
-        let prev_usec = usage_usec(&dir).map_err(|e| ProbeError::Cgroup {
+        let prev_stat = cpu_stat(&dir).map_err(|e| ProbeError::Cgroup {
             dir: dir.clone(),
             source: Box::new(e),
         })?;
+        let prev_usec = prev_stat.usage_usec.ok_or_else(|| ProbeError::Cgroup {
+            dir: dir.clone(),
+            source: Box::new(ProbeError::NoUsage),
+        })?;
         Ok(CgroupSampler {
+            prev_stat,
             cpu_cap: cpu_max(&dir),
             memory_cap: read_u64(&dir.join("memory.max")),
             dir,
@@ -87,12 +94,52 @@ impl CgroupSampler {
     }
 }
 
-fn usage_usec(dir: &Path) -> Result<u64, ProbeError> {
+/// The counters of `cpu.stat` a sample reads; the throttling ones exist only where
+/// the cpu controller is enabled.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct CpuStat {
+    usage_usec: Option<u64>,
+    nr_periods: Option<u64>,
+    nr_throttled: Option<u64>,
+    throttled_usec: Option<u64>,
+}
+
+fn cpu_stat(dir: &Path) -> Result<CpuStat, ProbeError> {
     let text = std::fs::read_to_string(dir.join("cpu.stat")).map_err(ProbeError::CpuStat)?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("usage_usec "))
-        .and_then(|v| v.trim().parse().ok())
-        .ok_or(ProbeError::NoUsage)
+    Ok(parse_cpu_stat(&text))
+}
+
+fn parse_cpu_stat(text: &str) -> CpuStat {
+    let mut s = CpuStat::default();
+    for line in text.lines() {
+        let Some((key, v)) = line.split_once(' ') else {
+            continue;
+        };
+        let v = v.trim().parse().ok();
+        match key {
+            "usage_usec" => s.usage_usec = v,
+            "nr_periods" => s.nr_periods = v,
+            "nr_throttled" => s.nr_throttled = v,
+            "throttled_usec" => s.throttled_usec = v,
+            _ => {}
+        }
+    }
+    s
+}
+
+/// Share of the interval's periods that were throttled, and ms throttled per second.
+fn throttling(before: &CpuStat, now: &CpuStat, dt: f64) -> (Option<f64>, Option<f64>) {
+    let delta = |a: Option<u64>, b: Option<u64>| b?.checked_sub(a?);
+    let periods = delta(before.nr_periods, now.nr_periods).filter(|&p| p > 0);
+    let share = periods.and_then(|p| {
+        let throttled = delta(before.nr_throttled, now.nr_throttled)?;
+        Some(round3(throttled as f64 / p as f64))
+    });
+    let ms = periods.and_then(|_| {
+        let usec = delta(before.throttled_usec, now.throttled_usec)?;
+        Some(round3(usec as f64 / 1000.0 / dt))
+    });
+    (share, ms)
 }
 
 /// A file holding one number; `None` when missing or `max`.
@@ -114,15 +161,20 @@ fn parse_cpu_max(text: &str) -> Option<f64> {
 
 impl Sampler for CgroupSampler {
     fn sample(&mut self, t: f64) -> Result<(), ProbeError> {
-        let usec = usage_usec(&self.dir)?;
+        let stat = cpu_stat(&self.dir)?;
+        let usec = stat.usage_usec.ok_or(ProbeError::NoUsage)?;
         let dt = (t - self.prev_t).max(1e-3);
         let cores = usec.saturating_sub(self.prev_usec) as f64 / 1e6 / dt;
+        let (throttled_share, throttled_ms_per_s) = throttling(&self.prev_stat, &stat, dt);
         self.prev_usec = usec;
+        self.prev_stat = stat;
         self.prev_t = t;
         self.samples.push(CgroupSample {
             t: round3(t),
             cpu_cores: round3(cores),
             memory_mb: read_u64(&self.dir.join("memory.current")).map(mib),
+            throttled_share,
+            throttled_ms_per_s,
         });
         Ok(())
     }
@@ -172,6 +224,22 @@ mod tests {
         assert_eq!(parse_cpu_max("200000 100000\n"), Some(2.0));
         assert_eq!(parse_cpu_max("150000 100000"), Some(1.5));
         assert_eq!(parse_cpu_max("max 100000\n"), None);
+    }
+
+    #[test]
+    fn throttling_is_the_share_of_throttled_periods() {
+        let before =
+            parse_cpu_stat("usage_usec 100\nnr_periods 10\nnr_throttled 2\nthrottled_usec 5000\n");
+        let now = parse_cpu_stat(
+            "usage_usec 900\nnr_periods 20\nnr_throttled 10\nthrottled_usec 405000\n",
+        );
+        assert_eq!(now.usage_usec, Some(900));
+        assert_eq!(throttling(&before, &now, 2.0), (Some(0.8), Some(200.0)));
+        // No cpu controller: no throttling counters, no figure.
+        let plain = parse_cpu_stat("usage_usec 5\nuser_usec 3\n");
+        assert_eq!(throttling(&plain, &plain, 1.0), (None, None));
+        // No period elapsed: no share to speak of.
+        assert_eq!(throttling(&before, &before, 1.0), (None, None));
     }
 
     #[test]

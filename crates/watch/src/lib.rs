@@ -17,6 +17,7 @@ mod cgroup;
 mod docker;
 mod error;
 mod generator;
+mod listener;
 mod live;
 mod pg_statements;
 mod postgres;
@@ -41,12 +42,15 @@ use std::time::{Duration, Instant};
 pub use cgroup::CgroupSummary;
 pub use error::{Chain, HttpError, ProbeError, SpecError, MAX_BODY};
 pub use generator::{GeneratorSample, GeneratorSummary};
+pub use listener::listener;
 pub use live::{LiveSample, LiveWatch, LiveWatches};
 pub use postgres::{Connections, PostgresSummary, TableTuples};
 pub use process::{FdUse, ProcessSummary, FD_WARN_SHARE};
 pub use prometheus::{PrometheusSummary, SeriesSummary, MAX_SERIES};
 pub use sampler::{GeneratorVerdict, RunView};
-pub use samples::{CgroupSample, PostgresSample, ProcessSample, PrometheusSample, TopQuery};
+pub use samples::{
+    BusiestProcess, CgroupSample, PostgresSample, ProcessSample, PrometheusSample, TopQuery,
+};
 pub use scrape::default_tls;
 pub use spec::Spec;
 pub use summary::{AvgMax, Detail, Gap, Max, ProfileRow, WatchSummary};

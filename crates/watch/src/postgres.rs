@@ -52,6 +52,11 @@ pub struct Connections {
     pub max: u64,
     /// `max_connections`.
     pub limit: u64,
+    /// Of them, kept for superusers (`superuser_reserved_connections`, plus
+    /// `reserved_connections` from PostgreSQL 16): other roles get `limit - reserved`.
+    /// The watch's own connection is one of the `limit` and is not in `max`.
+    #[serde(default)]
+    pub reserved: u64,
 }
 
 /// One table's tuples.
@@ -92,6 +97,7 @@ pub(crate) struct PostgresSampler {
     client: Option<Client>,
     version: i32,
     limit: u64,
+    reserved: u64,
     statements: Option<Snapshot>,
     first: Option<Counters>,
     prev: Option<(f64, Counters)>,
@@ -124,15 +130,21 @@ impl PostgresSampler {
             .enable_all()
             .build()
             .map_err(ProbeError::Runtime)?;
-        let (client, version, limit) = rt.block_on(async {
+        let (client, version, limit, reserved) = rt.block_on(async {
             let client = connect(url).await?;
             let row = client
                 .query_one(
-                    &format!("{MARK} SELECT current_setting('server_version_num')::int, current_setting('max_connections')::bigint"),
+                    &format!("{MARK} SELECT current_setting('server_version_num')::int, current_setting('max_connections')::bigint, \
+                     current_setting('superuser_reserved_connections')::bigint + coalesce(current_setting('reserved_connections', true)::bigint, 0)"),
                     &[],
                 )
                 .await?;
-            Ok::<_, ProbeError>((client, row.get::<_, i32>(0), row.get::<_, i64>(1)))
+            Ok::<_, ProbeError>((
+                client,
+                row.get::<_, i32>(0),
+                row.get::<_, i64>(1),
+                row.get::<_, i64>(2),
+            ))
         })?;
         let mut s = PostgresSampler {
             rt,
@@ -140,6 +152,7 @@ impl PostgresSampler {
             client: Some(client),
             version,
             limit: u64::try_from(limit).unwrap_or(0),
+            reserved: u64::try_from(reserved).unwrap_or(0),
             statements: None,
             first: None,
             prev: None,
@@ -302,6 +315,7 @@ impl Sampler for PostgresSampler {
             connections: Connections {
                 max: s.iter().map(|x| x.connections).max().unwrap_or(0),
                 limit: self.limit,
+                reserved: self.reserved,
             },
             tps: AvgMax::of(s.iter().filter_map(|x| x.tps)),
             cache_hit_ratio,

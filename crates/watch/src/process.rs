@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::error::ProbeError;
 use super::live::LiveSample;
 use super::sampler::{Finished, RunView, Sampler};
-use super::samples::ProcessSample;
+use super::samples::{BusiestProcess, ProcessSample};
 use super::summary::{mib, round3, AvgMax, Detail, Max};
 use ledger::{Ledger, Reading};
 
@@ -120,6 +120,10 @@ pub(crate) struct ProcessSampler {
     prev_t: f64,
     samples: Vec<ProcessSample>,
     processes: usize,
+    /// Each member's own CPU ticks at the previous sample, for the busiest member.
+    prev_own: HashMap<ledger::Key, u64>,
+    /// The busiest member at the previous sample and its run-queue delay then, ns.
+    prev_delay: Option<(ledger::Key, u64)>,
 }
 
 impl ProcessSampler {
@@ -136,6 +140,8 @@ impl ProcessSampler {
             prev_t: 0.0,
             samples: Vec::new(),
             processes: 0,
+            prev_own: HashMap::new(),
+            prev_delay: None,
         };
         let uptime = s.uptime_ticks();
         let members = s.resolve()?;
@@ -145,6 +151,7 @@ impl ProcessSampler {
         }
         let readings: Vec<Reading> = members.iter().map(Member::reading).collect();
         s.ledger = Ledger::start(&readings, uptime);
+        s.prev_own = readings.iter().map(|r| (r.key, r.own)).collect();
         Ok(s)
     }
 
@@ -266,6 +273,7 @@ impl ProcessSampler {
         }
         let had_baseline = self.ledger.has_baseline();
         let readings: Vec<Reading> = members.iter().map(Member::reading).collect();
+        let busiest = self.busiest(&members, &readings, dt);
         let ticks = self.ledger.advance(&readings, uptime);
         self.processes = self.processes.max(alive);
         self.prev_t = t;
@@ -277,10 +285,71 @@ impl ProcessSampler {
             fds,
             fd_limit,
             processes: alive,
+            busiest,
         };
         self.samples.push(sample.clone());
         Ok(sample)
     }
+}
+
+impl ProcessSampler {
+    /// The member whose own CPU grew most since the previous sample (members present
+    /// at both), with the cores it can use; remembers every member's CPU for the next.
+    fn busiest(
+        &mut self,
+        members: &[Member],
+        readings: &[Reading],
+        dt: f64,
+    ) -> Option<BusiestProcess> {
+        let top = readings
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !members[*i].zombie())
+            .filter_map(|(i, r)| Some((i, r.own.checked_sub(*self.prev_own.get(&r.key)?)?)))
+            .max_by_key(|&(_, ticks)| ticks);
+        self.prev_own = readings.iter().map(|r| (r.key, r.own)).collect();
+        let (at, ticks) = top?;
+        let m = &members[at];
+        let threads = u64::try_from(m.stat.num_threads).unwrap_or(1).max(1);
+        // A single-threaded process's schedstat is its one thread's: the time it was
+        // runnable but not running, which a shared core hides from its CPU figure.
+        let key = readings[at].key;
+        let delay = (threads == 1)
+            .then(|| m.proc.schedstat().ok().map(|s| s.run_delay))
+            .flatten();
+        let wait_cores = match (self.prev_delay, delay) {
+            (Some((k, before)), Some(now)) if k == key => {
+                Some(round3(now.saturating_sub(before) as f64 / 1e9 / dt))
+            }
+            _ => None,
+        };
+        self.prev_delay = delay.map(|d| (key, d));
+        let cpus = m
+            .proc
+            .status()
+            .ok()
+            .and_then(|s| s.cpus_allowed_list)
+            .map(|ranges| {
+                ranges
+                    .iter()
+                    .map(|(a, b)| u64::from(b.saturating_sub(*a)) + 1)
+                    .sum()
+            })
+            .unwrap_or_else(host_cpus);
+        Some(BusiestProcess {
+            pid: u32::try_from(m.proc.pid).unwrap_or(0),
+            command: m.stat.comm.clone(),
+            cpu_cores: round3(ticks as f64 / self.ticks_per_s / dt),
+            wait_cores,
+            threads,
+            cpu_cap_cores: threads.min(cpus.max(1)) as f64,
+        })
+    }
+}
+
+/// CPUs this machine offers (1 when unknown).
+fn host_cpus() -> u64 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u64)
 }
 
 impl Sampler for ProcessSampler {

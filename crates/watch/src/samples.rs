@@ -24,6 +24,32 @@ pub struct ProcessSample {
     /// Processes alive at this sample.
     #[serde(default)]
     pub processes: usize,
+    /// The busiest member over the last interval: one process's CPU beside the cores
+    /// it can use (absent on the first sample).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busiest: Option<BusiestProcess>,
+}
+
+/// The member of a `process` watch that used the most CPU over one interval.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BusiestProcess {
+    /// Its pid.
+    pub pid: u32,
+    /// Its command name (`comm`).
+    pub command: String,
+    /// CPU over the interval, cores.
+    pub cpu_cores: f64,
+    /// Time it was ready to run but waited for a CPU, per second of the interval
+    /// (`/proc/PID/schedstat` run delay), for a single-threaded process that was also
+    /// the busiest at the previous sample: with `cpu_cores`, how much of a core it
+    /// wanted when the core is shared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_cores: Option<f64>,
+    /// Its threads at the sample.
+    pub threads: u64,
+    /// The most cores it can use: its threads or the CPUs its affinity allows,
+    /// whichever is fewer (one for a single-threaded process).
+    pub cpu_cap_cores: f64,
 }
 
 /// One sample of a `cgroup` watch.
@@ -35,6 +61,13 @@ pub struct CgroupSample {
     pub cpu_cores: f64,
     /// `memory.current`, MiB.
     pub memory_mb: Option<f64>,
+    /// Share of the CPU periods of the interval in which the cgroup was throttled
+    /// (`cpu.stat` `nr_throttled` / `nr_periods` deltas; absent with no quota or no period).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttled_share: Option<f64>,
+    /// Time throttled per second of the interval, ms (`throttled_usec` delta).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttled_ms_per_s: Option<f64>,
 }
 
 /// One sample of a `postgres` watch.

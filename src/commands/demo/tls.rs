@@ -65,7 +65,7 @@ pub(super) fn compare(
         cacert: Some(cert),
         ..ClientFlags::default()
     };
-    let https = search(&target, client, control, store)?;
+    let https = search(&target, client, control, store, None)?;
     target.shutdown();
     println!("{}", text::render(&https.result));
     let rows = rows(plain, &https);

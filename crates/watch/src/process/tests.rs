@@ -127,6 +127,7 @@ fn fd_warning_at_80_percent_of_the_limit() {
         fds,
         fd_limit: Some(64),
         processes: 1,
+        busiest: None,
     };
     let mut s = ProcessSampler::start(Which::Pid(std::process::id())).unwrap();
     s.samples = vec![sample(10), sample(52), sample(20)];
