@@ -33,8 +33,9 @@ mod tests;
 
 use serde::{Deserialize, Serialize};
 
-use super::result::{value, LimitedBy};
+use super::limited::LimitedBy;
 use super::step::{StepRecord, Unit};
+use super::words::value;
 use crate::metrics::summary::Summary;
 use crate::watch::Detail;
 

@@ -23,6 +23,7 @@ pub mod interval;
 pub mod isolation;
 pub mod keepup;
 pub mod knee;
+pub mod limited;
 pub mod model;
 pub mod result;
 pub mod step;

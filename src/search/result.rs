@@ -8,38 +8,10 @@ use serde::{Deserialize, Serialize};
 use super::bottleneck::Bottleneck;
 use super::hold::Hold;
 use super::interval::{CeilingInterval, Noisy};
+pub use super::limited::LimitedBy;
 use super::model::Model;
 use super::step::{StepRecord, Unit};
 pub use super::words::value;
-
-/// Why the search stopped where it did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LimitedBy {
-    /// A step failed its thresholds: the ceiling is the target's (or no step passed).
-    Thresholds,
-    /// The generator could not keep up: the ceiling is only a lower bound.
-    Generator,
-    /// Every step up to `--to` passed: the ceiling is at least `--to`.
-    Range,
-    /// Stopped by Ctrl-C: the ceiling, if any, is the best pass so far (a lower bound).
-    Interrupted,
-    /// A hook failed or a step could not run at all: see `conclusion`.
-    Error,
-}
-
-impl LimitedBy {
-    /// The JSON spelling: `thresholds`, `generator`, `range`, `interrupted`, `error`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LimitedBy::Thresholds => "thresholds",
-            LimitedBy::Generator => "generator",
-            LimitedBy::Range => "range",
-            LimitedBy::Interrupted => "interrupted",
-            LimitedBy::Error => "error",
-        }
-    }
-}
 
 /// The outcome of a search.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

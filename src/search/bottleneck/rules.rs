@@ -4,7 +4,7 @@
 
 use super::{Candidate, Confidence, Evidence, Kind, Point, NEAR_CAP};
 use crate::metrics::summary::Summary;
-use crate::search::result::value;
+use crate::search::words::value;
 use crate::watch::{
     CgroupSummary, Detail, PostgresSummary, ProcessSummary, PrometheusSummary, WatchSummary,
 };
