@@ -7,30 +7,12 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use super::error::ProbeError;
 use super::live::LiveSample;
 use super::sampler::{Finished, RunView, Sampler};
 use super::samples::CgroupSample;
+pub use super::summary::CgroupSummary;
 use super::summary::{mib, round3, AvgMax, Detail, Max};
-
-/// Figures of a `cgroup` watch.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct CgroupSummary {
-    /// The cgroup directory read.
-    pub path: String,
-    /// CPU in cores, per sample.
-    pub cpu_cores: AvgMax,
-    /// CPU cap in cores from `cpu.max` (`None`: no cap).
-    pub cpu_cap_cores: Option<f64>,
-    /// `memory.current`, MiB (`None`: not offered by this hierarchy).
-    pub memory_mb: Option<Max>,
-    /// `memory.max`, MiB (`None`: no cap, or not offered).
-    pub memory_cap_mb: Option<f64>,
-    /// One entry per successful sample.
-    pub samples: Vec<CgroupSample>,
-}
 
 /// Samples one cgroup v2 directory.
 pub(crate) struct CgroupSampler {

@@ -2,47 +2,12 @@
 //! (cores) and RSS per sample, the engine's per-second schedule lag beside them, and
 //! the engine's verdict on whether the generator, not the target, was the bound.
 
-use serde::{Deserialize, Serialize};
-
 use super::error::ProbeError;
 use super::live::LiveSample;
 use super::process::{ProcessSampler, Which};
 use super::sampler::{Finished, RunView, Sampler};
 use super::summary::{round3, AvgMax, Detail, Max};
-
-/// Figures of the `generator` watch.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct GeneratorSummary {
-    /// CPU of the whole headroom process, cores.
-    pub cpu_cores: AvgMax,
-    /// Resident memory, MiB.
-    pub rss_mb: Max,
-    /// Largest per-second schedule lag, ms (from the engine's timeline).
-    pub max_lag_ms: f64,
-    /// The engine's verdict: the generator limited the result (`summary.generator.bound`).
-    pub bound: bool,
-    /// Why, in words (empty when not bound).
-    pub reason: String,
-    /// CPU seconds the watches themselves used (opening, sampling, closing): what
-    /// watching cost the generator.
-    #[serde(default)]
-    pub watch_cpu_s: f64,
-    /// One entry per sample.
-    pub samples: Vec<GeneratorSample>,
-}
-
-/// One sample of the generator.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct GeneratorSample {
-    /// Seconds since the watches started.
-    pub t: f64,
-    /// CPU over the last interval, cores.
-    pub cpu_cores: f64,
-    /// Resident memory, MiB.
-    pub rss_mb: f64,
-    /// Largest schedule lag in the engine second that ended nearest this sample, ms.
-    pub max_lag_ms: f64,
-}
+pub use super::summary::{GeneratorSample, GeneratorSummary};
 
 /// Samples the headroom process.
 pub(crate) struct GeneratorSampler {

@@ -9,7 +9,6 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use tokio::runtime::Runtime;
 use tokio_postgres::{Client, NoTls};
 
@@ -20,55 +19,10 @@ use super::sampler::{Finished, RunView, Sampler};
 use super::samples::PostgresSample;
 use super::samples::TopQuery;
 use super::summary::{round3, AvgMax, Detail, Max};
+pub use super::summary::{Connections, PostgresSummary, TableTuples};
 
 /// Connect and query limit.
 const TIMEOUT: Duration = Duration::from_secs(3);
-
-/// Figures of a `postgres` watch.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct PostgresSummary {
-    /// Client connections at most, and `max_connections`.
-    pub connections: Connections,
-    /// Transactions (commits + rollbacks) per second, the watch's own left out.
-    pub tps: AvgMax,
-    /// Share of block reads served from shared buffers during the run (`None`: no reads).
-    pub cache_hit_ratio: Option<f64>,
-    /// Deadlocks detected during the run.
-    pub deadlocks: i64,
-    /// Lock requests waiting, per sample.
-    pub waiting_locks: Max,
-    /// Live and dead tuples of the busiest tables at the end.
-    pub tables: Vec<TableTuples>,
-    /// The statements with the most execution time during the run.
-    pub top_queries: Vec<TopQuery>,
-    /// One entry per successful sample.
-    pub samples: Vec<PostgresSample>,
-}
-
-/// Connections against their limit.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
-pub struct Connections {
-    /// Most client connections seen (the watch's own left out).
-    pub max: u64,
-    /// `max_connections`.
-    pub limit: u64,
-    /// Of them, kept for superusers (`superuser_reserved_connections`, plus
-    /// `reserved_connections` from PostgreSQL 16): other roles get `limit - reserved`.
-    /// The watch's own connection is one of the `limit` and is not in `max`.
-    #[serde(default)]
-    pub reserved: u64,
-}
-
-/// One table's tuples.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct TableTuples {
-    /// `schema.table`.
-    pub name: String,
-    /// `n_live_tup`.
-    pub live: i64,
-    /// `n_dead_tup`: rows deleted or updated and not yet vacuumed.
-    pub dead: i64,
-}
 
 /// Cumulative counters of `pg_stat_database`.
 #[derive(Debug, Clone, Copy)]

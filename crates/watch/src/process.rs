@@ -15,40 +15,17 @@ use std::collections::HashMap;
 
 use procfs::process::{LimitValue, Process, Stat};
 use procfs::Current;
-use serde::{Deserialize, Serialize};
 
 use super::error::ProbeError;
 use super::live::LiveSample;
 use super::sampler::{Finished, RunView, Sampler};
 use super::samples::{BusiestProcess, ProcessSample};
 use super::summary::{mib, round3, AvgMax, Detail, Max};
+pub use super::summary::{FdUse, ProcessSummary};
 use ledger::{Ledger, Reading};
 
 /// Share of the fd soft limit at which a warning is raised.
 pub const FD_WARN_SHARE: f64 = 0.8;
-
-/// Figures of a `process` watch.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct ProcessSummary {
-    /// Command name (`comm`) of the watched pid; `None` for a name watch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
-    /// CPU in cores (1.0 = one core busy), per sample.
-    pub cpu_cores: AvgMax,
-    /// Resident memory, MiB.
-    pub rss_mb: Max,
-    /// Threads.
-    pub threads: Max,
-    /// Open file descriptors at most, and the soft limit of that process.
-    pub fds: FdUse,
-    /// Most processes alive at once (for a pid: the process and its descendants).
-    pub processes: usize,
-    /// Distinct processes seen over the watch, those that exited included.
-    #[serde(default)]
-    pub processes_seen: usize,
-    /// One entry per successful sample.
-    pub samples: Vec<ProcessSample>,
-}
 
 impl ProcessSummary {
     /// What was watched, in words: `nginx + 4 descendants`, `3 processes`.
@@ -64,15 +41,6 @@ impl ProcessSummary {
             None => plural(self.processes, "process", "processes"),
         }
     }
-}
-
-/// Open file descriptors and their soft limit (`None`: unlimited or unreadable).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
-pub struct FdUse {
-    /// Largest count seen.
-    pub max: u64,
-    /// `RLIMIT_NOFILE` soft limit of the process that had it.
-    pub limit: Option<u64>,
 }
 
 /// Which processes a watch follows.

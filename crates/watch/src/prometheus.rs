@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use prometheus_parse::{Scrape, Value};
-use serde::{Deserialize, Serialize};
 
 use super::error::ProbeError;
 use super::live::LiveSample;
@@ -19,40 +18,12 @@ use super::sampler::{Finished, RunView, Sampler};
 use super::samples::PrometheusSample;
 use super::scrape::Scraper;
 use super::summary::{round3, Detail};
+pub use super::summary::{PrometheusSummary, SeriesSummary};
 
 /// Most series a watch keeps.
 pub const MAX_SERIES: usize = 50;
 /// Limit of one scrape: connect, TLS handshake, request and the whole response.
 const SCRAPE_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// Figures of a `prometheus` watch.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct PrometheusSummary {
-    /// The endpoint scraped.
-    pub url: String,
-    /// Per series, in name order.
-    pub series: Vec<SeriesSummary>,
-    /// One entry per successful scrape, the first taken at the start.
-    pub samples: Vec<PrometheusSample>,
-}
-
-/// One series over the run.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct SeriesSummary {
-    /// Name with labels, e.g. `requests_total{endpoint="work",status="200"}`.
-    pub series: String,
-    /// `counter` or `gauge`.
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// Value at the first scrape it appeared in.
-    pub first: f64,
-    /// Value at the last scrape.
-    pub last: f64,
-    /// Largest value.
-    pub max: f64,
-    /// Counters: increase per second between the first and last scrape.
-    pub rate_per_s: Option<f64>,
-}
 
 #[derive(Debug)]
 struct Track {
