@@ -37,7 +37,7 @@ pub fn boundary(step: &StepRecord, unit: Unit, precision: f64) -> Option<f64> {
 fn open(value: f64, s: &Summary, precision: f64) -> Option<f64> {
     let good = s.rate.achieved * (1.0 - s.errors.rate.clamp(0.0, 1.0));
     let share = good / s.rate.offered;
-    (share.is_finite() && share < 1.0 - precision).then(|| value * share)
+    (share.is_finite() && share < 1.0 - precision).then_some(value * share)
 }
 
 /// The users model: Little's law from the step's throughput and its failed latency
