@@ -22,6 +22,12 @@ const TABLES: usize = 5;
 /// The section: the search's limit in words, then each of the two steps with its
 /// watches. Always has the heading and the limit; the steps only when there are any.
 pub fn blocks(view: &SearchView<'_>) -> Vec<Block> {
+    section(view, true)
+}
+
+/// The section, with or without its `Bottleneck:` line (the terminal printed it with
+/// the answer just above).
+fn section(view: &SearchView<'_>, with_bottleneck: bool) -> Vec<Block> {
     let mut out = vec![
         Block::Heading(3, "What limited the ceiling".into()),
         Block::Para(format!("Limited by {}.", view.limited_by())),
@@ -32,6 +38,7 @@ pub fn blocks(view: &SearchView<'_>) -> Vec<Block> {
         Unit::Rate
     };
     match (bottleneck(view), view.failing_step()) {
+        _ if !with_bottleneck => {}
         (Some(b), _) => out.push(Block::Para(format!(
             "Bottleneck: {}.",
             neck::line(&b, unit)
@@ -83,7 +90,8 @@ pub fn terminal(result: &crate::search::SearchResult) -> Option<String> {
     if !watched(&view) {
         return None;
     }
-    let mut out = super::blocks::text(&blocks(&view));
+    // The answer above it already said the bottleneck.
+    let mut out = super::blocks::text(&section(&view, false));
     if let Some(sizing) = super::sizing::Sizing::of(&view, &[]) {
         out.push('\n');
         out.push_str(&super::blocks::text(&sizing.blocks()));
