@@ -6,7 +6,7 @@
 //! seconds its measured window fully covers, for every chart of rates over time.
 
 use crate::metrics::summary::{Second, Summary};
-use crate::search::interval::{Noisy, Trial};
+use crate::search::interval::{trials_sentence, Noisy, Trial};
 use crate::search::keepup;
 use crate::search::result::value;
 use crate::search::text::failed_rules;
@@ -224,25 +224,23 @@ impl<'a> SearchView<'a> {
     /// trials; 821 req/s failed 1 of 1` (only the first part when nothing above failed).
     pub fn trials(&self) -> Option<String> {
         let c = self.ceiling()?;
-        let at = |v: f64| self.judged().filter(move |s| s.value == v);
-        let runs = at(c).count();
-        let passed = at(c).filter(|s| s.passed).count();
-        let mut line = format!("passed {passed} of {runs} trials");
+        // (passed, runs) at a value.
+        let at = |v: f64| {
+            self.judged()
+                .filter(|s| s.value == v)
+                .fold((0, 0), |(p, n), s| (p + u32::from(s.passed), n + 1))
+        };
         let high = self
             .judged()
             .filter(|s| !s.passed && s.value > c)
             .map(|s| s.value)
-            .reduce(f64::min);
-        if let Some(h) = high {
-            let failed = at(h).filter(|s| !s.passed).count();
-            line.push_str(&format!(
-                "; {} {} failed {failed} of {}",
-                value(h),
-                self.unit,
-                at(h).count()
-            ));
-        }
-        Some(line)
+            .reduce(f64::min)
+            .map(|h| {
+                let (passed, runs) = at(h);
+                (h, runs - passed, runs)
+            });
+        let (passed, runs) = at(c);
+        Some(trials_sentence(passed, runs, high, self.unit))
     }
 
     /// Trials at one load that disagreed, if any (see [`Noisy`]).

@@ -68,15 +68,7 @@ mod tests {
         summary.requests = 1000;
         summary.rate.achieved = achieved;
         summary.rate.offered = offered;
-        StepRecord {
-            rate: value,
-            passed: false,
-            confirmation: false,
-            warmup_s: 0.0,
-            isolation: None,
-            keep_up: Default::default(),
-            summary,
-        }
+        StepRecord::measured(value, false, summary)
     }
 
     #[test]

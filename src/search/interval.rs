@@ -69,18 +69,27 @@ impl CeilingInterval {
     /// `passed 2 of 2 trials; 821 req/s failed 1 of 1`, or for a range that passed
     /// to its end, `passed 2 of 2 trials`.
     pub fn describe(&self, unit: Unit) -> String {
-        let mut s = format!("passed {} of {} trials", self.passed, self.trials);
-        if let (Some(high), Some(failed), Some(runs)) =
-            (self.high, self.high_failed, self.high_trials)
-        {
-            s.push_str(&format!(
-                "; {} {} failed {failed} of {runs}",
-                value(high),
-                unit.as_str()
-            ));
-        }
-        s
+        let high = match (self.high, self.high_failed, self.high_trials) {
+            (Some(h), Some(failed), Some(runs)) => Some((h, failed, runs)),
+            _ => None,
+        };
+        trials_sentence(self.passed, self.trials, high, unit.as_str())
     }
+}
+
+/// `passed P of R trials`, then `; H unit failed F of N` when `high` is
+/// `(H, F, N)`: the interval's words, for a search that just ran or a stored one.
+pub fn trials_sentence(
+    passed: u32,
+    runs: u32,
+    high: Option<(f64, u32, u32)>,
+    unit: &str,
+) -> String {
+    let mut s = format!("passed {passed} of {runs} trials");
+    if let Some((h, failed, runs)) = high {
+        s.push_str(&format!("; {} {unit} failed {failed} of {runs}", value(h)));
+    }
+    s
 }
 
 /// One run of a load, as noise is judged.
@@ -191,15 +200,7 @@ mod tests {
     fn step(rate: f64, passed: bool, p95: f64) -> StepRecord {
         let mut summary = Summary::empty("s", 1.0);
         summary.latency_ms.p95 = p95;
-        StepRecord {
-            rate,
-            passed,
-            confirmation: false,
-            warmup_s: 0.0,
-            isolation: None,
-            keep_up: Default::default(),
-            summary,
-        }
+        StepRecord::measured(rate, passed, summary)
     }
 
     #[test]

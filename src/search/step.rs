@@ -77,6 +77,23 @@ pub struct StepRecord {
     pub summary: Summary,
 }
 
+#[cfg(test)]
+impl StepRecord {
+    /// A first run at `rate` measured as `summary`, with nothing else recorded (no
+    /// warm-up, isolation or keep-up verdict): what the search's table tests judge.
+    pub fn measured(rate: f64, passed: bool, summary: Summary) -> StepRecord {
+        StepRecord {
+            rate,
+            passed,
+            confirmation: false,
+            warmup_s: 0.0,
+            isolation: None,
+            keep_up: KeepUp::default(),
+            summary,
+        }
+    }
+}
+
 /// `base` with its load replaced by a constant `value` (a rate for the arrival-rate
 /// model, a user count for the users model) for `duration`, keeping the model's other
 /// settings (in-flight and connection caps, think time).

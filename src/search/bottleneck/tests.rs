@@ -284,14 +284,8 @@ fn the_json_has_the_contract_fields() {
 
 #[test]
 fn steps_are_compared_at_the_ceiling_and_the_lowest_failure_above_it() {
-    let step = |rate: f64, passed: bool, cpu: f64| StepRecord {
-        rate,
-        passed,
-        confirmation: false,
-        warmup_s: 0.0,
-        isolation: None,
-        keep_up: Default::default(),
-        summary: summary(vec![process(cpu, 1, 1.0, 10, 1024)]),
+    let step = |rate: f64, passed: bool, cpu: f64| {
+        StepRecord::measured(rate, passed, summary(vec![process(cpu, 1, 1.0, 10, 1024)]))
     };
     let steps = vec![
         step(100.0, true, 0.1),
