@@ -49,29 +49,48 @@ pub(crate) fn query_param<'q>(query: Option<&'q str>, name: &str) -> Option<&'q 
         .map(|(_, v)| v)
 }
 
-/// A query parameter parsed as `T`: `Ok(None)` if absent, `Err` with a message if
-/// present but malformed.
+/// A query parameter that is present but does not say what it must.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum ParamError {
+    /// Not a value of the parameter's type.
+    #[error("query parameter `{name}` has a bad value `{raw}`")]
+    Bad {
+        /// The parameter.
+        name: String,
+        /// Its value as sent.
+        raw: String,
+    },
+    /// `ms` outside 0 to one hour.
+    #[error("`ms` must be between 0 and 3600000, got {ms}")]
+    MsRange {
+        /// The value sent.
+        ms: f64,
+    },
+}
+
+/// A query parameter parsed as `T`: `Ok(None)` if absent, an error if present but
+/// malformed.
 pub(crate) fn parse_param<T: std::str::FromStr>(
     query: Option<&str>,
     name: &str,
-) -> Result<Option<T>, String> {
+) -> Result<Option<T>, ParamError> {
     match query_param(query, name) {
         None => Ok(None),
-        Some(raw) => raw
-            .parse()
-            .map(Some)
-            .map_err(|_| format!("query parameter `{name}` has a bad value `{raw}`")),
+        Some(raw) => raw.parse().map(Some).map_err(|_| ParamError::Bad {
+            name: name.into(),
+            raw: raw.into(),
+        }),
     }
 }
 
 /// `?ms=N` as a duration: a non-negative number of milliseconds, fractions allowed.
-pub(crate) fn ms_param(query: Option<&str>) -> Result<Option<std::time::Duration>, String> {
+pub(crate) fn ms_param(query: Option<&str>) -> Result<Option<std::time::Duration>, ParamError> {
     match parse_param::<f64>(query, "ms")? {
         None => Ok(None),
         Some(ms) if ms.is_finite() && (0.0..=3_600_000.0).contains(&ms) => {
             Ok(Some(std::time::Duration::from_secs_f64(ms / 1000.0)))
         }
-        Some(ms) => Err(format!("`ms` must be between 0 and 3600000, got {ms}")),
+        Some(ms) => Err(ParamError::MsRange { ms }),
     }
 }
 

@@ -83,8 +83,8 @@ fn is_get_or_post(method: &Method) -> bool {
     method == Method::GET || method == Method::POST
 }
 
-fn bad_request(message: String) -> Reply {
-    reply::text(StatusCode::BAD_REQUEST, message + "\n")
+fn bad_request(message: impl std::fmt::Display) -> Reply {
+    reply::text(StatusCode::BAD_REQUEST, format!("{message}\n"))
 }
 
 async fn work(state: &State, query: Option<&str>) -> Reply {
@@ -126,7 +126,7 @@ fn stall(state: &State, query: Option<&str>) -> Reply {
             state.stall.start(d);
             reply::json(StatusCode::OK, &json!({"stall_ms": millis(d)}))
         }
-        Ok(None) => bad_request("`ms` is required".into()),
+        Ok(None) => bad_request("`ms` is required"),
         Err(message) => bad_request(message),
     }
 }
@@ -143,7 +143,7 @@ fn service(state: &State, query: Option<&str>) -> Reply {
                 &json!({"service_ms": millis(d), "was_ms": millis(was)}),
             )
         }
-        Ok(None) => bad_request("`ms` is required".into()),
+        Ok(None) => bad_request("`ms` is required"),
         Err(message) => bad_request(message),
     }
 }
@@ -161,7 +161,7 @@ fn contention(state: &State, query: Option<&str>) -> Reply {
                 &json!({"contention_ms": millis(d), "was_ms": millis(was)}),
             )
         }
-        Ok(None) => bad_request("`ms` is required".into()),
+        Ok(None) => bad_request("`ms` is required"),
         Err(message) => bad_request(message),
     }
 }

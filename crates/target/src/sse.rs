@@ -81,21 +81,22 @@ fn start<B>(tickers: &Tickers, req: &Request<B>) -> Result<Ticker, Box<Reply>> {
     }
     let query = req.uri().query();
     let bad = |m: String| Box::new(reply::text(StatusCode::BAD_REQUEST, m + "\n"));
+    let bad_param = |e: reply::ParamError| bad(e.to_string());
     let every = parse_param::<u64>(query, "every_ms")
-        .map_err(bad)?
+        .map_err(bad_param)?
         .unwrap_or(1000);
     if !(MIN_EVERY_MS..=3_600_000).contains(&every) {
         return Err(bad(format!(
             "`every_ms` must be between {MIN_EVERY_MS} and 3600000, got {every}"
         )));
     }
-    let count = parse_param::<u64>(query, "count").map_err(bad)?;
-    let drop_after = parse_param::<u64>(query, "drop_after").map_err(bad)?;
+    let count = parse_param::<u64>(query, "count").map_err(bad_param)?;
+    let drop_after = parse_param::<u64>(query, "drop_after").map_err(bad_param)?;
     if drop_after == Some(0) {
         return Err(bad("`drop_after` must be at least 1".into()));
     }
     let retry = parse_param::<u64>(query, "retry_ms")
-        .map_err(bad)?
+        .map_err(bad_param)?
         .unwrap_or(1000);
     // An id we did not send (not a number) starts the stream over, as a fresh client.
     let resume = req
