@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::admit::{accept_on, read_from, Heard};
+pub use super::coord_error::CoordError;
 use super::summary::{keep_shares, own_cpu};
 use super::wire::{self, FromShard, Setup, ToShard, WireError};
 use super::Placement;
@@ -31,41 +32,6 @@ const SILENCE: Duration = Duration::from_secs(10);
 /// each; the rest is each shard's wake-up, so the lead covers a busy host's
 /// scheduling delay, not N round trips.
 const START_LEAD: Duration = Duration::from_millis(50);
-
-/// Why a sharded run could not be set up.
-#[derive(Debug, thiserror::Error)]
-pub enum CoordError {
-    /// Not every shard joined in time.
-    #[error("{joined} of {count} shards joined within {waited:?}; missing: {missing}")]
-    JoinTimeout {
-        /// How many joined.
-        joined: usize,
-        /// How many were expected.
-        count: usize,
-        /// How long the coordinator waited.
-        waited: Duration,
-        /// The missing shards, named.
-        missing: String,
-    },
-    /// A shard's process or pod ended before it joined.
-    #[error("shard {index} ({name}) ended before it joined: {reason}")]
-    EndedEarly {
-        /// Shard index.
-        index: u64,
-        /// Where it was placed.
-        name: String,
-        /// Why.
-        reason: String,
-    },
-    /// The setup could not be sent.
-    #[error("cannot set up shard {index}: {reason}")]
-    Setup {
-        /// Shard index.
-        index: u64,
-        /// Why.
-        reason: String,
-    },
-}
 
 /// A joined shard.
 struct Link {

@@ -12,6 +12,7 @@
 
 mod admit;
 pub mod auth;
+mod coord_error;
 pub mod coordinator;
 pub mod kube;
 pub mod local;
