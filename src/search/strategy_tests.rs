@@ -99,22 +99,28 @@ fn a_measured_capacity_brackets_the_boundary_in_two_steps() {
     );
 }
 
+/// Asserts that `c` is a ceiling at or below `capacity` with a failure above it, the
+/// two within the 5 % precision (or one apart).
+fn assert_within_precision(capacity: f64, c: Conclusion) {
+    let Conclusion::Ceiling { ceiling, failed } = c else {
+        panic!("capacity {capacity}: {c:?}")
+    };
+    assert!(
+        ceiling <= capacity && failed > capacity,
+        "{capacity}: {c:?}"
+    );
+    assert!(
+        failed - ceiling <= (ceiling * 0.05).max(1.0),
+        "{capacity}: {c:?}"
+    );
+}
+
 #[test]
 fn a_measured_capacity_finds_the_same_ceiling_within_precision_in_fewer_steps() {
     for capacity in [1.0, 7.0, 13.0, 99.0, 640.0, 801.0, 12_345.0, 999_999.0] {
         let (bisected, _) = drive(range(1.0, 1e6), |v, _| v <= capacity);
         let (tried, c) = drive_measured(range(1.0, 1e6), capacity);
-        let Conclusion::Ceiling { ceiling, failed } = c else {
-            panic!("capacity {capacity}: {c:?}")
-        };
-        assert!(
-            ceiling <= capacity && failed > capacity,
-            "{capacity}: {c:?}"
-        );
-        assert!(
-            failed - ceiling <= (ceiling * 0.05).max(1.0),
-            "{capacity}: {c:?}"
-        );
+        assert_within_precision(capacity, c);
         assert!(
             tried.len() <= bisected.len(),
             "{capacity}: {tried:?} vs {bisected:?}"
@@ -126,19 +132,12 @@ fn a_measured_capacity_finds_the_same_ceiling_within_precision_in_fewer_steps() 
 fn a_wrong_estimate_falls_back_to_bisecting() {
     // Every failure claims 300 though the target takes 800: the probes surprise,
     // and the search still ends at 800.
-    let mut s = Strategy::new(range(100.0, 1e6), Trials::default(), ESTIMATES);
-    let mut tried = Vec::new();
-    while let Next::Run { value, .. } = s.next() {
-        tried.push(value);
+    let (tried, c) = drive_with(range(100.0, 1e6), |value, _| {
         let passed = value <= 800.0;
-        s.record_measured(value, passed, (!passed).then_some(300.0));
-        assert!(tried.len() < 50, "{tried:?}");
-    }
+        (passed, (!passed).then_some(300.0))
+    });
     assert!(
-        matches!(
-            s.next(),
-            Next::Done(Conclusion::Ceiling { ceiling: 800.0, .. })
-        ),
+        matches!(c, Conclusion::Ceiling { ceiling: 800.0, .. }),
         "{tried:?}"
     );
 }
@@ -147,17 +146,7 @@ fn a_wrong_estimate_falls_back_to_bisecting() {
 fn finds_any_ceiling_within_precision() {
     for capacity in [1.0, 7.0, 13.0, 99.0, 640.0, 801.0, 12_345.0, 999_999.0] {
         let (_, c) = drive(range(1.0, 1e6), |v, _| v <= capacity);
-        let Conclusion::Ceiling { ceiling, failed } = c else {
-            panic!("capacity {capacity}: {c:?}")
-        };
-        assert!(
-            ceiling <= capacity && failed > capacity,
-            "{capacity}: {c:?}"
-        );
-        assert!(
-            failed - ceiling <= (ceiling * 0.05).max(1.0),
-            "{capacity}: {c:?}"
-        );
+        assert_within_precision(capacity, c);
     }
 }
 
