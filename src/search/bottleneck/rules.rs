@@ -320,7 +320,10 @@ pub(super) fn figure(e: &Evidence, v: f64, first: bool) -> String {
         ("fds", true) => format!("{} of {} descriptors open", value(v), value(cap)),
         ("connections", true) => format!("{} of {} connections", value(v), value(cap)),
         ("waiting_locks", true) => format!("{} lock requests waiting", value(v)),
-        ("workers_busy", true) => format!("{} of {} busy", value(v), value(cap)),
+        // At the cap the pool is whole: the mean of the samples, read at scrape instants
+        // that can fall between one request's end and the next one's start (7.9 of 8),
+        // is said in whole workers.
+        ("workers_busy", true) => format!("{} of {} busy", value(v.round()), value(cap)),
         ("generator_cpu_percent", _) => format!("CPU {:.0}% of {} cores", v, value(cap / 100.0)),
         ("generator_lag_ms", _) => format!("schedule lag up to {v:.1} ms"),
         _ => value(v),
