@@ -21,7 +21,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
-use super::http1::{BodyBudget, Conn, Limits};
+use super::http1::{BodyBudget, Conn, Limits, TryIo};
 use headroom_metrics::recorder::{ByProtocol, Speaks};
 use headroom_metrics::ErrorKind;
 
@@ -57,6 +57,22 @@ pub enum Stream {
 
 /// The engine's HTTP/1.1 connection over either stream.
 pub type Connection = Conn<Stream>;
+
+impl TryIo for Stream {
+    fn try_read_now(&mut self, buf: &mut [u8]) -> Option<io::Result<usize>> {
+        match self {
+            Stream::Tcp(s) => s.try_read_now(buf),
+            Stream::Tls(_) => None,
+        }
+    }
+
+    fn try_write_now(&mut self, buf: &[u8]) -> Option<io::Result<usize>> {
+        match self {
+            Stream::Tcp(s) => s.try_write_now(buf),
+            Stream::Tls(_) => None,
+        }
+    }
+}
 
 impl AsyncRead for Stream {
     fn poll_read(

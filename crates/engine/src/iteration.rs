@@ -8,7 +8,7 @@
 
 use std::cell::Cell;
 use std::future::Future;
-use std::pin::{pin, Pin};
+use std::pin::pin;
 use std::rc::Rc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 
 use crate::check;
+use crate::deadline::RequestTimer;
 use crate::thread::{Pending, ThreadState, MEASURING};
 use crate::work::{Prepared, PreparedStep, Work};
 use headroom_client as client;
@@ -40,8 +41,8 @@ pub(crate) struct Scratch {
     /// closed-model user does; an open-model arrival, which sends one iteration, does
     /// not, so it allocates none.
     keeps_timer: bool,
-    /// The kept request timer.
-    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// The kept request timer (see `crate::deadline`).
+    timer: Option<RequestTimer>,
 }
 
 impl Scratch {
@@ -75,27 +76,6 @@ impl Intended {
             Intended::Scheduled(at) => (at, Instant::now()),
             Intended::Now(at) => (at, at),
         }
-    }
-}
-
-/// The task's request timer, armed for `deadline`. Why one timer per task and not one
-/// per request: moving a tokio timer's deadline later is one atomic store, while a new
-/// timer per request goes into the runtime's timer wheel and out again, which measured
-/// as 8 % of the closed loop's user-space time. Deadlines of successive requests only
-/// move later, except when templates have different timeouts; an earlier one is
-/// registered anew, which is what a new timer would cost anyway.
-fn arm(
-    slot: &mut Option<Pin<Box<tokio::time::Sleep>>>,
-    deadline: Instant,
-) -> Pin<&mut tokio::time::Sleep> {
-    match slot {
-        Some(timer) => {
-            timer.as_mut().reset(deadline.into());
-            timer.as_mut()
-        }
-        None => slot
-            .insert(Box::pin(tokio::time::sleep_until(deadline.into())))
-            .as_mut(),
     }
 }
 
@@ -258,11 +238,15 @@ async fn send(
     };
     // Not registered with the runtime until polled: an unused one costs nothing.
     let mut fresh = pin!(None::<tokio::time::Sleep>);
-    let timer = if scratch.keeps_timer {
-        arm(&mut scratch.timer, deadline)
+    let mut kept = if scratch.keeps_timer {
+        match &mut scratch.timer {
+            Some(timer) => timer.arm(deadline),
+            None => scratch.timer = Some(RequestTimer::new(deadline)),
+        }
+        scratch.timer.as_mut()
     } else {
         fresh.set(Some(tokio::time::sleep_until(deadline.into())));
-        fresh.as_mut().as_pin_mut().expect("just set")
+        None
     };
     let outcome = {
         let mut exchange = pin!(state.client.send(
@@ -275,10 +259,15 @@ async fn send(
         ));
         // The exchange first, as tokio's `timeout` does: a response that is ready
         // counts even when the deadline has just passed.
-        let mut timer = timer;
         std::future::poll_fn(|cx| match exchange.as_mut().poll(cx) {
             Poll::Ready(done) => Poll::Ready(Ok(done)),
-            Poll::Pending => timer.as_mut().poll(cx).map(|()| Err(())),
+            Poll::Pending => match kept.as_mut() {
+                Some(timer) => timer.poll_expired(cx).map(|()| Err(())),
+                None => match fresh.as_mut().as_pin_mut() {
+                    Some(sleep) => sleep.poll(cx).map(|()| Err(())),
+                    None => Poll::Pending,
+                },
+            },
         })
         .await
     };

@@ -16,6 +16,7 @@
 mod attack;
 pub(crate) mod check;
 mod cpu;
+mod deadline;
 mod error;
 pub(crate) mod iteration;
 mod merge;

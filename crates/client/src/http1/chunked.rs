@@ -5,7 +5,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::{Conn, RoundTripError};
 
-impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
+impl<S: AsyncRead + AsyncWrite + super::TryIo + Unpin> Conn<S> {
     /// Consumes a chunked body, keeping it if asked; returns its length.
     pub(super) async fn consume_chunked(&mut self, keep: bool) -> Result<u64, RoundTripError> {
         let mut total = 0u64;

@@ -29,6 +29,7 @@ mod proptests;
 mod tests;
 #[cfg(test)]
 mod tests_limits;
+mod try_io;
 
 use std::future::poll_fn;
 use std::io;
@@ -44,6 +45,7 @@ pub use budget::{BodyBudget, DEFAULT_BODY_BUDGET};
 pub use error::RoundTripError;
 use framing::{framing_of, Framing};
 use std::mem::MaybeUninit;
+pub use try_io::TryIo;
 
 /// Initial read buffer. Small, because a run may hold thousands of connections.
 const READ_CHUNK: usize = 4 * 1024;
@@ -132,7 +134,7 @@ impl Conn<TcpStream> {
     }
 }
 
-impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
+impl<S: AsyncRead + AsyncWrite + TryIo + Unpin> Conn<S> {
     /// A connection over an established stream, buffering no more than `limits`, its
     /// kept bodies taken from `budget`.
     pub fn new(stream: S, limits: Limits, budget: BodyBudget) -> Conn<S> {
@@ -231,6 +233,19 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         }
         self.start = 0;
         self.end = 0;
+        if let Some(read) = self.stream.try_read_now(&mut self.buf) {
+            // Plain TCP: answered from the socket's cached readiness, usually without
+            // a system call (see `try_io`).
+            return match read {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
+                Ok(0) => Err(RoundTripError::closed_while_idle()),
+                Ok(_) => Err(RoundTripError::unsolicited()),
+                Err(e) => Err(RoundTripError {
+                    stale: true,
+                    ..RoundTripError::io(&e)
+                }),
+            };
+        }
         // One poll, never a wait: `Pending` means nothing arrived, which is the normal
         // case. Tokio answers it from cached readiness, usually without a syscall.
         let Conn { stream, buf, .. } = self;
@@ -252,8 +267,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
     }
 
     async fn write(&mut self, request: &[u8]) -> Result<(), RoundTripError> {
+        let mut rest = request;
+        match self.stream.try_write_now(rest) {
+            // Plain TCP with room in its send buffer, the usual case: written, and a
+            // socket has nothing to flush.
+            Some(Ok(n)) if n == rest.len() => return Ok(()),
+            Some(Ok(n)) => rest = &rest[n..],
+            Some(Err(e)) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Some(Err(e)) => return Err(RoundTripError::io(&e)),
+            None => {}
+        }
         self.stream
-            .write_all(request)
+            .write_all(rest)
             .await
             .map_err(|e| RoundTripError::io(&e))?;
         // A no-op on TCP; a buffering stream (TLS) sends its records here.

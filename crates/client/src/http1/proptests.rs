@@ -42,6 +42,8 @@ struct Counting {
     reads: usize,
 }
 
+impl super::TryIo for Counting {}
+
 impl AsyncRead for Counting {
     fn poll_read(
         mut self: Pin<&mut Self>,

@@ -106,7 +106,7 @@ pub(super) fn scripted(
 }
 
 /// One round trip, bounded by [`LIMIT`].
-pub(super) async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
+pub(super) async fn exchange<S: AsyncRead + AsyncWrite + super::TryIo + Unpin>(
     conn: &mut Conn<S>,
     keep: bool,
     head: bool,
@@ -313,4 +313,82 @@ async fn tcp_reset_mid_response_on_a_fresh_connection_is_a_reset_not_stale() {
     let e = exchange(&mut conn, false, false).await.unwrap_err();
     assert_eq!(e.kind, ErrorKind::Reset, "{e:?}");
     assert!(!e.stale && e.sent, "{e:?}");
+}
+
+/// A loopback listener whose first connection is played `script` by [`play`]; the
+/// handle tells how many requests it read. Over TCP the idle check and the write take
+/// the socket's direct path (`try_io`), which the scripted duplex streams lack.
+async fn tcp_played(script: Vec<Act>) -> (SocketAddr, tokio::task::JoinHandle<usize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        play(stream, script).await
+    });
+    (addr, server)
+}
+
+#[tokio::test]
+async fn tcp_keep_alive_then_closed_while_idle_is_stale_and_nothing_is_sent() {
+    let (addr, server) = tcp_played(vec![Act::ReplyClose(OK.to_vec())]).await;
+    let mut conn = Conn::connect(addr).await.unwrap();
+    exchange(&mut conn, false, false).await.unwrap();
+    assert_eq!(server.await.unwrap(), 1);
+    // Let the FIN arrive and the runtime see it, as in a pool between requests.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let e = exchange(&mut conn, false, false).await.unwrap_err();
+    assert!(e.stale && !e.sent, "{e:?}");
+    assert!(!conn.reusable());
+}
+
+#[tokio::test]
+async fn tcp_unsolicited_bytes_while_idle_are_never_taken_as_an_answer() {
+    let extra = b"HTTP/1.1 500 Unasked\r\nContent-Length: 0\r\n\r\n".to_vec();
+    let script = vec![
+        Act::ReplyThenLater(OK.to_vec(), Duration::from_millis(20), extra),
+        Act::Reply(OK.to_vec()),
+    ];
+    let (addr, server) = tcp_played(script).await;
+    let mut conn = Conn::connect(addr).await.unwrap();
+    exchange(&mut conn, false, false).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let e = exchange(&mut conn, false, false).await.unwrap_err();
+    assert!(e.stale && !e.sent, "{e:?}");
+    drop(conn);
+    assert_eq!(
+        server.await.unwrap(),
+        1,
+        "the second request was never written"
+    );
+}
+
+#[tokio::test]
+async fn tcp_requests_written_directly_get_their_answers_in_order() {
+    // Many exchanges on one socket: every request is written whole by the direct
+    // path, and each answer is read as its own.
+    let script: Vec<Act> = (0..200)
+        .map(|i| {
+            let body = format!("{i}");
+            Act::Reply(
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                )
+                .into_bytes(),
+            )
+        })
+        .collect();
+    let (addr, server) = tcp_played(script).await;
+    let mut conn = Conn::connect(addr).await.unwrap();
+    for i in 0..200u64 {
+        let response = tokio::time::timeout(LIMIT, conn.round_trip(REQUEST, true, false))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(conn.body(), i.to_string().as_bytes());
+        assert_eq!(response.body_len, i.to_string().len() as u64);
+    }
+    assert_eq!(conn.served(), 200);
+    drop(conn);
+    assert_eq!(server.await.unwrap(), 200);
 }
