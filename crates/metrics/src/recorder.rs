@@ -90,10 +90,23 @@ pub struct Tally {
 /// that differs (sent late, or failed) copies `latency` as it stands into the
 /// histogram and from then on it is recorded as usual. A tally read back from JSON is
 /// whole: nothing pending.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+///
+/// The time to first byte is kept alike. A closed-model request whose response came
+/// whole in one read (its first byte arrived when it ended, and its write began when
+/// it was sent) has the corrected latency as its time to first byte. Only the others
+/// (the first request of each connection, a response read in parts, a failure without
+/// one) are recorded, in `timing.ttfb` and, their latency, in `ttfb_apart`; at the end
+/// `timing.ttfb` gains `latency` less `ttfb_apart`. Such a response's receive time is
+/// zero, so those zeros are counted, not recorded, and added in one record.
+#[derive(Debug, Clone, Default, PartialEq)]
 struct Pending {
     uncorrected: bool,
     success: bool,
+    /// The corrected latencies of the requests whose time to first byte was not their
+    /// corrected latency; `None` once settled.
+    ttfb_apart: Option<Histogram<u64>>,
+    /// Zero receive times not yet recorded in `timing.receive`.
+    receive_zeros: u64,
 }
 
 impl Default for Tally {
@@ -107,6 +120,8 @@ impl Default for Tally {
             pending: Pending {
                 uncorrected: true,
                 success: true,
+                ttfb_apart: Some(new_histogram(SIGFIG)),
+                receive_zeros: 0,
             },
         }
     }
@@ -132,17 +147,64 @@ impl Tally {
             None if !self.pending.success => put(&mut self.success, hit.corrected),
             None => {}
         }
-        self.timing.record(&hit.timing);
+        let t = &hit.timing;
+        for (h, d) in [
+            (&mut self.timing.connect, t.connect),
+            (&mut self.timing.tls, t.tls),
+        ] {
+            if let Some(d) = d {
+                put(h, d);
+            }
+        }
+        match &mut self.pending.ttfb_apart {
+            Some(_) if t.ttfb == Some(hit.corrected) => {}
+            Some(apart) => {
+                put(apart, hit.corrected);
+                if let Some(d) = t.ttfb {
+                    put(&mut self.timing.ttfb, d);
+                }
+            }
+            None => {
+                if let Some(d) = t.ttfb {
+                    put(&mut self.timing.ttfb, d);
+                }
+            }
+        }
+        match t.receive {
+            Some(Duration::ZERO) => self.pending.receive_zeros += 1,
+            Some(d) => put(&mut self.timing.receive, d),
+            None => {}
+        }
     }
 
-    /// Writes out the histograms still pending as copies of `latency`: every tally is
-    /// settled before anyone reads or merges it ([`Recorder::finish`]).
+    /// Writes out the histograms still pending as copies of `latency`, and the zero
+    /// receive times counted: every tally is settled before anyone reads or merges it
+    /// ([`Recorder::finish`]).
     fn settle(&mut self) {
         if std::mem::take(&mut self.pending.uncorrected) {
             self.uncorrected.clone_from(&self.latency);
         }
         if std::mem::take(&mut self.pending.success) {
             self.success.clone_from(&self.latency);
+        }
+        if let Some(apart) = self.pending.ttfb_apart.take() {
+            // Added, not cloned: the breakdown keeps fewer significant digits, and an
+            // HDR histogram's coarser buckets each hold whole finer ones, so the counts
+            // come out as recording each value would give.
+            let mut same = self.latency.clone();
+            same.subtract(&apart)
+                .expect("every latency set apart was recorded in `latency` too");
+            self.timing
+                .ttfb
+                .add(&same)
+                .expect("auto-resizing histograms always merge");
+        }
+        let zeros = std::mem::take(&mut self.pending.receive_zeros);
+        if zeros > 0 {
+            self.timing
+                .receive
+                .record_n(0, zeros)
+                .expect("zero is within every histogram's range");
         }
     }
 

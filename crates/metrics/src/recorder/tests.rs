@@ -137,3 +137,75 @@ fn a_second_counts_errors_by_kind_and_requests_by_name_and_merges_them() {
     assert_eq!(first.by_name[2].errors[ErrorKind::Status5xx as usize], 1);
     assert_eq!(a.second.by_name.len(), 0, "the next second starts empty");
 }
+
+#[test]
+fn ttfb_and_receive_kept_lazily_hold_exactly_what_recording_each_would() {
+    // Closed-model responses that came whole in one read (ttfb = corrected latency,
+    // receive zero), then from the 400th on responses read in two parts, a failure
+    // without a response at the 700th: the breakdown must equal one recorded request
+    // by request, in the breakdown's own precision.
+    let mut r = Recorder::new(1);
+    let (mut ttfb, mut receive) = (
+        new_histogram(timing::BREAKDOWN_SIGFIG),
+        new_histogram(timing::BREAKDOWN_SIGFIG),
+    );
+    for i in 0..1000u64 {
+        // Values spread over several of the histograms' buckets, many not on a
+        // coarse bucket's boundary.
+        let d = Duration::from_micros(97 + i * 37 % 20_011);
+        let whole = i < 400;
+        let failed = i == 700;
+        let timing = Timing {
+            ttfb: (!failed).then_some(if whole { d } else { d / 3 }),
+            receive: (!failed).then_some(if whole { Duration::ZERO } else { d - d / 3 }),
+            ..Timing::default()
+        };
+        if let Some(t) = timing.ttfb {
+            put(&mut ttfb, t);
+        }
+        if let Some(t) = timing.receive {
+            put(&mut receive, t);
+        }
+        r.record(&Hit {
+            name_id: 0,
+            corrected: d,
+            uncorrected: d,
+            error: failed.then_some(ErrorKind::Timeout),
+            timing,
+        });
+    }
+    let r = r.finish();
+    for t in [&r.overall, &r.by_name[0]] {
+        assert_eq!(t.timing.ttfb, ttfb);
+        assert_eq!(t.timing.receive, receive);
+        assert_eq!(t.timing.ttfb.len(), 999);
+        for q in [0.5, 0.9, 0.99, 1.0] {
+            assert_eq!(
+                t.timing.ttfb.value_at_quantile(q),
+                ttfb.value_at_quantile(q)
+            );
+        }
+    }
+    // A run of whole responses only: ttfb is the latency, in the breakdown's precision.
+    let mut r = Recorder::new(1);
+    let mut ttfb = new_histogram(timing::BREAKDOWN_SIGFIG);
+    for i in 0..500u64 {
+        let d = Duration::from_micros(1_000 + i * 7_919 % 90_001);
+        put(&mut ttfb, d);
+        r.record(&Hit {
+            name_id: 0,
+            corrected: d,
+            uncorrected: d,
+            error: None,
+            timing: Timing {
+                ttfb: Some(d),
+                receive: Some(Duration::ZERO),
+                ..Timing::default()
+            },
+        });
+    }
+    let r = r.finish();
+    assert_eq!(r.overall.timing.ttfb, ttfb);
+    assert_eq!(r.overall.timing.receive.len(), 500);
+    assert_eq!(r.overall.timing.receive.max(), 0);
+}

@@ -6,14 +6,14 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::{new_histogram, put};
+use super::new_histogram;
 
 /// The timing breakdown's histograms take two digits (1%): it adds five histograms to
 /// each [`Tally`](super::Tally) (per request name and thread), which holds three. One
 /// spanning 50 µs to 30 s takes 19 KiB at two digits, 128 KiB at three; so the
 /// breakdown adds about a fifth to a tally instead of more than doubling it. Its phases
 /// explain the latency, which keeps three digits.
-const BREAKDOWN_SIGFIG: u8 = 2;
+pub(super) const BREAKDOWN_SIGFIG: u8 = 2;
 
 /// Where one request's time went. A phase that did not happen for this request is
 /// `None` and records nothing: a request on a reused connection has no connect (nor
@@ -66,20 +66,6 @@ impl Default for Breakdown {
 }
 
 impl Breakdown {
-    pub(super) fn record(&mut self, t: &Timing) {
-        let phases = [
-            (&mut self.connect, t.connect),
-            (&mut self.tls, t.tls),
-            (&mut self.ttfb, t.ttfb),
-            (&mut self.receive, t.receive),
-        ];
-        for (h, d) in phases {
-            if let Some(d) = d {
-                put(h, d);
-            }
-        }
-    }
-
     /// Adds another breakdown into this one.
     pub fn merge(&mut self, other: &Breakdown) {
         let pairs = [
