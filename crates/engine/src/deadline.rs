@@ -1,15 +1,18 @@
 //! A closed-model user's request timer: one tokio timer kept across the user's
 //! requests, moved only when it fires.
 //!
-//! Why not reset the timer for every request: a reset and a poll of a tokio `Sleep`
-//! per request (the new deadline stored, the task's budget checked, its waker
-//! registered again) measured about 180 user-space instructions per request, 3 % of
-//! the plain closed loop. Successive deadlines of one user only move later, so the
-//! timer may keep an earlier request's deadline: when it fires, it is moved to the
-//! deadline of the request then in flight, if that one has not passed. It thus fires
-//! at most once per timeout period for nothing (nginx, likewise, leaves a timer where
-//! it is when its deadline moves by little). A request whose deadline is earlier than the
-//! timer's (a template with a shorter timeout) moves the timer at once.
+//! Why one timer per user and not one per request: a new tokio timer goes into the
+//! runtime's timer wheel and out again, which measured as 8 % of the closed loop's
+//! user-space time. Why not reset it for every request either: a reset and a poll of
+//! a tokio `Sleep` per request (the new deadline stored, the task's budget checked,
+//! its waker registered again) measured about 180 user-space instructions per
+//! request, 3 % of the plain closed loop. Successive deadlines of one user only move
+//! later, so the timer may keep an earlier request's deadline: when it fires, it is
+//! moved to the deadline of the request then in flight, if that one has not passed.
+//! It thus fires at most once per timeout period for nothing (nginx, likewise, leaves
+//! a timer where it is when its deadline moves by little). A request whose deadline
+//! is earlier than the timer's (a template with a shorter timeout) moves the timer at
+//! once.
 
 use std::future::Future;
 use std::pin::Pin;
