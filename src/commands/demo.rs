@@ -354,12 +354,7 @@ pub fn markdown(
         "- Limited by: `{}` ({limit}).",
         result.limited_by.as_str()
     );
-    let model = result
-        .model
-        .as_ref()
-        .map_or("the steps are too few to fit one".into(), |m| {
-            m.sentence(result.unit)
-        });
+    let model = crate::search::model::line(result.model.as_ref(), result.unit);
     let _ = writeln!(md, "- Model (USL): {model}.");
     let _ = writeln!(md, "- Generator: {}.", generator_verdict(result));
     let _ = writeln!(

@@ -63,11 +63,8 @@ impl Capacity {
     /// The capacity view of `run`, or `None` when it has no steps (not a search).
     pub fn of(run: &StoredRun) -> Option<Capacity> {
         let first = run.steps.first()?;
-        let (unit, search_unit) = if first.summary.model == "users" {
-            ("users", Unit::Users)
-        } else {
-            ("req/s", Unit::Rate)
-        };
+        let search_unit = Unit::from_label(&first.summary.model);
+        let unit = search_unit.as_str();
         let steps: Vec<StepPoint> = run
             .steps
             .iter()

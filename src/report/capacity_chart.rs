@@ -241,10 +241,7 @@ impl Capacity {
                 .filter_map(|s| s.concurrency.and_then(|n| at(s.value, n)))
                 .collect()
         };
-        let unit = match self.unit {
-            "users" => Unit::Users,
-            _ => Unit::Rate,
-        };
+        let unit = Unit::from_label(self.unit);
         let sentence = escape(&format!("USL fit: {}", m.sentence(unit)));
         let _ = write!(
             svg,

@@ -32,11 +32,7 @@ fn section(view: &SearchView<'_>, with_bottleneck: bool) -> Vec<Block> {
         Block::Heading(3, "What limited the ceiling".into()),
         Block::Para(format!("Limited by {}.", view.limited_by())),
     ];
-    let unit = if view.unit == Unit::Users.as_str() {
-        Unit::Users
-    } else {
-        Unit::Rate
-    };
+    let unit = Unit::from_label(view.unit);
     match (bottleneck(view), view.failing_step()) {
         _ if !with_bottleneck => {}
         (Some(b), _) => out.push(Block::Para(format!(

@@ -137,15 +137,11 @@ fn answer(out: &mut String, run: &Run, view: &super::view::SearchView<'_>) {
     let noisy = view.noisy().map_or(String::new(), |n| {
         format!("- Noise: {}\n", escape(&n.sentence(u)))
     });
-    let unit = if u == "users" {
-        crate::search::step::Unit::Users
-    } else {
-        crate::search::step::Unit::Rate
-    };
-    let model = capacity.and_then(|c| c.model).map_or(
-        "- Model (USL): the steps are too few to fit one\n".into(),
-        |m| format!("- Model (USL): {}\n", escape(&m.sentence(unit))),
+    let model = crate::search::model::line(
+        capacity.and_then(|c| c.model).as_ref(),
+        crate::search::step::Unit::from_label(u),
     );
+    let model = format!("- Model (USL): {}\n", escape(&model));
     let _ = writeln!(
         out,
         "- Ceiling: {ceiling}\n{hold}{noisy}- Limited by: {}\n- Knee: {knee}\n{model}- Generator: {}\n",

@@ -220,6 +220,14 @@ fn distinct(points: &[Point]) -> usize {
     ns.len()
 }
 
+/// What follows `Model (USL): ` in every answer: the model's [`Model::sentence`], or
+/// that the steps were too few to fit one.
+pub fn line(model: Option<&Model>, unit: Unit) -> String {
+    model.map_or("the steps are too few to fit one".into(), |m| {
+        m.sentence(unit)
+    })
+}
+
 impl Model {
     /// The throughput the model predicts at concurrency `n` (per second); 0 where the
     /// fitted denominator is not positive.

@@ -45,6 +45,16 @@ impl Unit {
             Unit::Users => "users",
         }
     }
+
+    /// The unit a label written by [`Unit::as_str`] (or a summary's load model)
+    /// names: `users` is the closed model, anything else a rate.
+    pub fn from_label(label: &str) -> Unit {
+        if label == "users" {
+            Unit::Users
+        } else {
+            Unit::Rate
+        }
+    }
 }
 
 /// How long each step lasts.

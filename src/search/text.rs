@@ -203,12 +203,7 @@ pub fn answer(result: &SearchResult) -> String {
             super::bottleneck::line(b, result.unit)
         ));
     }
-    let model = result
-        .model
-        .as_ref()
-        .map_or("the steps are too few to fit one".into(), |m| {
-            m.sentence(result.unit)
-        });
+    let model = super::model::line(result.model.as_ref(), result.unit);
     out.push_str(&format!("Model (USL): {model}\n"));
     let waited: f64 = result
         .steps
