@@ -212,16 +212,7 @@ pub fn of_steps(
 ) -> Option<Bottleneck> {
     match limited_by {
         LimitedBy::Thresholds => {
-            let floor = ceiling.unwrap_or(f64::NEG_INFINITY);
-            let failing = steps
-                .iter()
-                .filter(|s| {
-                    !s.passed
-                        && !s.summary.generator.bound
-                        && !s.summary.interrupted
-                        && s.rate > floor
-                })
-                .min_by(|a, b| a.rate.total_cmp(&b.rate))?;
+            let failing = first_failing(steps, ceiling)?;
             let passing = ceiling.and_then(|c| {
                 steps
                     .iter()
@@ -242,6 +233,18 @@ pub fn of_steps(
     }
 }
 
+/// The lowest step above `ceiling` that failed at the target: neither bound by the
+/// generator nor interrupted (those say nothing about the target).
+fn first_failing(steps: &[StepRecord], ceiling: Option<f64>) -> Option<&StepRecord> {
+    let floor = ceiling.unwrap_or(f64::NEG_INFINITY);
+    steps
+        .iter()
+        .filter(|s| {
+            !s.passed && !s.summary.generator.bound && !s.summary.interrupted && s.rate > floor
+        })
+        .min_by(|a, b| a.rate.total_cmp(&b.rate))
+}
+
 /// The search's bottleneck ([`of_steps`]); when it ended at a failing step no watch
 /// explains, `conclusion` gets the [`hint`] as one more sentence.
 pub fn conclude(
@@ -252,12 +255,7 @@ pub fn conclude(
 ) -> Option<Bottleneck> {
     let found = of_steps(steps, limited_by, ceiling);
     if found.is_none() && limited_by == LimitedBy::Thresholds {
-        let floor = ceiling.unwrap_or(f64::NEG_INFINITY);
-        let failing = steps
-            .iter()
-            .filter(|s| !s.passed && !s.summary.generator.bound && s.rate > floor)
-            .min_by(|a, b| a.rate.total_cmp(&b.rate));
-        if let Some(f) = failing {
+        if let Some(f) = first_failing(steps, ceiling) {
             let mut h = hint(&f.summary);
             if let Some(first) = h.get_mut(0..1) {
                 first.make_ascii_uppercase();

@@ -177,7 +177,8 @@ fn cgroup(c: &CgroupSummary, pair: &Pairs) -> Option<Candidate> {
             e,
         )
     });
-    let share = pair(&throttled).failing.map_or(0.0, |p| p.value);
+    let throttling = pair(&throttled);
+    let share = throttling.failing.map_or(0.0, |p| p.value);
     let confidence = if share >= THROTTLED_HIGH {
         Confidence::High
     } else if share >= THROTTLED_MEDIUM {
@@ -185,7 +186,7 @@ fn cgroup(c: &CgroupSummary, pair: &Pairs) -> Option<Candidate> {
     } else {
         return by_cpu;
     };
-    let mut evidence: Vec<Evidence> = pair(&throttled)
+    let mut evidence: Vec<Evidence> = throttling
         .evidence("throttled_share", None)
         .into_iter()
         .collect();
@@ -301,20 +302,19 @@ pub(super) fn generator(rate: f64, s: &Summary) -> Candidate {
 pub(super) fn figure(e: &Evidence, v: f64, first: bool) -> String {
     let pct = |cap: f64| format!("{:.0}%", v / cap.max(1e-9) * 100.0);
     let cap = e.cap.unwrap_or(0.0);
-    match (e.figure.as_str(), first) {
-        ("cpu_cores", true) => format!(
+    // `99% of 1 core`, `180% of 2 cores`.
+    let of_cores = || {
+        format!(
             "{} of {} core{}",
             pct(cap),
             value(cap),
             if cap == 1.0 { "" } else { "s" }
-        ),
+        )
+    };
+    match (e.figure.as_str(), first) {
+        ("cpu_cores", true) => of_cores(),
         ("cpu_cores", false) | ("cpu_demand_cores", false) => pct(cap),
-        ("cpu_demand_cores", true) => format!(
-            "busy or waiting for a CPU {} of {} core{}",
-            pct(cap),
-            value(cap),
-            if cap == 1.0 { "" } else { "s" }
-        ),
+        ("cpu_demand_cores", true) => format!("busy or waiting for a CPU {}", of_cores()),
         ("throttled_share", true) => format!("throttled in {:.0}% of periods", v * 100.0),
         ("throttled_share", false) => format!("{:.0}%", v * 100.0),
         ("fds", true) => format!("{} of {} descriptors open", value(v), value(cap)),
