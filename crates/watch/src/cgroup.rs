@@ -17,7 +17,8 @@ use super::summary::{mib, round3, AvgMax, Detail, Max};
 /// Samples one cgroup v2 directory.
 pub(crate) struct CgroupSampler {
     dir: PathBuf,
-    prev_usec: u64,
+    /// `cpu.stat` at the previous sample; its `usage_usec` is always there (a sample
+    /// without it fails).
     prev_stat: CpuStat,
     prev_t: f64,
     cpu_cap: Option<f64>,
@@ -60,16 +61,17 @@ impl CgroupSampler {
             dir: dir.clone(),
             source: Box::new(e),
         })?;
-        let prev_usec = prev_stat.usage_usec.ok_or_else(|| ProbeError::Cgroup {
-            dir: dir.clone(),
-            source: Box::new(ProbeError::NoUsage),
-        })?;
+        if prev_stat.usage_usec.is_none() {
+            return Err(ProbeError::Cgroup {
+                dir,
+                source: Box::new(ProbeError::NoUsage),
+            });
+        }
         Ok(CgroupSampler {
             prev_stat,
             cpu_cap: cpu_max(&dir),
             memory_cap: read_u64(&dir.join("memory.max")),
             dir,
-            prev_usec,
             prev_t: 0.0,
             samples: Vec::new(),
         })
@@ -146,9 +148,9 @@ impl Sampler for CgroupSampler {
         let stat = cpu_stat(&self.dir)?;
         let usec = stat.usage_usec.ok_or(ProbeError::NoUsage)?;
         let dt = (t - self.prev_t).max(1e-3);
-        let cores = usec.saturating_sub(self.prev_usec) as f64 / 1e6 / dt;
+        let before = self.prev_stat.usage_usec.unwrap_or(usec);
+        let cores = usec.saturating_sub(before) as f64 / 1e6 / dt;
         let (throttled_share, throttled_ms_per_s) = throttling(&self.prev_stat, &stat, dt);
-        self.prev_usec = usec;
         self.prev_stat = stat;
         self.prev_t = t;
         self.samples.push(CgroupSample {
