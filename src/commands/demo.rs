@@ -280,19 +280,14 @@ fn search(
 
 /// The demo watches its target's worker pool through the target's own `/metrics`, so
 /// its search names the pool as the bottleneck (`8 of 8 busy`) with evidence. Sampled
-/// every 250 ms: a step's window of 2 s then has enough scrapes for a mean. Only over
-/// plain HTTP (the `--tls` comparison watches neither search).
+/// every 250 ms: a step's window of 2 s then has enough scrapes for a mean. Called for
+/// the plain HTTP search only (the `--tls` comparison watches neither search).
 fn own_metrics(target: &target::RunningTarget) -> find::WatchPlan {
-    let url = target.url();
-    let specs = if url.starts_with("http://") {
-        vec![format!(
-            "prometheus:{url}/metrics#headroom_target_workers_busy,headroom_target_workers"
-        )]
-    } else {
-        Vec::new()
-    };
     find::WatchPlan {
-        specs,
+        specs: vec![format!(
+            "prometheus:{}/metrics#headroom_target_workers_busy,headroom_target_workers",
+            target.url()
+        )],
         interval: Duration::from_millis(250),
         tls: None,
     }

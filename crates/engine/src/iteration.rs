@@ -239,11 +239,11 @@ async fn send(
     // Not registered with the runtime until polled: an unused one costs nothing.
     let mut fresh = pin!(None::<tokio::time::Sleep>);
     let mut kept = if scratch.keeps_timer {
-        match &mut scratch.timer {
-            Some(timer) => timer.arm(deadline),
-            None => scratch.timer = Some(RequestTimer::new(deadline)),
-        }
-        scratch.timer.as_mut()
+        let timer = scratch
+            .timer
+            .get_or_insert_with(|| RequestTimer::new(deadline));
+        timer.arm(deadline);
+        Some(timer)
     } else {
         fresh.set(Some(tokio::time::sleep_until(deadline.into())));
         None
@@ -262,12 +262,14 @@ async fn send(
         std::future::poll_fn(|cx| match exchange.as_mut().poll(cx) {
             Poll::Ready(done) => Poll::Ready(Ok(done)),
             Poll::Pending => match kept.as_mut() {
-                Some(timer) => timer.poll_expired(cx).map(|()| Err(())),
-                None => match fresh.as_mut().as_pin_mut() {
-                    Some(sleep) => sleep.poll(cx).map(|()| Err(())),
-                    None => Poll::Pending,
-                },
-            },
+                Some(timer) => timer.poll_expired(cx),
+                None => fresh
+                    .as_mut()
+                    .as_pin_mut()
+                    .expect("set when no timer is kept")
+                    .poll(cx),
+            }
+            .map(|()| Err(())),
         })
         .await
     };

@@ -157,14 +157,12 @@ impl Tally {
             }
         }
         match &mut self.pending.ttfb_apart {
+            // Its time to first byte is its latency: settled from `latency`.
             Some(_) if t.ttfb == Some(hit.corrected) => {}
-            Some(apart) => {
-                put(apart, hit.corrected);
-                if let Some(d) = t.ttfb {
-                    put(&mut self.timing.ttfb, d);
+            apart => {
+                if let Some(apart) = apart {
+                    put(apart, hit.corrected);
                 }
-            }
-            None => {
                 if let Some(d) = t.ttfb {
                     put(&mut self.timing.ttfb, d);
                 }

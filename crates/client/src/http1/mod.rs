@@ -233,37 +233,33 @@ impl<S: AsyncRead + AsyncWrite + TryIo + Unpin> Conn<S> {
         }
         self.start = 0;
         self.end = 0;
-        if let Some(read) = self.stream.try_read_now(&mut self.buf) {
-            // Plain TCP: answered from the socket's cached readiness, usually without
-            // a system call (see `try_io`).
-            return match read {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
-                Ok(0) => Err(RoundTripError::closed_while_idle()),
-                Ok(_) => Err(RoundTripError::unsolicited()),
-                Err(e) => Err(RoundTripError {
-                    stale: true,
-                    ..RoundTripError::io(&e)
-                }),
-            };
+        // Plain TCP answers from the socket's cached readiness, usually without a
+        // system call (see `try_io`); another stream gets one poll, never a wait.
+        // Either way, nothing to read is the normal case.
+        let read = match self.stream.try_read_now(&mut self.buf) {
+            Some(Err(e)) if e.kind() == io::ErrorKind::WouldBlock => None,
+            Some(read) => Some(read),
+            None => {
+                let Conn { stream, buf, .. } = self;
+                poll_fn(|cx| {
+                    let mut read = ReadBuf::new(buf);
+                    Poll::Ready(match Pin::new(&mut *stream).poll_read(cx, &mut read) {
+                        Poll::Pending => None,
+                        Poll::Ready(r) => Some(r.map(|()| read.filled().len())),
+                    })
+                })
+                .await
+            }
+        };
+        match read {
+            None => Ok(()),
+            Some(Ok(0)) => Err(RoundTripError::closed_while_idle()),
+            Some(Ok(_)) => Err(RoundTripError::unsolicited()),
+            Some(Err(e)) => Err(RoundTripError {
+                stale: true,
+                ..RoundTripError::io(&e)
+            }),
         }
-        // One poll, never a wait: `Pending` means nothing arrived, which is the normal
-        // case. Tokio answers it from cached readiness, usually without a syscall.
-        let Conn { stream, buf, .. } = self;
-        poll_fn(|cx| {
-            let mut read = ReadBuf::new(buf);
-            Poll::Ready(match Pin::new(&mut *stream).poll_read(cx, &mut read) {
-                Poll::Pending => Ok(()),
-                Poll::Ready(Ok(())) if read.filled().is_empty() => {
-                    Err(RoundTripError::closed_while_idle())
-                }
-                Poll::Ready(Ok(())) => Err(RoundTripError::unsolicited()),
-                Poll::Ready(Err(e)) => Err(RoundTripError {
-                    stale: true,
-                    ..RoundTripError::io(&e)
-                }),
-            })
-        })
-        .await
     }
 
     async fn write(&mut self, request: &[u8]) -> Result<(), RoundTripError> {
