@@ -10,7 +10,7 @@ use std::process::Output;
 use headroom::search::bottleneck::{attribute, Confidence, Kind};
 use headroom::search::{LimitedBy, SearchResult};
 
-use super::{all_output, find, serial, QUICK};
+use super::{all_output, find, serial, QUICK, SLO};
 use crate::support::{prose, Nginx, NginxExtra};
 
 /// The search ended at a failure and named `kind`, at or near its cap, with the
@@ -143,7 +143,7 @@ fn the_built_in_targets_worker_pool_is_named_from_its_own_metrics() {
     let mut args = vec!["--url", &url, "--from", "200"];
     args.extend(QUICK);
     args.extend(super::CAPS);
-    args.extend(["--threshold", "p95 < 100ms", "--threshold", "errors < 1%"]);
+    args.extend(SLO);
     args.extend(["--watch", &spec, "--watch-interval", "250ms"]);
     let store = dir.path().join("h.db").display().to_string();
     args.extend(["--store", &store]);

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use headroom::search::{Hold, LimitedBy, SearchResult, Unit};
 
-use super::{all_output, find, serial, target, CAPS, LIMIT, QUICK};
+use super::{all_output, find, serial, target, CAPS, LIMIT, QUICK, SLO};
 use crate::support::{assert_adds_up, headroom_bin, http_post, run_headroom, test_store};
 
 /// The figures of a hold that ran whole: they add up, match its summary, and the
@@ -50,7 +50,7 @@ fn a_ceiling_with_room_to_spare_holds_and_says_so_first() {
     let url = format!("{}/work", t.url());
     let mut args = vec!["--url", &url, "--from", "100", "--to", "200"];
     args.extend(QUICK);
-    args.extend(["--threshold", "p95 < 100ms", "--threshold", "errors < 1%"]);
+    args.extend(SLO);
     args.extend(["--hold", "3s", "--store", &store]);
     let (out, result) = find(&args, &dir.path().join("r.json"));
     let text = all_output(&out);
@@ -243,7 +243,7 @@ fn a_target_that_slows_down_mid_hold_did_not_hold_and_says_what_broke() {
     let mut args = vec!["--url", &url, "--from", "100", "--to", "400"];
     args.extend(QUICK);
     args.extend(CAPS);
-    args.extend(["--threshold", "p95 < 100ms", "--threshold", "errors < 1%"]);
+    args.extend(SLO);
     args.extend(["--hold", "4s"]);
     let path = dir.path().join("r.json");
     let (live, line) = Live::start(&args, &path).wait_for("holding ");

@@ -12,7 +12,7 @@ use std::time::Duration;
 use headroom::search::{SearchResult, Unit};
 use headroom::target::{spawn, TargetOptions};
 
-use super::{all_output, find, serial, target, CAPS, LIMIT, QUICK};
+use super::{all_output, find, serial, target, CAPS, LIMIT, QUICK, SLO};
 use crate::support::run_headroom;
 
 /// The result's `model` as written, with every contract key present.
@@ -55,7 +55,7 @@ fn the_fit_of_a_queue_of_workers_peaks_at_its_capacity() {
     let mut args = vec!["--url", &url, "--from", "100"];
     args.extend(QUICK);
     args.extend(CAPS);
-    args.extend(["--threshold", "p95 < 100ms", "--threshold", "errors < 1%"]);
+    args.extend(SLO);
     let path = dir.path().join("r.json");
     let (out, result) = find(&args, &path);
     let text = all_output(&out);

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use headroom::search::LimitedBy;
 
-use super::{all_output, find, scenario, serial, target, CAPS, QUICK};
+use super::{all_output, find, scenario, serial, target, CAPS, QUICK, SLO};
 
 /// A `before_step` hook that sets the target's service time to `slow_ms` on the
 /// `slow_call`-th step (1-based) and to `fast_ms` on every other, counting its calls in
@@ -41,7 +41,7 @@ fn three_trials_decide_the_boundary_and_the_interval_says_so() {
     let mut args = vec!["--url", &url, "--from", "200", "--trials", "3"];
     args.extend(QUICK);
     args.extend(CAPS);
-    args.extend(["--threshold", "p95 < 100ms", "--threshold", "errors < 1%"]);
+    args.extend(SLO);
     let path = dir.path().join("r.json");
     let (out, result) = find(&args, &path);
     let text = all_output(&out);
