@@ -18,16 +18,17 @@
 //! count is taken when the reconciling starts; the time is slept on the
 //! [`PreciseTimer`], so it costs no CPU and the target's own threads never limit it.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use super::setting::DurationSetting;
 use super::timer::PreciseTimer;
 
 /// The count of `/work` requests in the target and the cost D of one exchange per
 /// request in flight (zero: off). Shared by reference; lock-free.
 pub(crate) struct Contention {
     in_flight: AtomicUsize,
-    per_ns: AtomicU64,
+    per: DurationSetting,
 }
 
 /// One `/work` request counted in flight until dropped (served, rejected or abandoned).
@@ -44,18 +45,18 @@ impl Contention {
     pub(crate) fn new(per: Duration) -> Self {
         Contention {
             in_flight: AtomicUsize::new(0),
-            per_ns: AtomicU64::new(nanos(per)),
+            per: DurationSetting::new(per),
         }
     }
 
     /// D, the cost of one exchange per request in flight.
     pub(crate) fn per(&self) -> Duration {
-        Duration::from_nanos(self.per_ns.load(Ordering::Relaxed))
+        self.per.get()
     }
 
     /// Makes `per` the D of every request that starts reconciling from now on.
     pub(crate) fn set_per(&self, per: Duration) {
-        self.per_ns.store(nanos(per), Ordering::Relaxed);
+        self.per.set(per);
     }
 
     /// Counts one more `/work` request in the target until the guard drops.
@@ -77,10 +78,6 @@ impl Contention {
         timer.sleep_until(started + per.saturating_mul(pairs)).await;
         started.elapsed()
     }
-}
-
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

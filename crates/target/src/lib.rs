@@ -31,6 +31,7 @@ mod reply;
 mod routes;
 mod scheduler;
 mod server;
+mod setting;
 mod sse;
 mod tasks;
 mod timer;

@@ -17,7 +17,6 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -27,6 +26,7 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use super::contention::Contention;
 use super::metrics::Held;
 use super::options::{ServiceDist, TargetOptions};
+use super::setting::DurationSetting;
 use super::timer::PreciseTimer;
 
 /// What became of one `/work` request.
@@ -51,8 +51,8 @@ pub(crate) enum WorkOutcome {
 pub(crate) struct WorkPool {
     permits: Semaphore,
     queue: i64,
-    /// The mean service time in nanoseconds; changed by [`WorkPool::set_service_time`].
-    service_ns: AtomicU64,
+    /// The mean service time; changed by [`WorkPool::set_service_time`].
+    service: DurationSetting,
     dist: ServiceDist,
     /// When each free worker fell free (its last request's deadline), earliest first.
     free_at: Mutex<BinaryHeap<Reverse<Instant>>>,
@@ -70,7 +70,7 @@ impl WorkPool {
             permits: Semaphore::new(opts.workers),
             free_at: Mutex::new(vec![Reverse(Instant::now()); opts.workers].into()),
             queue: i64::try_from(opts.queue).unwrap_or(i64::MAX),
-            service_ns: AtomicU64::new(nanos(opts.service_time)),
+            service: DurationSetting::new(opts.service_time),
             dist: opts.service_dist,
             contention: Contention::new(opts.contention),
             waiting,
@@ -80,13 +80,13 @@ impl WorkPool {
 
     /// The mean service time of a request that does not ask for its own.
     pub(crate) fn service_time(&self) -> Duration {
-        Duration::from_nanos(self.service_ns.load(Ordering::Relaxed))
+        self.service.get()
     }
 
     /// Makes `mean` the service time of every request that starts service from now on
     /// (requests already in service keep theirs): the capacity becomes workers / `mean`.
     pub(crate) fn set_service_time(&self, mean: Duration) {
-        self.service_ns.store(nanos(mean), Ordering::Relaxed);
+        self.service.set(mean);
     }
 
     /// Serves one request: waits for a worker (or is rejected when `queue` are already
@@ -176,10 +176,6 @@ impl Drop for Worker<'_> {
         // Runs before the fields drop, so the entry is back before the permit is.
         self.pool.free_at().push(Reverse(self.until));
     }
-}
-
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Draws one service time with the given mean.
