@@ -176,12 +176,13 @@ pub fn demo_with(out_dir: &Path, tls: bool) -> Result<(SearchResult, DemoReports
     } else {
         delivery::phase(out_dir, &target.url(), &control)?
     };
-    target.shutdown();
     let mut md = markdown(plan, &options, search, result);
     md.push_str(&delivered);
     if tls && !control.is_stopped() {
-        md.push_str(&tls::compare(out_dir, &searched, &control, store.as_ref())?);
+        let section = tls::compare(out_dir, &searched, &target, &control, store.as_ref())?;
+        md.push_str(&section);
     }
+    target.shutdown();
     let path = out_dir.join(REPORT_FILE);
     std::fs::write(&path, md)?;
     let html = match (store, searched.run_id) {

@@ -6,17 +6,24 @@
 //! the target and the generator.
 //!
 //! The demo target's ceiling is set by its workers, not its CPU, so TLS shows up first
-//! in CPU per request and latency; the ceiling moves only where that CPU runs out.
+//! in CPU and latency; the ceiling moves only where that CPU runs out. On a kept-alive
+//! connection TLS adds a microsecond or two to the target's CPU per request, less than
+//! one search's CPU per request differs from the next one's on a shared machine; a new
+//! connection's handshake costs it several times a plain accept. So the target's CPU per
+//! new connection is measured apart, both targets in turn ([`per_connection`]).
 
 use std::fmt::Write as _;
 use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
 
 use super::{demo_target, search, DemoError, Searched};
+use crate::client::ConnectionModel;
 use crate::commands::error::Chain;
-use crate::engine::Control;
+use crate::engine::{self, Control, Live};
 use crate::metrics::summary::Summary;
 use crate::report::units::latency;
-use crate::scenario::ClientFlags;
+use crate::scenario::{self, ClientFlags, Overrides};
 use crate::search::result::value;
 use crate::search::text;
 use crate::store::Store;
@@ -38,11 +45,13 @@ pub struct Row {
     pub change: String,
 }
 
-/// Runs the HTTPS search, prints it and the comparison with `plain`, and returns the
-/// Markdown section for the report.
+/// Runs the HTTPS search and the new-connection measurement against it and
+/// `plain_target` (the cleartext search's target, still running), prints them and the
+/// comparison with `plain`, and returns the Markdown section for the report.
 pub(super) fn compare(
     out_dir: &Path,
     plain: &Searched,
+    plain_target: &target::RunningTarget,
     control: &Control,
     store: Option<&Store>,
 ) -> Result<String, DemoError> {
@@ -65,10 +74,15 @@ pub(super) fn compare(
         cacert: Some(cert),
         ..ClientFlags::default()
     };
-    let https = search(&target, client, control, store, None)?;
-    target.shutdown();
+    let https = search(&target, client.clone(), control, store, None)?;
     println!("{}", text::render(&https.result));
-    let rows = rows(plain, &https);
+    let connection = if control.is_stopped() {
+        None
+    } else {
+        per_connection(plain_target, &target, &client, control)?
+    };
+    target.shutdown();
+    let rows = rows(plain, &https, connection);
     println!("{}", terminal(&rows));
     Ok(markdown(&rows))
 }
@@ -115,8 +129,71 @@ fn generator_cpu_us(s: &Summary) -> f64 {
     }
 }
 
-/// The comparison rows of a cleartext and an HTTPS search.
-pub fn rows(plain: &Searched, https: &Searched) -> Vec<Row> {
+/// Rounds of the new-connection measurement; each round measures the cleartext target,
+/// then the HTTPS one.
+const CONNECTION_ROUNDS: usize = 3;
+/// New connections a second in each measurement: few enough that neither target nor the
+/// generator is near a limit, and that the closed sockets left in TIME_WAIT stay few.
+const CONNECTION_RATE: f64 = 200.0;
+/// Each measurement's length.
+const CONNECTION_WINDOW: Duration = Duration::from_millis(500);
+
+/// The CPU the target's server thread spent per connection it accepted while a request
+/// per connection was sent to `/health`, for the cleartext target and the HTTPS one, in
+/// µs; `None` when a target cannot tell its CPU time or accepted nothing.
+///
+/// Why alternate: a shared machine's CPU per unit of work drifts by tens of percent from
+/// one half minute to the next (frequency, neighbours, which core the thread lands on).
+/// Short windows taken in turn see the same drift on both sides, so the drift cancels
+/// out of the comparison instead of landing on one side of it.
+fn per_connection(
+    plain: &target::RunningTarget,
+    https: &target::RunningTarget,
+    client: &ClientFlags,
+    control: &Control,
+) -> Result<Option<(f64, f64)>, DemoError> {
+    println!(
+        "\nNew connections: {} a second to /health, one request each, {CONNECTION_ROUNDS} × {} ms against each target in turn",
+        value(CONNECTION_RATE),
+        CONNECTION_WINDOW.as_millis()
+    );
+    let mut spent = [(Duration::ZERO, 0u64); 2];
+    for _ in 0..CONNECTION_ROUNDS {
+        for (side, (target, client)) in [(plain, ClientFlags::default()), (https, client.clone())]
+            .into_iter()
+            .enumerate()
+        {
+            if control.is_stopped() {
+                return Ok(None);
+            }
+            let overrides = Overrides {
+                url: Some(format!("{}/health", target.url())),
+                rate: Some(CONNECTION_RATE),
+                duration: Some(CONNECTION_WINDOW),
+                client: ClientFlags {
+                    connection: Some(ConnectionModel::PerRequest),
+                    ..client
+                },
+                ..Overrides::default()
+            };
+            let plan = Arc::new(scenario::load(None, &overrides)?);
+            let (cpu, accepted) = (target.cpu_time(), target.connections_accepted());
+            let mut quiet = |_: &Live| {};
+            engine::run(plan, control, &mut quiet)?;
+            let (Some(before), Some(after)) = (cpu, target.cpu_time()) else {
+                return Ok(None);
+            };
+            spent[side].0 += after.saturating_sub(before);
+            spent[side].1 += target.connections_accepted() - accepted;
+        }
+    }
+    let us = |(cpu, n): (Duration, u64)| (n > 0).then(|| cpu.as_secs_f64() * 1e6 / n as f64);
+    Ok(us(spent[0]).zip(us(spent[1])))
+}
+
+/// The comparison rows of a cleartext and an HTTPS search, and of the target's CPU per
+/// new connection (cleartext, HTTPS) when it was measured.
+pub fn rows(plain: &Searched, https: &Searched, connection: Option<(f64, f64)>) -> Vec<Row> {
     let mut rows = Vec::new();
     let ceiling = |s: &Searched| {
         s.result
@@ -172,6 +249,14 @@ pub fn rows(plain: &Searched, https: &Searched) -> Vec<Row> {
             change: change(x, y),
         });
     }
+    if let Some((x, y)) = connection {
+        rows.push(Row {
+            what: "Target CPU per new connection".into(),
+            plain: us(x),
+            https: us(y),
+            change: change(x, y),
+        });
+    }
     rows
 }
 
@@ -208,7 +293,10 @@ pub fn markdown(rows: &[Row]) -> String {
         "The same target served over HTTPS (self-signed certificate made at start, verified \
          by the client with `--cacert`; HTTP/1.1 by ALPN, keep-alive connections) and searched \
          the same way. Its ceiling is set by its workers, so TLS shows first in latency and \
-         CPU per request; the ceiling moves where that CPU runs out.\n\n",
+         CPU; the ceiling moves where that CPU runs out. On kept-alive connections TLS adds \
+         little to the target's CPU per request (less than one search differs from the next \
+         on a shared machine); a new connection's handshake is where it costs, measured \
+         apart with one request per connection to `/health`, both targets in turn.\n\n",
     );
     md.push_str("| | Cleartext | HTTPS | Change |\n|---|---:|---:|---:|\n");
     for r in rows {
