@@ -11,6 +11,10 @@
 #   HEADROOM_BASELINE=/path/to/old/headroom BENCH_TOOLS="headroom baseline wrk" \
 #       bash bench/generator.sh                     # a change against an older build
 #
+# `floor` (closed case only) is bench/floor: a tokio client that keeps 50 connections
+# busy and measures nothing, so the closed loop's table shows how far below wrk any
+# tokio client gets on this machine, and how much of headroom's cost is its measuring.
+#
 # nginx (one worker) runs on CPU 1, every generator on CPU 0; tools alternate within
 # each round so drift hits them all alike. Each run is measured with /usr/bin/time
 # (user + system CPU seconds, peak RSS) and divided by the requests it completed.
@@ -23,7 +27,7 @@ set -euo pipefail
 BENCH_SECONDS=${BENCH_SECONDS:-10}
 BENCH_ROUNDS=${BENCH_ROUNDS:-3}
 BENCH_CASES=${BENCH_CASES:-"closed open conns tls h2c h2tls handshake tlsconns"}
-BENCH_TOOLS=${BENCH_TOOLS:-"headroom wrk oha hey h2load vegeta k6 locust"}
+BENCH_TOOLS=${BENCH_TOOLS:-"headroom wrk floor oha hey h2load vegeta k6 locust"}
 BENCH_OUT=${BENCH_OUT:-$(mktemp -d -t headroom-bench-XXXXXX)}
 mkdir -p "$BENCH_OUT/runs"
 GEN_CPU=${GEN_CPU:-0}
@@ -94,6 +98,20 @@ find_headroom() {
     echo "$bin"
 }
 
+# The closed loop's floor (bench/floor: a tokio client that measures nothing), built
+# into its own target directory on first use; empty without cargo.
+find_floor() {
+    local dir="${CARGO_TARGET_DIR:-$REPO/target}/bench-floor"
+    local bin="$dir/release/headroom-bench-floor"
+    if [ ! -x "$bin" ] && command -v cargo >/dev/null 2>&1; then
+        say "building the floor (bench/floor)..."
+        cargo build --release -q --manifest-path "$REPO/bench/floor/Cargo.toml" \
+            --target-dir "$dir" >&2 || true
+    fi
+    [ -x "$bin" ] || return 1
+    echo "$bin"
+}
+
 source "$REPO/bench/tools.sh"
 if [ "${BENCH_INSTALL:-0}" = 1 ]; then
     install_peers
@@ -104,6 +122,7 @@ for tool in $BENCH_TOOLS; do
     case $tool in
     headroom) path=$(find_headroom) || path="" ;;
     baseline) path=${HEADROOM_BASELINE:-} && [ -x "$path" ] || path="" ;;
+    floor) path=$(find_floor) || path="" ;;
     locust) path=$(find_tool locust) || path="" ;;
     *) path=$(find_tool "$tool") || path="" ;;
     esac

@@ -106,6 +106,20 @@ def main(path: str, seconds: float) -> None:
         print("|---|---:|---:|---:|---|")
         for name, value, aim, required, unit in goals:
             print(f"| {name} | {fmt(value, unit)} | ≤ {aim:g}{unit} | ≤ {required:g}{unit} | {verdict(value, aim, required)} |")
+    floor(runs)
+
+
+def floor(runs: dict) -> None:
+    """The closed loop's floor: where a tokio client that measures nothing stands
+    against wrk, and what headroom costs above it (medians of each round's ratio)."""
+    ours, bare, ref = (runs.get(("closed", t), []) for t in ("headroom", "floor", "wrk"))
+    if not bare:
+        return
+    print("\n### The closed loop's floor (bench/floor, median of each round's ratio)\n")
+    print("| measure | ratio |")
+    print("|---|---:|")
+    print(f"| floor ÷ wrk | {fmt(paired(bare, ref), '×')} |")
+    print(f"| headroom ÷ floor (the cost of measuring) | {fmt(paired(ours, bare), '×')} |")
 
 
 def median_of(rows: list) -> dict:

@@ -88,6 +88,16 @@ count_headroom() { echo "$(json_get "$1.json" requests) $(json_get "$1.json" dro
 run_baseline() { headroom_with "${BIN[baseline]}" "$@"; }
 count_baseline() { count_headroom "$@"; }
 
+# ------------------------------------------------------------------------------- floor
+# bench/floor: keep-alive HTTP/1.1 on CLOSED_CONNS connections, nothing measured.
+run_floor() {
+    case $1 in
+    closed) measure "$2" "${BIN[floor]}" "$URL" "$CLOSED_CONNS" "$BENCH_SECONDS" ;;
+    *) return 3 ;; # the floor of the plain closed loop only
+    esac
+}
+count_floor() { awk 'NR == 1 && /^[0-9]+$/ { print $1, 0; found=1 } END { exit !found }' "$1.out"; }
+
 # --------------------------------------------------------------------------------- wrk
 # wrk speaks HTTP/1.1 only; over TLS it verifies no certificate.
 run_wrk() {
