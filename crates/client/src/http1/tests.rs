@@ -247,13 +247,19 @@ async fn a_connection_closed_mid_response_is_not_stale() {
     assert_eq!(e.kind, ErrorKind::Reset);
 }
 
-#[tokio::test]
-async fn an_unsolicited_response_arriving_while_idle_is_never_taken_as_an_answer() {
+/// A server that answers the first request, then 20 ms later sends a response nobody
+/// asked for, and would answer a second request if it came.
+fn unsolicited_script() -> Vec<Act> {
     let extra = b"HTTP/1.1 500 Unasked\r\nContent-Length: 0\r\n\r\n".to_vec();
-    let script = vec![
+    vec![
         Act::ReplyThenLater(OK.to_vec(), Duration::from_millis(20), extra),
         Act::Reply(OK.to_vec()),
-    ];
+    ]
+}
+
+#[tokio::test]
+async fn an_unsolicited_response_arriving_while_idle_is_never_taken_as_an_answer() {
+    let script = unsolicited_script();
     let (mut conn, server) = scripted(script, Limits::default());
     exchange(&mut conn, false, false).await.unwrap();
     assert!(conn.reusable());
@@ -343,11 +349,7 @@ async fn tcp_keep_alive_then_closed_while_idle_is_stale_and_nothing_is_sent() {
 
 #[tokio::test]
 async fn tcp_unsolicited_bytes_while_idle_are_never_taken_as_an_answer() {
-    let extra = b"HTTP/1.1 500 Unasked\r\nContent-Length: 0\r\n\r\n".to_vec();
-    let script = vec![
-        Act::ReplyThenLater(OK.to_vec(), Duration::from_millis(20), extra),
-        Act::Reply(OK.to_vec()),
-    ];
+    let script = unsolicited_script();
     let (addr, server) = tcp_played(script).await;
     let mut conn = Conn::connect(addr).await.unwrap();
     exchange(&mut conn, false, false).await.unwrap();
