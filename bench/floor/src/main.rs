@@ -19,6 +19,42 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+/// What stops the floor, named.
+#[derive(Debug, thiserror::Error)]
+enum FloorError {
+    #[error("usage: headroom-bench-floor URL CONNECTIONS SECONDS")]
+    Usage,
+    #[error("{0}: only http:// URLs")]
+    Url(String),
+    #[error("{0}: expected a connection count above 0")]
+    Connections(String),
+    #[error("{0}: expected seconds above 0")]
+    Seconds(String),
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+    #[error("a user task: {0}")]
+    Task(#[from] tokio::task::JoinError),
+    #[error("a response over {MAX_RESPONSE} bytes")]
+    TooLarge,
+    #[error("the server closed the connection")]
+    Closed,
+    #[error("response head: {0}")]
+    Head(#[from] httparse::Error),
+    #[error("a response without a valid Content-Length")]
+    Length,
+}
+
+/// `what` failed with `source`.
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> FloorError {
+    move |source| FloorError::Io {
+        what: what.into(),
+        source,
+    }
+}
+
 /// The most a response may take before the floor gives up on it: the benchmark's
 /// nginx answers "ok\n" with a head of a few hundred bytes.
 const MAX_RESPONSE: usize = 64 * 1024;
@@ -27,7 +63,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let parsed = match args.as_slice() {
         [url, connections, seconds] => parse(url, connections, seconds),
-        _ => Err("usage: headroom-bench-floor URL CONNECTIONS SECONDS".into()),
+        _ => Err(FloorError::Usage),
     };
     let (authority, path, connections, seconds) = match parsed {
         Ok(p) => p,
@@ -58,10 +94,10 @@ fn parse(
     url: &str,
     connections: &str,
     seconds: &str,
-) -> Result<(String, String, usize, f64), String> {
+) -> Result<(String, String, usize, f64), FloorError> {
     let rest = url
         .strip_prefix("http://")
-        .ok_or_else(|| format!("{url}: only http:// URLs"))?;
+        .ok_or_else(|| FloorError::Url(url.into()))?;
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
@@ -70,12 +106,12 @@ fn parse(
         .parse()
         .ok()
         .filter(|&n| n > 0)
-        .ok_or_else(|| format!("{connections}: expected a connection count above 0"))?;
+        .ok_or_else(|| FloorError::Connections(connections.into()))?;
     let seconds: f64 = seconds
         .parse()
         .ok()
         .filter(|&s: &f64| s > 0.0 && s.is_finite())
-        .ok_or_else(|| format!("{seconds}: expected seconds above 0"))?;
+        .ok_or_else(|| FloorError::Seconds(seconds.into()))?;
     Ok((
         authority.to_string(),
         path.to_string(),
@@ -85,11 +121,16 @@ fn parse(
 }
 
 /// Runs the loop for `length` and returns the responses completed.
-fn run(authority: &str, path: &str, connections: usize, length: Duration) -> Result<u64, String> {
+fn run(
+    authority: &str,
+    path: &str,
+    connections: usize,
+    length: Duration,
+) -> Result<u64, FloorError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("runtime: {e}"))?;
+        .map_err(io("runtime"))?;
     let local = tokio::task::LocalSet::new();
     let request: Rc<[u8]> = format!(
         "GET {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: headroom-bench-floor\r\n\r\n"
@@ -103,17 +144,15 @@ fn run(authority: &str, path: &str, connections: usize, length: Duration) -> Res
         for _ in 0..connections {
             let stream = TcpStream::connect(authority)
                 .await
-                .map_err(|e| format!("connect {authority}: {e}"))?;
-            stream
-                .set_nodelay(true)
-                .map_err(|e| format!("TCP_NODELAY: {e}"))?;
+                .map_err(io(format!("connect {authority}")))?;
+            stream.set_nodelay(true).map_err(io("TCP_NODELAY"))?;
             let (request, count) = (request.clone(), count.clone());
             users.push(tokio::task::spawn_local(user(stream, request, count, end)));
         }
         for u in users {
-            u.await.map_err(|e| format!("user: {e}"))??;
+            u.await??;
         }
-        Ok::<(), String>(())
+        Ok::<(), FloorError>(())
     })?;
     Ok(count.get())
 }
@@ -124,27 +163,21 @@ async fn user(
     request: Rc<[u8]>,
     count: Rc<Cell<u64>>,
     end: Instant,
-) -> Result<(), String> {
+) -> Result<(), FloorError> {
     let mut buf = vec![0u8; 4096];
     while Instant::now() < end {
-        stream
-            .write_all(&request)
-            .await
-            .map_err(|e| format!("write: {e}"))?;
+        stream.write_all(&request).await.map_err(io("write"))?;
         let mut filled = 0;
         loop {
             if filled == buf.len() {
                 if buf.len() >= MAX_RESPONSE {
-                    return Err(format!("a response over {MAX_RESPONSE} bytes"));
+                    return Err(FloorError::TooLarge);
                 }
                 buf.resize(buf.len() * 2, 0);
             }
-            let n = stream
-                .read(&mut buf[filled..])
-                .await
-                .map_err(|e| format!("read: {e}"))?;
+            let n = stream.read(&mut buf[filled..]).await.map_err(io("read"))?;
             if n == 0 {
-                return Err("the server closed the connection".into());
+                return Err(FloorError::Closed);
             }
             filled += n;
             if whole(&buf[..filled])? {
@@ -157,22 +190,22 @@ async fn user(
 }
 
 /// Whether `bytes` hold a whole response: its head and a Content-Length body.
-fn whole(bytes: &[u8]) -> Result<bool, String> {
+fn whole(bytes: &[u8]) -> Result<bool, FloorError> {
     let mut headers = [httparse::EMPTY_HEADER; 32];
     let mut response = httparse::Response::new(&mut headers);
     let head = match response.parse(bytes) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return Ok(false),
-        Err(e) => return Err(format!("response head: {e}")),
+        Err(e) => return Err(e.into()),
     };
     let length = response
         .headers
         .iter()
         .find(|h| h.name.eq_ignore_ascii_case("content-length"))
-        .ok_or("a response without Content-Length")?;
+        .ok_or(FloorError::Length)?;
     let length: usize = std::str::from_utf8(length.value)
         .ok()
         .and_then(|v| v.trim().parse().ok())
-        .ok_or("a bad Content-Length")?;
+        .ok_or(FloorError::Length)?;
     Ok(bytes.len() >= head + length)
 }
