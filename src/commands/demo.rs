@@ -264,12 +264,9 @@ fn search(
     );
     let run_id = keeper.finish(&result, &plan.names);
     let answered = target.requests_answered() - answered_before;
-    let target_cpu_us = match (cpu_before, target.cpu_time()) {
-        (Some(before), Some(after)) if answered > 0 => {
-            Some((after - before).as_secs_f64() * 1e6 / answered as f64)
-        }
-        _ => None,
-    };
+    let target_cpu_us = cpu_before
+        .zip(target.cpu_time())
+        .and_then(|(before, after)| cpu_us_per(after.saturating_sub(before), answered));
     Ok(Searched {
         plan,
         options,
@@ -277,6 +274,11 @@ fn search(
         run_id,
         target_cpu_us,
     })
+}
+
+/// `cpu` spread over `n` units of work, in µs each; `None` for no work.
+fn cpu_us_per(cpu: Duration, n: u64) -> Option<f64> {
+    (n > 0).then(|| cpu.as_secs_f64() * 1e6 / n as f64)
 }
 
 /// The demo watches its target's worker pool through the target's own `/metrics`, so

@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{demo_target, search, DemoError, Searched};
+use super::{cpu_us_per, demo_target, search, DemoError, Searched};
 use crate::client::ConnectionModel;
 use crate::commands::error::Chain;
 use crate::engine::{self, Control, Live};
@@ -187,8 +187,8 @@ fn per_connection(
             spent[side].1 += target.connections_accepted() - accepted;
         }
     }
-    let us = |(cpu, n): (Duration, u64)| (n > 0).then(|| cpu.as_secs_f64() * 1e6 / n as f64);
-    Ok(us(spent[0]).zip(us(spent[1])))
+    let [(plain_cpu, plain_n), (https_cpu, https_n)] = spent;
+    Ok(cpu_us_per(plain_cpu, plain_n).zip(cpu_us_per(https_cpu, https_n)))
 }
 
 /// The comparison rows of a cleartext and an HTTPS search, and of the target's CPU per
