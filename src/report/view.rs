@@ -6,8 +6,9 @@
 //! seconds its measured window fully covers, for every chart of rates over time.
 
 use crate::metrics::summary::{Second, Summary};
-use crate::search::interval::{trials_sentence, Noisy, Trial};
+use crate::search::interval::trials_sentence;
 use crate::search::keepup;
+use crate::search::noise::{Noisy, Trial};
 use crate::search::result::value;
 use crate::search::text::failed_rules;
 use crate::search::{Hold, LimitedBy, SearchResult};
@@ -249,6 +250,7 @@ impl<'a> SearchView<'a> {
             rate: s.value,
             passed: s.passed,
             p95_ms: s.summary.latency_ms.p95,
+            thresholds: &s.summary.thresholds,
         }))
     }
 

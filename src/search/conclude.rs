@@ -4,9 +4,10 @@
 
 use std::time::Duration;
 
-use super::interval::{CeilingInterval, Noisy};
+use super::interval::CeilingInterval;
 use super::knee::{knee, latency_limit};
 use super::model;
+use super::noise::Noisy;
 use super::result::{LimitedBy, SearchResult};
 use super::step::{StepRecord, Unit};
 use super::strategy::Conclusion;

@@ -25,6 +25,7 @@ pub mod keepup;
 pub mod knee;
 pub mod limited;
 pub mod model;
+pub mod noise;
 pub mod result;
 pub mod step;
 pub mod strategy;

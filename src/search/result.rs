@@ -7,9 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use super::bottleneck::Bottleneck;
 use super::hold::Hold;
-use super::interval::{CeilingInterval, Noisy};
+use super::interval::CeilingInterval;
 pub use super::limited::LimitedBy;
 use super::model::Model;
+use super::noise::Noisy;
 use super::step::{StepRecord, Unit};
 pub use super::words::value;
 

@@ -22,8 +22,11 @@
 //! below the best pass probes just above the pass. A probe below that fails brings its
 //! own estimate; a probe above that passes moves the estimate just above it once (the
 //! boundary is most often a little higher: a rate limiter's burst lets a short step
-//! through a few percent over its rate), and a second surprise falls back to
-//! bisecting. [`Probing::Bisect`] ignores estimates: the order before them.
+//! through a few percent over its rate); a load within the bracket that fails without
+//! measuring a capacity (the confirmation of a pass at the capacity itself, where a
+//! queue is not stable) moves the estimate to it once; a second surprise falls back to
+//! bisecting. A failure already within the bracket lets the probe below stop within
+//! precision of it. [`Probing::Bisect`] ignores estimates: the order before them.
 //!
 //! Trials: the boundary loads are run until their [`Trials`] decide them (see
 //! [`super::trials`]): the best pass until N − K of its runs passed, the lowest fail
@@ -254,6 +257,15 @@ impl Strategy {
     /// The value that brackets the estimate next, if one is left and lies in the gap.
     fn probe(&self, lo: f64, hi: f64) -> Option<f64> {
         let (below, above) = self.bracket(self.estimate?)?;
+        // A load that already failed near the estimate does the probe above's job: the
+        // probe below then only has to come within precision of that failure, as long
+        // as that keeps it at or under the estimate (where it is expected to pass).
+        let near_hi = (hi / (1.0 + self.range.precision)).min(hi - 1.0).ceil();
+        let below = if near_hi <= self.estimate? {
+            below.max(near_hi)
+        } else {
+            below
+        };
         [below, above.max(lo + 1.0)]
             .into_iter()
             .find(|&v| v > lo && v < hi)
@@ -275,7 +287,26 @@ impl Strategy {
             // A fresh estimate from a failure replaces the old one; a probe that passed
             // where it was expected to keeps it for the probe above.
             (false, Some(e)) if e.is_finite() && e > 0.0 => self.estimate = Some(e),
-            (false, _) => self.estimate = None,
+            (false, _) => {
+                self.estimate = match self.estimate.and_then(|e| self.bracket(e)) {
+                    // The probe above (or anything higher) failed as it was expected to:
+                    // the estimate stands for the probe below.
+                    Some((_, above)) if value >= above => self.estimate,
+                    // A failure that measured no capacity (it kept up and failed on
+                    // latency) at the estimated capacity itself. At ρ = 1 there is no
+                    // spare capacity to drain a queue after any stall, so a verdict
+                    // there is luck (most often a confirmation of a pass). The boundary
+                    // is at or just under this load, and the probe just below it
+                    // decides, where bisecting from the last pass would take four steps
+                    // more. Once: a second surprise falls back to bisecting.
+                    Some((below, _))
+                        if value >= below && !std::mem::replace(&mut self.nudged, true) =>
+                    {
+                        Some(value)
+                    }
+                    _ => None,
+                };
+            }
             (true, _) => {
                 let bracket = self.estimate.and_then(|e| self.bracket(e));
                 if bracket.is_some_and(|(_, above)| value >= above) {

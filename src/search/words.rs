@@ -1,9 +1,9 @@
 //! Words and numbers a search's output shares, kept in a leaf so that the result, the
 //! text, the hold and the interval can all use them without importing one another:
 //! [`value`] formats a rate or user count, [`failed_rules`] names a summary's failed
-//! thresholds with what they measured.
+//! thresholds with what they measured, [`measured`] writes a rule's figure in its unit.
 
-use crate::metrics::summary::{Summary, ThresholdResult};
+use crate::metrics::summary::Summary;
 use headroom_format::units::{latency, per_second, percent};
 
 /// Formats a rate or user count: whole numbers without decimals (`800`), others with one.
@@ -22,22 +22,22 @@ pub fn failed_rules(s: &Summary) -> String {
         .thresholds
         .iter()
         .filter(|t| !t.ok)
-        .map(|t| format!("{} ({})", t.expr, measured(t)))
+        .map(|t| format!("{} ({})", t.expr, measured(&t.expr, t.value)))
         .collect();
     failed.join(", ")
 }
 
-/// A threshold's measured value in its rule's unit.
-fn measured(t: &ThresholdResult) -> String {
-    let expr = t.expr.to_ascii_lowercase();
+/// A value measured by the rule `expr`, in its unit: `61.2ms`, `3.20%`, `990/s`.
+pub fn measured(expr: &str, v: f64) -> String {
+    let expr = expr.to_ascii_lowercase();
     let end = expr
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
         .unwrap_or(expr.len());
     let metric = expr[..end].rsplit('.').next().unwrap_or("");
     match metric {
-        "errors" | "error_rate" => percent(t.value),
-        "rate" => per_second(t.value),
-        "dropped" => format!("{}", t.value),
-        _ => latency(t.value),
+        "errors" | "error_rate" | "stream_errors" | "lost" | "duplicated" => percent(v),
+        "rate" => per_second(v),
+        "dropped" | "abandoned" => format!("{v}"),
+        _ => latency(v),
     }
 }
