@@ -58,8 +58,10 @@ fn delivery_latency_reads_the_scheduled_delay() {
     );
     assert_eq!((d.unknown, d.no_id, d.bad_body), (0, 0, 0));
     let p50 = d.latency_ms.p50;
+    // The delay is the floor (checked on the minimum below); above it, the
+    // scheduler's timer and two hops on loopback, which a busy machine stretches.
     assert!(
-        (200.0..210.0).contains(&p50),
+        (200.0..250.0).contains(&p50),
         "p50 {p50} ms for a 200 ms delay"
     );
     assert!(d.latency_ms.min >= 200.0, "{:?}", d.latency_ms);

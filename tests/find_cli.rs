@@ -110,15 +110,19 @@ fn assert_ceiling_near(result: &SearchResult, out: &Output, capacity: f64, toler
     );
     let failed = result.failed_at.unwrap();
     assert!(failed > ceiling && failed - ceiling <= ceiling * 0.05 + 1.0);
-    // Every step keeps its own summary, verdicts and self-check.
-    for step in &result.steps {
+    // Every step keeps its own summary, verdicts and self-check. A step the generator
+    // could not drive (a scheduler stall on a busy machine) says nothing of the
+    // target: it is re-run at once, and most steps are not.
+    let bound = result.steps.iter().filter(|s| s.summary.generator.bound);
+    assert!(bound.count() * 2 < result.steps.len(), "{text}");
+    for (i, step) in result.steps.iter().enumerate() {
         assert!(step.summary.requests > 0);
         assert_eq!(step.summary.thresholds.len(), 2);
-        assert!(
-            !step.summary.generator.bound,
-            "{:?}",
-            step.summary.generator
-        );
+        if step.summary.generator.bound {
+            let next = result.steps.get(i + 1).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(next.rate, step.rate, "a bound step is re-run\n{text}");
+            continue;
+        }
         let thresholds_held = step.summary.thresholds.iter().all(|t| t.ok);
         assert_eq!(step.passed, thresholds_held && step.keep_up.kept_up());
     }
@@ -355,20 +359,31 @@ fn demo_runs_end_to_end_and_writes_its_report() {
     );
     assert!(md.contains("capacity 800 req/s"), "{md}");
     // Issue 23: the first overloaded step measures the capacity, so the demo answers
-    // in at most 7 steps (grow 100 → 1600, one probe, the confirmation); a step the
-    // generator could not drive on a busy machine is re-run and adds one.
+    // in at most 7 steps (grow 100 → 1600, one probe, the confirmation). Growth lands
+    // on the capacity itself (800), where a queue is not stable: a confirmation there
+    // that a stall failed costs one re-bracketing (two steps, and the search says the
+    // target was noisy); each step the generator could not drive on a busy machine is
+    // re-run and adds one. How often the answer takes 7 is bench/find-speed.sh's.
     let steps: usize = stdout
         .lines()
         .find_map(|l| l.strip_prefix("Steps:"))
         .and_then(|l| l.split_whitespace().next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{stdout}"));
-    let reruns = if md.contains("- Generator: kept up in every step") {
-        0
+    let reruns: usize = md
+        .split("- Generator: bound in ")
+        .nth(1)
+        .and_then(|l| l.split_whitespace().next())
+        .map_or(0, |n| n.parse().unwrap_or_else(|_| panic!("{md}")));
+    let surprises = if stdout.contains("The target is noisy") {
+        2
     } else {
-        1
+        0
     };
-    assert!(steps <= 7 + reruns, "{steps} steps\n{stdout}");
+    assert!(
+        steps <= 7 + reruns + surprises,
+        "{steps} steps\n{stdout}"
+    );
     assert!(stdout.contains("Interval:   "), "{stdout}");
     assert!(md.contains("trials;") || md.contains("trials)"), "{md}");
     assert!(md.contains("| Rate | Achieved |"), "{md}");

@@ -87,8 +87,10 @@ fn closed_model_rate_is_users_over_think_plus_latency() {
     let latency_s = s.latency_ms.avg / 1000.0;
     let expected = 20.0 / (0.100 + latency_s);
     let achieved = s.requests as f64 / s.duration_s;
+    // Within 10 %: the think timer's own lateness (a millisecond or more per 100 ms
+    // cycle on a busy machine) is in neither term.
     assert!(
-        (achieved - expected).abs() / expected < 0.05,
+        (achieved - expected).abs() / expected < 0.10,
         "achieved {achieved:.1}/s, expected {expected:.1}/s"
     );
 }

@@ -115,8 +115,12 @@ fn shards_in_their_own_namespaces_offer_the_exact_schedule_start_together_and_me
     assert_eq!(from_shards, 1200);
     let skew = firsts.iter().cloned().fold(f64::MIN, f64::max)
         - firsts.iter().cloned().fold(f64::MAX, f64::min);
+    // The shards' clocks agree (one machine), so the skew is the scheduler's delay
+    // of each shard's first send: a few ms on a quiet machine, more with four shards
+    // and nginx on two busy cores. Well under the 50 ms the start is named ahead,
+    // which a shard started on hearing it (one round trip after another) would miss.
     assert!(
-        skew < 5.0,
+        skew < 20.0,
         "start skew {skew} ms as nginx saw it: {firsts:?}"
     );
 

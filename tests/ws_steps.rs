@@ -52,8 +52,10 @@ thresholds: ["echo.message_p95 < 100ms", "ws.message_p50 < 30ms", "stream_errors
     );
     assert!(e.round_trips >= 100, "{} round trips", e.round_trips);
     let p50 = e.message_latency_ms.p50;
+    // The echo's delay is the floor; the rest is two hops on loopback and the
+    // scheduler's lateness on a busy machine.
     assert!(
-        (18.0..=22.0).contains(&p50),
+        (19.5..=28.0).contains(&p50),
         "p50 {p50} ms for a 20 ms echo"
     );
     assert_eq!(e.errors.count, 0, "{:?}", e.errors);

@@ -7,7 +7,10 @@ use super::{all_output, find, serial, target, QUICK};
 /// 6 workers × 5 ms serve 1200/s. With 1 s steps under `p95 < 50ms`, the queue of a
 /// step up to ~1255/s has not yet pushed p95 over 50 ms when the window ends: before
 /// the keep-up rule, such a step passed (the issue saw a ceiling of 1240/s that
-/// achieved 1201/s) and the search reported a ceiling above capacity.
+/// achieved 1201/s) and the search reported a ceiling above capacity. Here the rule is
+/// `p95 < 2s`, which no step of 1 s up to 1400/s can break (its queue adds at most a
+/// fifth of a second), so every step over capacity fails on keeping up alone, however
+/// the machine's timing falls.
 #[test]
 fn the_ceiling_never_exceeds_capacity_by_more_than_the_precision() {
     let _one = serial();
@@ -18,7 +21,7 @@ fn the_ceiling_never_exceeds_capacity_by_more_than_the_precision() {
     let url = format!("{}/work", t.url());
     // From 1100 to 1400 by 3 %: six or seven steps of 1 s, none above 1400/s.
     let mut args = vec!["--url", &url, "--from", "1100", "--to", "1400"];
-    args.extend(["--precision", "3%", "--threshold", "p95 < 50ms"]);
+    args.extend(["--precision", "3%", "--threshold", "p95 < 2s"]);
     args.extend(QUICK);
     let (out, result) = find(&args, &dir.path().join("r.json"));
     let text = all_output(&out);
@@ -42,8 +45,8 @@ fn the_ceiling_never_exceeds_capacity_by_more_than_the_precision() {
             assert!(step.keep_up.kept_up(), "{step:?}");
         }
     }
-    // Some step held p95 under 50 ms yet failed because the target fell behind, and
-    // its verdict says so.
+    // Some step held p95 under its limit yet failed because the target fell behind,
+    // and its verdict says so.
     let behind = result
         .steps
         .iter()

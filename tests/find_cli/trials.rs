@@ -32,10 +32,11 @@ fn slow_once(dir: &Path, port: u16, slow_call: usize, fast_ms: u64, slow_ms: u64
 
 #[test]
 fn three_trials_decide_the_boundary_and_the_interval_says_so() {
-    // 4 workers × 5 ms: 800/s. From 200 the search grows to 800 (pass) and 1600 (fail,
-    // achieving ~800/s), jumps just above 800, and runs the best pass three times.
+    // 4 workers × 6 ms: 667/s, a capacity no step of the growth from 200 lands on
+    // (a load at the capacity itself passes or fails by luck). The search grows to 800
+    // (fail, achieving ~667/s), brackets 667, and runs the best pass three times.
     let _one = serial();
-    let t = target(4, 5);
+    let t = target(4, 6);
     let dir = tempfile::tempdir().unwrap();
     let url = format!("{}/work", t.url());
     let mut args = vec!["--url", &url, "--from", "200", "--trials", "3"];
@@ -48,7 +49,11 @@ fn three_trials_decide_the_boundary_and_the_interval_says_so() {
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert_eq!(result.limited_by, LimitedBy::Thresholds, "{text}");
     let ceiling = result.ceiling.unwrap();
-    assert!((720.0..=880.0).contains(&ceiling), "{text}");
+    let capacity = 4000.0 / 6.0;
+    assert!(
+        (capacity * 0.9..=capacity * 1.05).contains(&ceiling),
+        "{text}"
+    );
     let i = result.ceiling_interval.expect("an interval");
     assert_eq!(i.low, ceiling);
     assert_eq!(i.high, result.failed_at);
@@ -60,16 +65,33 @@ fn three_trials_decide_the_boundary_and_the_interval_says_so() {
     assert_eq!(at_ceiling.len(), 3, "{text}");
     assert!(at_ceiling.iter().all(|s| s.passed));
     // The first overloaded step measured the capacity: the search did not bisect down
-    // from it. Growing 200, 400, 800, 1600, then at most one probe and the trials.
+    // from it. Growing 200, 400, 800, then the two probes and the trials; a trial a
+    // stall failed costs one re-bracketing (two steps), and a step the generator could
+    // not drive is re-run.
     let first_fail = result.steps.iter().position(|s| !s.passed).unwrap();
-    assert!(result.steps.len() <= first_fail + 1 + 2 + 2, "{text}");
+    let reruns = result
+        .steps
+        .iter()
+        .filter(|s| s.summary.generator.bound)
+        .count();
+    let surprises = if result.noisy.is_some() { 2 } else { 0 };
+    assert!(
+        result.steps.len() <= first_fail + 1 + 2 + 2 + surprises + reruns,
+        "{text}"
+    );
     // The JSON spells the contract's keys; the text says the trials.
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     for key in ["low", "high", "trials", "passed"] {
         assert!(!json["ceiling_interval"][key].is_null(), "{key}: {json}");
     }
-    assert!(json["noisy"].is_null(), "{text}");
+    // Trials that agree, with p95 far under its 100 ms limit, are not noise however far
+    // apart they land; only a verdict a stall flipped may be.
+    if let Some(n) = &result.noisy {
+        assert!(n.disagree(), "{n:?}\n{text}");
+    } else {
+        assert!(json["noisy"].is_null(), "{text}");
+    }
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("passed 3 of 3 trials; "), "{stdout}");
     assert!(stdout.contains("Interval:   "), "{stdout}");
