@@ -380,10 +380,7 @@ fn demo_runs_end_to_end_and_writes_its_report() {
     } else {
         0
     };
-    assert!(
-        steps <= 7 + reruns + surprises,
-        "{steps} steps\n{stdout}"
-    );
+    assert!(steps <= 7 + reruns + surprises, "{steps} steps\n{stdout}");
     assert!(stdout.contains("Interval:   "), "{stdout}");
     assert!(md.contains("trials;") || md.contains("trials)"), "{md}");
     assert!(md.contains("| Rate | Achieved |"), "{md}");
