@@ -1,7 +1,7 @@
 //! Command-line parsing (first stage: raw, validated flags) and dispatch to
 //! [`crate::commands`]. Nothing here opens a socket.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::commands;
 use crate::commands::args::{DemoArgs, FindArgs, RunArgs, TargetArgs};
@@ -39,6 +39,9 @@ pub enum Command {
     Report(commands::report::ReportArgs),
     /// Print the JSON Schema of scenario files, for editors to validate and complete.
     Schema(commands::schema::SchemaArgs),
+    /// Check a scenario file without sending anything: print the plan it compiles to,
+    /// or the error `run` would stop on.
+    Check(commands::check::CheckArgs),
     /// Turn a curl command line or a HAR file (a browser's recording) into a scenario.
     Convert(commands::convert::ConvertArgs),
     /// Run one shard of a sharded run for its coordinator (started by `--shards`, or
@@ -48,6 +51,10 @@ pub enum Command {
     /// What a sharded run creates on a cluster: `cluster manifest` prints a run's
     /// Kubernetes objects as YAML.
     Cluster(commands::cluster::ClusterCommandArgs),
+    /// Print the shell completion script for bash, zsh, fish, elvish or PowerShell.
+    Completions(commands::completions::CompletionsArgs),
+    /// Print the man page in roff, or write one page per command with --out-dir.
+    Man(commands::man::ManArgs),
 }
 
 /// Parses the process arguments, runs the command, and returns the exit code. A
@@ -95,8 +102,12 @@ fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
         Command::Compare(args) => commands::compare::run(&args),
         Command::Report(args) => commands::report::run(&args),
         Command::Schema(args) => commands::schema::run(&args),
+        Command::Check(args) => commands::check::run(&args),
         Command::Convert(args) => commands::convert::run(&args),
         Command::Cluster(args) => commands::cluster::run(&args),
+        // Both generate from the command line's own definition, so they match it.
+        Command::Completions(args) => commands::completions::run(&args, Cli::command()),
+        Command::Man(args) => commands::man::run(&args, Cli::command()),
     }
 }
 

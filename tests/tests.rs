@@ -2,6 +2,7 @@
 //! on 127.0.0.1.
 
 mod accounting;
+mod check_cli;
 mod connections;
 mod convert_cli;
 mod dashboard;

@@ -5,9 +5,11 @@
 //! command) and the exit codes in [`exit`].
 
 pub mod args;
+pub mod check;
 pub mod cluster;
 pub mod common;
 pub mod compare;
+pub mod completions;
 pub mod convert;
 pub mod delivery;
 pub mod demo;
@@ -15,6 +17,7 @@ pub mod error;
 pub mod exit;
 pub mod find;
 pub mod find_record;
+pub mod man;
 pub mod quick;
 pub mod report;
 pub mod run;

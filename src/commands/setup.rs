@@ -30,6 +30,17 @@ pub fn run(args: &RunArgs) -> Result<Setup, CommandError> {
     })
 }
 
+/// `headroom check`'s setup: the scenario file alone, with no flag on top, for a run:
+/// the very [`Setup`] `headroom run SCENARIO` builds, so `check` compiles the plan
+/// `run` would (and fails with `run`'s errors).
+pub fn check(scenario: &Path) -> Result<Setup, CommandError> {
+    Ok(Setup {
+        scenario: read(Some(scenario))?,
+        overrides: Overrides::default(),
+        purpose: Purpose::Run,
+    })
+}
+
 /// `headroom find`'s setup: the plan's [`Setup`] and the search's own flags, whose
 /// range defaults depend on the compiled plan's model ([`FindSetup::compile`]).
 #[derive(Debug, Clone)]
@@ -240,6 +251,19 @@ mod tests {
         let setup = run(&run_args(&["--url", "http://127.0.0.1:9/", "--rate", "5"])).unwrap();
         let direct = crate::scenario::load(None, &setup.overrides).unwrap();
         assert_eq!(shape(&setup.plan().unwrap()), shape(&direct));
+    }
+
+    #[test]
+    fn check_builds_the_setup_run_builds_with_no_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.yaml");
+        std::fs::write(
+            &file,
+            "target: http://127.0.0.1:9\nload: {rate: 5, duration: 1s}\nrequests: [{path: /}]\n",
+        )
+        .unwrap();
+        let path = file.to_str().unwrap();
+        assert_eq!(check(&file).unwrap(), run(&run_args(&[path])).unwrap());
     }
 
     #[test]

@@ -176,6 +176,38 @@ impl Template {
     }
 }
 
+/// The template in its source syntax, for people (`headroom check`): literal text as
+/// is and each placeholder in its canonical form, `{{ rand_int(1, 100) }}`,
+/// `{{ id }}`. What was resolved at compile time shows as its value: an `env.NAME`
+/// placeholder as the variable's value, since the compiled template no longer holds
+/// the name.
+impl std::fmt::Display for Template {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for part in &self.parts {
+            show(part, f)?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes one part as [`Template`]'s `Display` does.
+fn show(part: &Part, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    match part {
+        Part::Literal(text) => f.write_str(text),
+        Part::RandInt(lo, hi) => write!(f, "{{{{ rand_int({lo}, {hi}) }}}}"),
+        Part::RandChoice(options) => {
+            let quoted: Vec<String> = options.iter().map(|o| format!("{o:?}")).collect();
+            write!(f, "{{{{ rand_choice({}) }}}}", quoted.join(", "))
+        }
+        Part::Uuid => f.write_str("{{ uuid() }}"),
+        Part::Seq => f.write_str("{{ seq() }}"),
+        Part::NowUnix => f.write_str("{{ now_unix() }}"),
+        Part::NowIso(offset) => write!(f, "{{{{ now_iso({offset}) }}}}"),
+        Part::Var(name) => write!(f, "{{{{ {name} }}}}"),
+        Part::Typed(inner) => show(inner, f),
+    }
+}
+
 /// The source of a JSON-escaping template for `value` (compile it with [`Escape::Json`]):
 /// its compact JSON text, in which a string that is exactly one placeholder becomes a
 /// typed placeholder (see the module docs).

@@ -227,3 +227,26 @@ fn now_iso_offsets_are_bounded_and_the_date_is_clamped_not_panicking() {
     super::render::write_iso_at(u64::MAX, i64::MAX, &mut out);
     assert_eq!(String::from_utf8(out).unwrap(), "9999-12-31T23:59:59Z");
 }
+
+#[test]
+fn a_template_shows_in_its_source_syntax() {
+    std::env::set_var("HEADROOM_TEMPLATE_SHOWN", "v1");
+    let source = "/a/{{rand_int(1,100)}}/{{ id }}?c={{ rand_choice(\"x\", \"y\") }}&u={{ uuid() }}\
+                  &s={{ seq() }}&t={{ now_unix() }}&i={{ now_iso(-60) }}&e={{ env.HEADROOM_TEMPLATE_SHOWN }}";
+    let shown = Template::compile(source, Escape::None).unwrap().to_string();
+    assert_eq!(
+        shown,
+        "/a/{{ rand_int(1, 100) }}/{{ id }}?c={{ rand_choice(\"x\", \"y\") }}&u={{ uuid() }}\
+         &s={{ seq() }}&t={{ now_unix() }}&i={{ now_iso(-60) }}&e=v1"
+    );
+    // Shown again, it compiles to the same template.
+    assert_eq!(
+        Template::compile(&shown, Escape::None).unwrap(),
+        Template::compile(source, Escape::None).unwrap()
+    );
+    let typed = Template::compile(
+        &json_source(&serde_json::json!({"n": "{{ seq() }}"})),
+        Escape::Json,
+    );
+    assert_eq!(typed.unwrap().to_string(), "{\"n\":{{ seq() }}}");
+}
