@@ -38,7 +38,7 @@ mod netns;
 mod nginx;
 pub(crate) mod peers;
 // The library's throwaway PostgreSQL cluster, shared rather than copied.
-#[path = "../../crates/target/src/pg_cluster.rs"]
+#[path = "../../crates/testbed/src/pg_cluster.rs"]
 mod pg_cluster;
 mod ports;
 pub(crate) mod route_guide;

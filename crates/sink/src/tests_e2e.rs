@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::tests::{post, raw, rt, sink};
 use super::*;
-use headroom_target::{self as target, RunningTarget, TargetOptions};
+use headroom_testbed::{self as target, RunningTarget, TargetOptions};
 
 fn target() -> RunningTarget {
     target::spawn(TargetOptions::loopback()).unwrap()

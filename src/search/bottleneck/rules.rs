@@ -13,7 +13,7 @@ use crate::watch::{
 const THROTTLED_MEDIUM: f64 = 0.2;
 /// … and for `high`.
 const THROTTLED_HIGH: f64 = 0.5;
-/// The built-in target's gauges (`crates/target/src/metrics.rs`).
+/// The built-in target's gauges (`crates/testbed/src/metrics.rs`).
 const BUSY: &str = "headroom_target_workers_busy";
 const WORKERS: &str = "headroom_target_workers";
 

@@ -16,7 +16,7 @@ use headroom_client::connect::{Connector, Opens};
 use headroom_client::sse::{Limits, SseRequest};
 use headroom_client::Protocol;
 use headroom_metrics::ErrorKind;
-use headroom_target::{spawn, TargetOptions};
+use headroom_testbed::{spawn, TargetOptions};
 
 fn reopen(addr: SocketAddr, path: &str) -> Reopen {
     reopen_in(Protocol::Http1, addr, path)
