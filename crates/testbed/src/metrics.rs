@@ -237,7 +237,7 @@ fn duration_histogram() -> Histogram {
 impl TargetMetrics {
     /// A registry with every family registered; `workers` is exported as a constant gauge.
     pub(crate) fn new(workers: usize) -> Self {
-        let mut registry = Registry::with_prefix("headroom_testbed");
+        let mut registry = Registry::with_prefix("headroom_target");
         let requests = Family::<RequestLabels, Counter>::default();
         let durations: DurationFamily = Family::new_with_constructor(duration_histogram);
         let (in_flight, queue_depth, workers_busy, configured) = (
