@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The test command: installs what the tests need when it is missing, then runs
-# formatting, lint, one release build of every crate with its tests, and the whole test
-# suite of the workspace. Stops at the first failure.
+# The test command: installs what the tests need when it is missing, then builds the
+# guide (docs/, mdbook), runs formatting, lint, one release build of every crate with
+# its tests, and the whole test suite of the workspace. Stops at the first failure.
 #
 #   bash scripts/test.sh
 #
@@ -113,6 +113,32 @@ ensure_rust() {
     cargo --version
 }
 
+# --------------------------------------------------------------------------- guide
+# The guide (docs/, an mdBook) with a pinned mdbook, built once per machine and kept
+# outside the clone, as the peer servers are. Only the `search` feature: the build
+# needs no `serve` or `watch`, and they would double the install's compile time.
+MDBOOK_VERSION=0.5.4
+TOOLS_DIR="$HOME/.cache/headroom/tools"
+
+build_guide() {
+    local mdbook="$TOOLS_DIR/bin/mdbook"
+    if ! "$mdbook" --version 2>/dev/null | grep -qx "mdbook v$MDBOOK_VERSION"; then
+        echo "installing mdbook $MDBOOK_VERSION into $TOOLS_DIR"
+        cargo install mdbook --version "$MDBOOK_VERSION" --locked \
+            --no-default-features --features search --root "$TOOLS_DIR" || return
+    fi
+    # Into docs/book/ (ignored by docs/.gitignore). A warning fails the step as an
+    # error does: the book must build cleanly.
+    local log status=0
+    log=$("$mdbook" build docs 2>&1) || status=$?
+    printf '%s\n' "$log"
+    [ "$status" -eq 0 ] || return "$status"
+    if grep -Eq '(^|[[:space:]])(WARN|ERROR)[[:space:]]' <<<"$log"; then
+        echo "mdbook build docs warned; the guide must build without warnings" >&2
+        return 1
+    fi
+}
+
 # -------------------------------------------------------------------------- main
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 export RUST_TEST_THREADS="${RUST_TEST_THREADS:-1}"
@@ -129,6 +155,7 @@ export HEADROOM_REQUIRE_ALL="${HEADROOM_REQUIRE_ALL:-1}"
 run_step "system packages (nginx, postgresql, time, chromium, iproute2)" install_system_packages
 run_step "Rust toolchain (rustfmt, clippy)" ensure_rust
 run_step "peer servers (scripts/peers.sh)" bash scripts/peers.sh
+run_step "guide (mdbook build)" build_guide
 run_step "format" cargo fmt --all -- --check
 # Lint in the release profile: the proc macros and build scripts it compiles are the
 # very ones the build below reuses (in the dev profile they would be compiled twice).

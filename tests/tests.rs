@@ -8,6 +8,7 @@ mod convert_cli;
 mod dashboard;
 mod delivery;
 mod demo_tls;
+mod docs_examples;
 mod fast_failures;
 mod find_cli;
 mod graphql;
