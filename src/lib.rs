@@ -25,6 +25,6 @@ pub mod search;
 pub mod shard;
 pub use headroom_sink as sink;
 pub use headroom_store as store;
-pub use headroom_testbed as target;
 pub use headroom_template as template;
+pub use headroom_testbed as target;
 pub use headroom_watch as watch;
