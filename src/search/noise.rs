@@ -194,11 +194,10 @@ impl Noisy {
                         .max_by(|a, b| a.ratio().total_cmp(&b.ratio()))
                         .filter(RuleSpread::is_noise)
                 };
-                let wide = !disagree && rule.is_some();
                 let p95 = runs.iter().map(|s| s.p95_ms);
                 let min = p95.clone().fold(f64::INFINITY, f64::min);
                 let max = p95.fold(0.0, f64::max);
-                (disagree || wide).then(|| Noisy {
+                (disagree || rule.is_some()).then(|| Noisy {
                     value: v,
                     trials,
                     passed,

@@ -256,12 +256,13 @@ impl Strategy {
 
     /// The value that brackets the estimate next, if one is left and lies in the gap.
     fn probe(&self, lo: f64, hi: f64) -> Option<f64> {
-        let (below, above) = self.bracket(self.estimate?)?;
+        let e = self.estimate?;
+        let (below, above) = self.bracket(e)?;
         // A load that already failed near the estimate does the probe above's job: the
         // probe below then only has to come within precision of that failure, as long
         // as that keeps it at or under the estimate (where it is expected to pass).
         let near_hi = (hi / (1.0 + self.range.precision)).min(hi - 1.0).ceil();
-        let below = if near_hi <= self.estimate? {
+        let below = if near_hi <= e {
             below.max(near_hi)
         } else {
             below

@@ -349,25 +349,34 @@ fn a_probe_above_that_passes_moves_the_estimate_up_once() {
     ));
 }
 
+/// As [`drive_with`], with the open model's pass rule, which forgives a step 2 %
+/// behind its rate.
+fn drive_open(
+    range: Range,
+    verdict: impl FnMut(f64, bool) -> (bool, Option<f64>),
+) -> (Vec<f64>, Conclusion) {
+    drive_as(
+        range,
+        Trials::default(),
+        Probing::Estimates { overshoot: 0.02 },
+        verdict,
+    )
+}
+
 #[test]
 fn a_pass_at_the_capacity_that_fails_its_confirmation_is_bracketed_again() {
     // The capacity is 800 and growth lands on it: 800 passes once, then its
     // confirmation fails on latency (a queue at ρ = 1 after a stall) without measuring
     // a capacity. The probe just below it decides, as bisecting from 400 would in
     // four steps more (600, 700, 750, 775).
-    let (tried, c) = drive_as(
-        range(100.0, 1e6),
-        Trials::default(),
-        Probing::Estimates { overshoot: 0.02 },
-        |v, confirm| match v {
-            _ if v < 800.0 => (true, None),
-            800.0 => (!confirm, None),
-            // Overloaded: completes 800/s; the probe just above keeps up within the
-            // estimate's precision, so it fails on latency alone.
-            _ if v > 840.0 => (false, Some(800.0)),
-            _ => (false, None),
-        },
-    );
+    let (tried, c) = drive_open(range(100.0, 1e6), |v, confirm| match v {
+        _ if v < 800.0 => (true, None),
+        800.0 => (!confirm, None),
+        // Overloaded: completes 800/s; the probe just above keeps up within the
+        // estimate's precision, so it fails on latency alone.
+        _ if v > 840.0 => (false, Some(800.0)),
+        _ => (false, None),
+    });
     assert_eq!(
         tried,
         [100.0, 200.0, 400.0, 800.0, 1600.0, 820.0, -800.0, 782.0, -782.0]
@@ -385,12 +394,9 @@ fn a_pass_at_the_capacity_that_fails_its_confirmation_is_bracketed_again() {
 fn a_failure_within_the_bracket_lets_the_probe_below_end_the_search() {
     // 800 fails in growth and says 775: the probe below comes within precision of 800
     // (762), so no probe above is needed.
-    let (tried, c) = drive_as(
-        range(100.0, 1e6),
-        Trials::default(),
-        Probing::Estimates { overshoot: 0.02 },
-        |v, _| (v <= 775.0, (v > 775.0).then_some(775.0)),
-    );
+    let (tried, c) = drive_open(range(100.0, 1e6), |v, _| {
+        (v <= 775.0, (v > 775.0).then_some(775.0))
+    });
     assert_eq!(tried, [100.0, 200.0, 400.0, 800.0, 762.0, -762.0]);
     assert_within_precision(775.0, c);
 }
@@ -400,16 +406,11 @@ fn a_second_failure_without_a_capacity_bisects() {
     // A target whose latency breaks far below the rate it can complete: failures in
     // the bracket measure nothing, and after one re-bracketing the search bisects
     // rather than creeping down by 2 % a step.
-    let (tried, c) = drive_as(
-        range(110.0, 1e6),
-        Trials::default(),
-        Probing::Estimates { overshoot: 0.02 },
-        |v, _| match v {
-            _ if v <= 500.0 => (true, None),
-            _ if v > 840.0 => (false, Some(800.0)),
-            _ => (false, None),
-        },
-    );
+    let (tried, c) = drive_open(range(110.0, 1e6), |v, _| match v {
+        _ if v <= 500.0 => (true, None),
+        _ if v > 840.0 => (false, Some(800.0)),
+        _ => (false, None),
+    });
     assert_eq!(&tried[..6], [110.0, 220.0, 440.0, 880.0, 782.0, 764.0]);
     assert!(tried.len() <= 14, "{tried:?}");
     assert_within_precision(500.0, c);
