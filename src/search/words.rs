@@ -4,6 +4,7 @@
 //! thresholds with what they measured, [`measured`] writes a rule's figure in its unit.
 
 use crate::metrics::summary::Summary;
+use crate::metrics::threshold::{Metric, StreamMetric, Threshold};
 use headroom_format::units::{latency, per_second, percent};
 
 /// Formats a rate or user count: whole numbers without decimals (`800`), others with one.
@@ -27,17 +28,19 @@ pub fn failed_rules(s: &Summary) -> String {
     failed.join(", ")
 }
 
-/// A value measured by the rule `expr`, in its unit: `61.2ms`, `3.20%`, `990/s`.
+/// A value measured by the rule `expr`, in its unit: `61.2ms`, `3.20%`, `990/s`. The
+/// unit is the rule's metric as [`Threshold::parse`] reads it (a rule that does not
+/// parse is shown as latency).
 pub fn measured(expr: &str, v: f64) -> String {
-    let expr = expr.to_ascii_lowercase();
-    let end = expr
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-        .unwrap_or(expr.len());
-    let metric = expr[..end].rsplit('.').next().unwrap_or("");
-    match metric {
-        "errors" | "error_rate" | "stream_errors" | "lost" | "duplicated" => percent(v),
-        "rate" => per_second(v),
-        "dropped" | "abandoned" => format!("{v}"),
+    match Threshold::parse(expr).map(|t| t.metric) {
+        Ok(
+            Metric::ErrorPercent
+            | Metric::DeliveryLost
+            | Metric::DeliveryDuplicated
+            | Metric::Stream(StreamMetric::Errors),
+        ) => percent(v),
+        Ok(Metric::Rate) => per_second(v),
+        Ok(Metric::Dropped | Metric::Abandoned) => format!("{v}"),
         _ => latency(v),
     }
 }
