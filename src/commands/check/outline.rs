@@ -119,7 +119,7 @@ pub struct ThinkOutline {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LoadOutline {
     /// `arrival-rate` (open model: iterations per second) or `users` (closed model).
-    pub model: &'static str,
+    pub model: LoadModel,
     /// The value at the start: a rate per second or a user count.
     pub start: f64,
     /// Linear stages in order, each from the previous value to its target.
@@ -134,6 +134,16 @@ pub struct LoadOutline {
     /// Closed model: each user's pause after an iteration (absent for none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub think: Option<ThinkOutline>,
+}
+
+/// Which load model a plan runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadModel {
+    /// The open model: iterations per second.
+    ArrivalRate,
+    /// The closed model: concurrent users.
+    Users,
 }
 
 /// One linear stage of the schedule.
@@ -265,8 +275,8 @@ fn load(load: &Load) -> LoadOutline {
         Load::ArrivalRate {
             schedule,
             max_in_flight,
-        } => ("arrival-rate", schedule, Some(*max_in_flight), None),
-        Load::Users { schedule, think: t } => ("users", schedule, None, think(*t)),
+        } => (LoadModel::ArrivalRate, schedule, Some(*max_in_flight), None),
+        Load::Users { schedule, think: t } => (LoadModel::Users, schedule, None, think(*t)),
     };
     LoadOutline {
         model,

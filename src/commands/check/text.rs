@@ -4,7 +4,7 @@
 
 use crate::report::table::{Align, Table};
 
-use super::outline::{human, LoadOutline, Outline, StepOutline, ThinkOutline};
+use super::outline::{human, LoadModel, LoadOutline, Outline, StepOutline, ThinkOutline};
 
 /// Renders `outline`; every line ends in a newline.
 pub fn render(outline: &Outline) -> String {
@@ -111,7 +111,7 @@ fn items(outline: &Outline) -> Table {
 
 /// The load's lines: the model and the schedule's shape, then the model's own setting.
 fn load_lines(load: &LoadOutline) -> Vec<String> {
-    let rate = load.model == "arrival-rate";
+    let rate = load.model == LoadModel::ArrivalRate;
     let value = |v: f64| {
         if rate {
             format!("{v}/s")
