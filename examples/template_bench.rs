@@ -90,6 +90,8 @@ fn main() {
                 &mut RenderContext {
                     rng: &mut rng,
                     vars: &vars,
+                    user: 1,
+                    iteration: 0,
                 },
                 out,
             )

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs, once per machine, the servers nobody here wrote that the stream, GraphQL
-# and gRPC tests run against, into a cache outside the clone:
+# Installs, once per machine, the servers nobody here wrote that the stream, GraphQL,
+# gRPC and journey tests run against, into a cache outside the clone:
 #
 #   bash scripts/peers.sh            # installs what is missing, prints where
 #
@@ -130,6 +130,51 @@ peer_prometheus() {
 # 4-5 GB of Go caches, once per machine. Result: $PEERS/kube-v1.36.3/.
 peer_kube() {
     HEADROOM_PEERS="$PEERS" bash "$ROOT/scripts/kube-control-plane.sh" >/dev/null
+}
+
+# go-httpbin (MIT): httpbin's endpoints (/cookies/set, /redirect/N, /redirect-to, /post
+# echoing form fields and files, /anything, /status/N...) as one Go binary, built from
+# the Go module proxy. The journeys' tests (tests/support/journey.rs) run it as
+# `go-httpbin -host 127.0.0.1 -port P`. Result: $PEERS/go-httpbin (a link to the
+# pinned build; `-version` says "dev" in a `go install` build, so the stamp is a file).
+GO_HTTPBIN_VERSION=v2.26.0
+peer_go_httpbin() {
+    local dir="$PEERS/go-httpbin-$GO_HTTPBIN_VERSION"
+    if [ ! -f "$dir/installed" ] || [ ! -x "$dir/go-httpbin" ]; then
+        command -v go >/dev/null || die "peer_go_httpbin: go is needed to build go-httpbin"
+        rm -rf "$dir"
+        mkdir -p "$dir"
+        GOBIN="$dir" go install \
+            "github.com/mccutchen/go-httpbin/v2/cmd/go-httpbin@$GO_HTTPBIN_VERSION" ||
+            die "peer_go_httpbin: go install of go-httpbin $GO_HTTPBIN_VERSION failed"
+        "$dir/go-httpbin" -version >/dev/null 2>&1 ||
+            die "peer_go_httpbin: the go-httpbin built in $dir does not run"
+        touch "$dir/installed"
+    fi
+    ln -sfn "$dir/go-httpbin" "$PEERS/go-httpbin"
+}
+
+# Django (BSD-3-Clause) served by waitress (ZPL-2.1), from PyPI, in a venv: they run
+# tests/peers/journey_app/ (its serve.py), a session login behind Django's CSRF
+# protection, uploads and login counters, which the journeys' tests log in to. Every
+# package is pinned (Django's own dependencies too); the stamp names the versions, so
+# a change of pins reinstalls. Result: $PEERS/journey-django/venv/bin/python.
+JOURNEY_DJANGO_PINS=(django==5.2.19 asgiref==3.13.0 sqlparse==0.6.1 waitress==3.0.2)
+peer_journey_django() {
+    local dir="$PEERS/journey-django"
+    local stamp="$dir/installed-django-5.2.19-asgiref-3.13.0-sqlparse-0.6.1-waitress-3.0.2"
+    [ -f "$stamp" ] && return 0
+    command -v python3 >/dev/null || die "peer_journey_django: python3 is needed"
+    python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' ||
+        die "peer_journey_django: Django 5.2 needs Python 3.10 or later ($(python3 --version))"
+    rm -rf "$dir"
+    python3 -m venv "$dir/venv" ||
+        die "peer_journey_django: python3 -m venv failed (Debian: apt-get install python3-venv)"
+    "$dir/venv/bin/pip" install --quiet "${JOURNEY_DJANGO_PINS[@]}" ||
+        die "peer_journey_django: pip install ${JOURNEY_DJANGO_PINS[*]} failed"
+    "$dir/venv/bin/python" -c 'import django, waitress' ||
+        die "peer_journey_django: django or waitress does not import from $dir/venv"
+    touch "$stamp"
 }
 
 main() {

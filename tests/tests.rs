@@ -20,6 +20,7 @@ mod har_browser;
 mod hostile;
 mod http2;
 mod http2_client;
+mod journey_peers;
 mod kube;
 mod kube_run;
 mod otlp;

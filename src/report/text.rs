@@ -3,9 +3,10 @@
 //! the caller prints it on stdout.
 //!
 //! Sections, each present only when it has something to say: header, volume (requests,
-//! rate, dropped), latency (corrected and, for the open model, uncorrected), errors,
-//! the timing breakdown and connections,
-//! per-name table, thresholds, the resource profile of the watches, generator, and a warning when the generator was the bound.
+//! rate, dropped, errors, and the flows' checks, redirects and cookies), latency
+//! (corrected and, for the open model, uncorrected), the timing breakdown and
+//! connections, per-name table, per-group table, thresholds, the resource profile of
+//! the watches, generator, and a warning when the generator was the bound.
 
 use std::fmt::Write;
 
@@ -13,6 +14,8 @@ use crate::metrics::summary::{Latency, Summary, ThresholdResult};
 use crate::metrics::threshold::{Metric, StreamMetric, Threshold};
 use crate::report::table::Table;
 use crate::report::units::{latency, per_second, percent, seconds, share};
+
+mod flows;
 
 const OPEN_MODEL: &str = "arrival-rate";
 
@@ -33,6 +36,7 @@ pub fn render(summary: &Summary) -> String {
     if summary.by_name.len() > 1 {
         names(&mut out, summary);
     }
+    flows::groups(&mut out, summary);
     out.push_str(&crate::report::streams::text(summary));
     if !summary.thresholds.is_empty() {
         thresholds(&mut out, summary);
@@ -124,6 +128,7 @@ fn volume(out: &mut String, s: &Summary) {
             format!("{} (resent after a stale keep-alive connection)", s.retries),
         ]);
     }
+    flows::rows(&mut t, s);
     out.push_str(&t.render(0));
     out.push('\n');
 }
@@ -217,6 +222,7 @@ fn threshold_value(s: &Summary, r: &ThresholdResult) -> String {
     match rule.metric {
         Metric::Stream(StreamMetric::Errors) => return percent(r.value),
         Metric::Stream(_) => return latency(r.value),
+        Metric::Checks => return flows::checks_value(s, rule.scope.as_deref(), r.value),
         _ => {}
     }
     let (requests, succeeded) = match &rule.scope {
@@ -236,7 +242,7 @@ fn threshold_value(s: &Summary, r: &ThresholdResult) -> String {
         Metric::DeliveryLatency(_) if s.delivery.is_none() => "no sink".to_string(),
         Metric::DeliveryLatency(_) => latency(r.value),
         Metric::DeliveryLost | Metric::DeliveryDuplicated => percent(r.value),
-        Metric::Stream(_) => unreachable!("rendered above"),
+        Metric::Stream(_) | Metric::Checks => unreachable!("rendered above"),
     }
 }
 

@@ -37,7 +37,8 @@ pub fn measured(expr: &str, v: f64) -> String {
             Metric::ErrorPercent
             | Metric::DeliveryLost
             | Metric::DeliveryDuplicated
-            | Metric::Stream(StreamMetric::Errors),
+            | Metric::Stream(StreamMetric::Errors)
+            | Metric::Checks,
         ) => percent(v),
         Ok(Metric::Rate) => per_second(v),
         Ok(Metric::Dropped | Metric::Abandoned) => format!("{v}"),

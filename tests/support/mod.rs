@@ -10,6 +10,9 @@
 //! - [`http_get`]: one plain GET, to read back what a target holds; [`http_post`]: one
 //!   empty POST, to poke a target's `/admin/*`.
 //! - [`RouteGuide`]: grpc-go's route_guide example server (a peer) on a free port.
+//! - [`journey::GoHttpbin`] and [`journey::JourneyApp`] (a Django login behind CSRF
+//!   protection): the application journeys' peers on free ports, and
+//!   [`journey::exchange`]: one request whose every header (`Set-Cookie`s) is kept.
 //! - [`KubeCluster`]: a throwaway Kubernetes control plane on loopback with one Node,
 //!   and [`NodeAgent`]: the test-only kubelet that runs that node's pods as local
 //!   processes in network namespaces on the cluster's 10.200.X.0/24 bridge.
@@ -31,6 +34,7 @@ mod chromium;
 mod headroom;
 pub(crate) mod hostile;
 mod http;
+pub(crate) mod journey;
 mod keep_alive;
 pub(crate) mod kube;
 pub(crate) mod kube_agent;

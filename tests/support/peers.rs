@@ -1,7 +1,10 @@
 //! Servers nobody here wrote (a WebSocket echo, an SSE endpoint, a GraphQL server, a
-//! gRPC example server), installed once per machine by `scripts/peers.sh` into
-//! `$HEADROOM_PEERS` (default `~/.cache/headroom/peers`). The test command runs that
-//! script first, so a missing peer is a failure here, never a skip.
+//! gRPC example server, go-httpbin, a Django app), installed once per machine by
+//! `scripts/peers.sh` into `$HEADROOM_PEERS` (default `~/.cache/headroom/peers`). The
+//! test command runs that script first, so there a missing peer is a broken machine:
+//! [`peer_path`] fails the test; [`peer_file`] goes through `support::require`, a
+//! failure under `HEADROOM_REQUIRE_ALL` (which the test command sets) and a skip in a
+//! test run by hand without the peer.
 
 use std::path::PathBuf;
 
@@ -24,4 +27,18 @@ pub(crate) fn peer_path(relative: &str) -> PathBuf {
         path.display()
     );
     path
+}
+
+/// A file under the peers' cache, or why not (naming the fix): for a test that does
+/// without a missing peer through `support::require`.
+pub(crate) fn peer_file(relative: &str) -> Result<PathBuf, String> {
+    let path = peers_dir().join(relative);
+    if path.exists() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "{} is missing: run `bash scripts/peers.sh`",
+            path.display()
+        ))
+    }
 }

@@ -21,6 +21,9 @@ pub struct PreparedRequest {
     pub keep_body: bool,
     /// A HEAD request, whose response has no body.
     pub head: bool,
+    /// Response headers kept for the caller, by lower-case name (`set-cookie` for the
+    /// jar, `location` for redirects, a header a capture reads); empty: none.
+    pub keep_headers: Vec<String>,
     /// Sending it twice cannot change the target more than once (RFC 9110 §9.2.2), so
     /// it may be sent again after a stale keep-alive connection or a refused stream.
     pub idempotent: bool,
@@ -44,6 +47,7 @@ impl PreparedRequest {
             wire,
             h2,
             keep_body,
+            keep_headers: Vec::new(),
             head: template.method == "HEAD",
             idempotent: matches!(
                 template.method.as_str(),

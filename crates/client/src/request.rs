@@ -28,34 +28,61 @@ pub fn static_wire(request: &RequestTemplate, target: &Target) -> Option<Vec<u8>
     for (name, value) in &request.headers {
         headers.push((name.as_str(), value.as_static()?));
     }
-    let body = match &request.body {
-        Some(b) => Some(b.as_static()?),
-        None => None,
-    };
+    let body = static_body(request)?;
     let mut out = Vec::new();
     write_head(
         &mut out,
         request,
         target,
         path.as_bytes(),
-        body.map(str::len),
+        body.as_ref().map(Vec::len),
     );
     for (name, value) in headers {
         write_header(&mut out, name, value.as_bytes());
     }
     out.extend_from_slice(b"\r\n");
     if let Some(body) = body {
-        out.extend_from_slice(body.as_bytes());
+        out.extend_from_slice(&body);
     }
     Some(out)
 }
 
-/// Renders `request` into `out` (cleared first). `scratch` is reused space for the
-/// path, header values and body, so a warm thread renders without allocating.
+/// The body of `request` when nothing in it varies: `None` when it varies, `Some(None)`
+/// when there is no body.
+fn static_body(request: &RequestTemplate) -> Option<Option<Vec<u8>>> {
+    if let Some(multipart) = &request.multipart {
+        return multipart.as_static().map(Some);
+    }
+    match &request.body {
+        Some(b) => Some(Some(b.as_static()?.as_bytes().to_vec())),
+        None => Some(None),
+    }
+}
+
+/// Renders the body of `request` (a template or a multipart body) onto `out`; false
+/// when it has none.
+fn render_body(request: &RequestTemplate, ctx: &mut RenderContext<'_>, out: &mut Vec<u8>) -> bool {
+    if let Some(multipart) = &request.multipart {
+        multipart.render(ctx, out);
+        return true;
+    }
+    match &request.body {
+        Some(body) => {
+            body.render(ctx, out);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Renders `request` into `out` (cleared first), with `extra` headers after its own
+/// (the user's `Cookie`). `scratch` is reused space for the path, header values and
+/// body, so a warm thread renders without allocating.
 pub fn render(
     request: &RequestTemplate,
     target: &Target,
     ctx: &mut RenderContext<'_>,
+    extra: &[(&str, &[u8])],
     out: &mut Vec<u8>,
     scratch: &mut Vec<u8>,
 ) {
@@ -63,16 +90,17 @@ pub fn render(
     scratch.clear();
     request.path.render(ctx, scratch);
     let path_end = scratch.len();
-    if let Some(body) = &request.body {
-        body.render(ctx, scratch);
-    }
-    let body_len = request.body.as_ref().map(|_| scratch.len() - path_end);
+    let has_body = render_body(request, ctx, scratch);
+    let body_len = has_body.then(|| scratch.len() - path_end);
     write_head(out, request, target, &scratch[..path_end], body_len);
     let mut value = Vec::new();
     for (name, template) in &request.headers {
         value.clear();
         template.render(ctx, &mut value);
         write_header(out, name, &value);
+    }
+    for (name, value) in extra {
+        write_header(out, name, value);
     }
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(&scratch[path_end..]);
@@ -159,6 +187,11 @@ impl Prebuilt {
         }
     }
 
+    /// The request's path and query.
+    pub fn path(&self) -> &str {
+        self.uri.path_and_query().map_or("/", |p| p.as_str())
+    }
+
     /// A new `http::Request` and its body for one send.
     pub fn request(&self) -> (http::Request<()>, Option<Bytes>) {
         let mut request = http::Request::new(());
@@ -180,10 +213,7 @@ pub fn h2_static(
     for (name, value) in &request.headers {
         headers.push((name.as_str(), value.as_static()?.as_bytes()));
     }
-    let body = match &request.body {
-        Some(b) => Some(Bytes::copy_from_slice(b.as_static()?.as_bytes())),
-        None => None,
-    };
+    let body = static_body(request)?.map(Bytes::from);
     Some(
         h2_parts(
             request,
@@ -207,15 +237,14 @@ pub fn h2_request(
     request: &RequestTemplate,
     target: &Target,
     ctx: &mut RenderContext<'_>,
+    extra: &[(&str, &[u8])],
     scratch: &mut Vec<u8>,
 ) -> Result<(http::Request<()>, Option<Bytes>), H2RequestError> {
     scratch.clear();
     request.path.render(ctx, scratch);
     let path_end = scratch.len();
-    let body = request.body.as_ref().map(|body| {
-        body.render(ctx, scratch);
-        Bytes::copy_from_slice(&scratch[path_end..])
-    });
+    let body =
+        render_body(request, ctx, scratch).then(|| Bytes::copy_from_slice(&scratch[path_end..]));
     let mut values = Vec::with_capacity(request.headers.len());
     for (_, template) in &request.headers {
         let mut value = Vec::new();
@@ -226,7 +255,8 @@ pub fn h2_request(
         .headers
         .iter()
         .zip(&values)
-        .map(|((name, _), value)| (name.as_str(), value.as_slice()));
+        .map(|((name, _), value)| (name.as_str(), value.as_slice()))
+        .chain(extra.iter().copied());
     let (method, uri, headers) = h2_parts(
         request,
         target,

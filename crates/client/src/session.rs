@@ -54,6 +54,18 @@ pub enum Session {
 }
 
 impl Session {
+    /// A session beside this one, for a request sent at the same time as this
+    /// session's (`parallel:`): the same HTTP/2 connection (another stream on it), a
+    /// connection of its own for HTTP/1.1 (opened on first use), or the same pool.
+    pub fn sibling(&self) -> Session {
+        match self {
+            Session::Own(Some(Link::H2(c))) => Session::Own(Some(Link::H2(c.clone()))),
+            Session::Own(_) => Session::Own(None),
+            Session::Shared => Session::Shared,
+            Session::PerRequest => Session::PerRequest,
+        }
+    }
+
     /// Drops the session's own HTTP/1.1 connection, if it has one: a request given up
     /// on (timed out) may have left the rest of its response unread on it. An HTTP/2
     /// connection stays: the given-up request's stream was reset, the others go on.
@@ -95,6 +107,23 @@ pub enum Payload<'a> {
     H2(H2Payload<'a>),
 }
 
+impl Payload<'_> {
+    /// The request target as sent (path and query, the target's base path included);
+    /// `None` for a request that could not be rendered.
+    pub fn path(&self) -> Option<&[u8]> {
+        match self {
+            Payload::H1(bytes) => {
+                let start = bytes.iter().position(|&b| b == b' ')? + 1;
+                let len = bytes[start..].iter().position(|&b| b == b' ')?;
+                Some(&bytes[start..start + len])
+            }
+            Payload::H2(H2Payload::Prebuilt(p)) => Some(p.path().as_bytes()),
+            Payload::H2(H2Payload::Rendered(p)) => Some(p.path().as_bytes()),
+            Payload::H2(H2Payload::Invalid(_)) => None,
+        }
+    }
+}
+
 /// An HTTP/2 request to send, made anew (cheaply) for each attempt.
 pub enum H2Payload<'a> {
     /// Nothing in the request varies.
@@ -110,6 +139,27 @@ pub enum H2Payload<'a> {
 pub struct Scratch {
     wire: Vec<u8>,
     render: Vec<u8>,
+}
+
+/// A response as the caller's `judge` sees it, while its connection is still held.
+pub struct Reply<'a> {
+    /// Status code.
+    pub status: u16,
+    /// The response headers the request asked to keep ([`PreparedRequest::keep_headers`]):
+    /// (index into that list, value), in the order they came.
+    pub headers: &'a [(usize, Vec<u8>)],
+    /// The body when the request keeps it, else empty.
+    pub body: &'a [u8],
+}
+
+impl Reply<'_> {
+    /// The values of the kept header at `index` of [`PreparedRequest::keep_headers`].
+    pub fn header(&self, index: usize) -> impl Iterator<Item = &[u8]> {
+        self.headers
+            .iter()
+            .filter(move |(i, _)| *i == index)
+            .map(|(_, v)| v.as_slice())
+    }
 }
 
 /// Why a request got no judged response.
@@ -202,20 +252,28 @@ impl Client {
         self.protocol
     }
 
-    /// Renders `request` for sending: its prebuilt form when it has one, else a fresh
-    /// rendering into `scratch` with `ctx`.
+    /// Renders `request` for sending: its prebuilt form when it has one and there are
+    /// no `extra` headers (the user's cookies), else a fresh rendering into `scratch`
+    /// with `ctx`.
     pub fn payload<'a>(
         &self,
         request: &'a PreparedRequest,
         ctx: &mut RenderContext<'_>,
+        extra: &[(&str, &[u8])],
         scratch: &'a mut Scratch,
     ) -> Payload<'a> {
         if self.protocol == Protocol::Http2 {
-            if let Some(prebuilt) = &request.h2 {
+            if let (Some(prebuilt), true) = (&request.h2, extra.is_empty()) {
                 return Payload::H2(H2Payload::Prebuilt(prebuilt));
             }
             return Payload::H2(
-                match h2_request(&request.template, &self.target, ctx, &mut scratch.render) {
+                match h2_request(
+                    &request.template,
+                    &self.target,
+                    ctx,
+                    extra,
+                    &mut scratch.render,
+                ) {
                     Ok((request, body)) => {
                         H2Payload::Rendered(Box::new(Prebuilt::from_request(request, body)))
                     }
@@ -224,12 +282,13 @@ impl Client {
             );
         }
         match &request.wire {
-            Some(wire) => Payload::H1(wire),
-            None => {
+            Some(wire) if extra.is_empty() => Payload::H1(wire),
+            _ => {
                 render(
                     &request.template,
                     &self.target,
                     ctx,
+                    extra,
                     &mut scratch.wire,
                     &mut scratch.render,
                 );
@@ -250,7 +309,7 @@ impl Client {
         payload: &Payload<'_>,
         connecting: &Cell<bool>,
         trace: &mut Trace,
-        judge: impl FnOnce(u16, &[u8]) -> R,
+        judge: impl FnOnce(&Reply<'_>) -> R,
     ) -> Result<R, Failure> {
         let bytes = match payload {
             Payload::H1(bytes) => bytes,
@@ -307,7 +366,7 @@ impl Client {
         bytes: &[u8],
         connecting: &Cell<bool>,
         trace: &mut Trace,
-        judge: impl FnOnce(u16, &[u8]) -> R,
+        judge: impl FnOnce(&Reply<'_>) -> R,
     ) -> Result<R, Failure> {
         for attempt in 0..2 {
             trace.reused = slot.is_some();
@@ -317,13 +376,25 @@ impl Client {
             let Some(Link::H1(c)) = slot.as_mut() else {
                 unreachable!("an HTTP/1.1 run opens HTTP/1.1 connections")
             };
-            match c.round_trip(bytes, request.keep_body, request.head).await {
+            match c
+                .round_trip_keeping(
+                    bytes,
+                    request.keep_body,
+                    request.head,
+                    &request.keep_headers,
+                )
+                .await
+            {
                 Ok(response) => {
                     trace.first_byte = Some(match response.first_byte {
                         Some(at) => FirstByte::At(at),
                         None => FirstByte::WithTheEnd,
                     });
-                    let verdict = judge(response.status, c.body());
+                    let verdict = judge(&Reply {
+                        status: response.status,
+                        headers: c.kept_headers(),
+                        body: c.body(),
+                    });
                     // Judged: an idle connection must not hold its share of the budget.
                     if request.keep_body {
                         c.release_body();
@@ -359,7 +430,7 @@ impl Client {
         payload: &H2Payload<'_>,
         connecting: &Cell<bool>,
         trace: &mut Trace,
-        judge: impl FnOnce(u16, &[u8]) -> R,
+        judge: impl FnOnce(&Reply<'_>) -> R,
     ) -> Result<R, Failure> {
         let prebuilt = match payload {
             H2Payload::Prebuilt(p) => *p,
@@ -392,7 +463,19 @@ impl Client {
             match conn.send(head, body, request.keep_body, request.head).await {
                 Ok(response) => {
                     trace.first_byte = Some(FirstByte::At(response.first_byte));
-                    return Ok(judge(response.status, &response.body));
+                    let mut kept = Vec::new();
+                    if !request.keep_headers.is_empty() {
+                        for (i, name) in request.keep_headers.iter().enumerate() {
+                            for value in response.headers.get_all(name.as_str()) {
+                                kept.push((i, value.as_bytes().to_vec()));
+                            }
+                        }
+                    }
+                    return Ok(judge(&Reply {
+                        status: response.status,
+                        headers: &kept,
+                        body: &response.body,
+                    }));
                 }
                 Err(failure) if failure.refused && attempt == 0 => trace.retried = true,
                 Err(failure) => return Err(Failure::kind(failure.kind)),

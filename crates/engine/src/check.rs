@@ -1,81 +1,111 @@
-//! Response checks and flow captures: judge a response against a request's
-//! [`Expect`] and pull captured variables out of its JSON body.
+//! Response checks: judge a response against a request's [`Expect`], then take its
+//! captures (`capture.rs`).
 //!
-//! The engine calls [`judge`] once per response. The body is parsed as JSON at most
-//! once, and only when a JSONPath expectation or a capture needs it.
+//! The engine calls [`judge`] once per final response. The body is parsed as JSON at
+//! most once, and only when a JSONPath expectation or a capture needs it.
 
 use serde_json::Value;
 
+use crate::capture::Captured;
+use headroom_client::session::Reply;
 use headroom_metrics::ErrorKind;
-use headroom_plan::{Capture, Expect};
-use headroom_template::Vars;
+use headroom_plan::journey::{Expected, ResponseCapture};
+use headroom_plan::Expect;
+use headroom_template::RenderContext;
 
-/// Judges a response. `body` is the complete body when the request needs it (see
-/// [`headroom_plan::RequestTemplate::needs_body`]), else empty. On success, captures are
-/// stored in `vars`. Returns the error kind of the first failed expectation:
+/// Judges a response against `expect` and takes `captures` from it. `reply.body` is
+/// the complete body when the request needs it (see
+/// [`headroom_plan::RequestTemplate::needs_body`]), else empty. On success, captures
+/// are stored in `vars`. Returns the error kind of the first failed expectation:
 ///
 /// - status: with no `expect.status`, a status of 400 or more is `status_4xx`/`status_5xx`;
 ///   with one, a status outside it is `status_4xx`/`status_5xx` when ≥ 400, else `check`;
 /// - `body_contains`, JSONPath expectations (a body that is not JSON fails them) and
-///   captures (a query that matches nothing) fail with `check`;
+///   captures (one that matches nothing and has no `default`) fail with `check`;
 /// - a GraphQL request whose status passed fails with `graphql` when its body is not
 ///   JSON or has a non-empty `errors` array ([`graphql_message`] says why).
 ///
-/// A capture stores the first match: a string without its quotes, anything else as
-/// compact JSON text. Nothing is stored unless every check and capture succeeds.
+/// Returns the captured values, for the caller to store once nothing failed.
 pub(crate) fn judge(
     expect: &Expect,
-    captures: &[Capture],
-    status: u16,
-    body: &[u8],
-    vars: &mut Vars,
-) -> Result<(), ErrorKind> {
-    check_status(expect, status)?;
+    captures: &[ResponseCapture],
+    reply: &Reply<'_>,
+    heads: &Heads,
+    ctx: &mut RenderContext<'_>,
+) -> Result<Captured, ErrorKind> {
+    let body = reply.body;
+    check_status(expect, reply.status)?;
     if let Some(needle) = &expect.body_contains {
-        if !contains(body, needle.as_bytes()) {
+        let mut text = Vec::new();
+        needle.render(ctx, &mut text);
+        if !contains(body, &text) {
             return Err(ErrorKind::Check);
         }
     }
-    if expect.json.is_empty() && captures.is_empty() {
+    let wants_json = !expect.json.is_empty()
+        || captures
+            .iter()
+            .any(|c| matches!(c.from, headroom_plan::journey::CaptureFrom::Json(_)));
+    if !wants_json {
         if expect.graphql {
-            return graphql_only(body);
+            graphql_only(body)?;
         }
-        return Ok(());
+        return crate::capture::take(captures, reply, heads, None, ctx);
     }
-    let json: Value = serde_json::from_slice(body).map_err(|_| {
-        if expect.graphql {
-            ErrorKind::Graphql
-        } else {
-            ErrorKind::Check
+    let json: Option<Value> = serde_json::from_slice(body).ok();
+    if expect.graphql {
+        match &json {
+            Some(j) if j.is_object() && !failed(j.get("errors")) => {}
+            _ => return Err(ErrorKind::Graphql),
         }
-    })?;
-    if expect.graphql && (!json.is_object() || failed(json.get("errors"))) {
-        return Err(ErrorKind::Graphql);
     }
-    for rule in &expect.json {
-        let found = rule.path.query(&json).first().ok_or(ErrorKind::Check)?;
-        if let Some(want) = &rule.equals {
-            if !json_equal(found, want) {
-                return Err(ErrorKind::Check);
+    if !expect.json.is_empty() {
+        let json = json.as_ref().ok_or(ErrorKind::Check)?;
+        for rule in &expect.json {
+            let found = rule.path.query(json).first().ok_or(ErrorKind::Check)?;
+            if let Some(want) = &rule.equals {
+                if !expected_equal(found, want, ctx) {
+                    return Err(ErrorKind::Check);
+                }
             }
         }
     }
-    let mut values = Vec::with_capacity(captures.len());
-    for capture in captures {
-        let found = capture.path.query(&json).first().ok_or(ErrorKind::Check)?;
-        values.push(match found {
-            Value::String(s) => (s.clone(), false),
-            other => (other.to_string(), true),
-        });
-    }
-    for (capture, (value, json)) in captures.iter().zip(values) {
-        if json {
-            vars.set_json(&capture.var, value);
-        } else {
-            vars.set(&capture.var, value);
+    crate::capture::take(captures, reply, heads, json.as_ref(), ctx)
+}
+
+/// Whether `found` equals what the scenario expects: a literal JSON value (numbers by
+/// value), or a template's rendering, compared with a string or a number's text.
+pub(crate) fn expected_equal(found: &Value, want: &Expected, ctx: &mut RenderContext<'_>) -> bool {
+    match want {
+        Expected::Value(v) => json_equal(found, v),
+        Expected::Template(t) => {
+            let mut text = Vec::new();
+            t.render(ctx, &mut text);
+            match found {
+                Value::String(s) => s.as_bytes() == text.as_slice(),
+                other => other.to_string().as_bytes() == text.as_slice(),
+            }
         }
     }
-    Ok(())
+}
+
+/// Where the kept headers of a request's response are, by what reads them: indexes
+/// into its `keep_headers`.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Heads {
+    /// `set-cookie`, kept for the user's jar.
+    pub(crate) set_cookie: Option<usize>,
+    /// `location`, kept to follow a redirect.
+    pub(crate) location: Option<usize>,
+    /// The names kept, lower case, in order (the request's `keep_headers`).
+    pub(crate) names: Vec<String>,
+}
+
+impl Heads {
+    /// The index of a kept header.
+    pub(crate) fn index(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
 }
 
 /// The GraphQL verdict alone, without building the body's JSON tree: serde skips
@@ -180,8 +210,12 @@ mod tests {
     use serde_json::json;
     use serde_json_path::JsonPath;
 
+    use rand::SeedableRng;
+
     use super::*;
+    use headroom_plan::journey::{CaptureFrom, CapturePick};
     use headroom_plan::{JsonExpect, StatusRange};
+    use headroom_template::{Escape, Template, Vars};
 
     fn expect_status(ranges: &[(u16, u16)]) -> Expect {
         Expect {
@@ -197,26 +231,42 @@ mod tests {
         JsonExpect {
             path: JsonPath::parse(path).unwrap(),
             source: path.into(),
-            equals,
+            equals: equals.map(Expected::Value),
         }
     }
 
-    fn capture(var: &str, path: &str) -> Capture {
-        Capture {
+    fn capture(var: &str, path: &str) -> ResponseCapture {
+        ResponseCapture {
             var: var.into(),
-            path: JsonPath::parse(path).unwrap(),
+            from: CaptureFrom::Json(JsonPath::parse(path).unwrap()),
+            pick: CapturePick::First,
+            default: None,
             source: path.into(),
         }
     }
 
     fn run(
         expect: &Expect,
-        captures: &[Capture],
+        captures: &[ResponseCapture],
         status: u16,
         body: &str,
     ) -> (Result<(), ErrorKind>, Vars) {
         let mut vars = Vars::default();
-        let result = judge(expect, captures, status, body.as_bytes(), &mut vars);
+        let reply = Reply {
+            status,
+            headers: &[],
+            body: body.as_bytes(),
+        };
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
+        let empty = Vars::default();
+        let mut ctx = RenderContext {
+            rng: &mut rng,
+            vars: &empty,
+            user: 1,
+            iteration: 0,
+        };
+        let result = judge(expect, captures, &reply, &Heads::default(), &mut ctx);
+        let result = result.map(|captured| crate::capture::store(captured, &mut vars));
         (result, vars)
     }
 
@@ -252,7 +302,7 @@ mod tests {
     #[test]
     fn body_contains() {
         let e = Expect {
-            body_contains: Some("\"ok\"".into()),
+            body_contains: Some(Template::literal("\"ok\"", Escape::None)),
             ..Expect::default()
         };
         assert_eq!(run(&e, &[], 200, r#"{"status":"ok"}"#).0, Ok(()));
@@ -323,7 +373,7 @@ mod tests {
     #[test]
     fn status_failure_comes_before_body_checks() {
         let e = Expect {
-            body_contains: Some("x".into()),
+            body_contains: Some(Template::literal("x", Escape::None)),
             ..expect_status(&[(200, 200)])
         };
         assert_eq!(run(&e, &[], 500, "x").0, Err(ErrorKind::Status5xx));

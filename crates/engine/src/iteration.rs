@@ -15,14 +15,15 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 
-use crate::check;
+use crate::chain;
 use crate::deadline::RequestTimer;
-use crate::thread::{Pending, ThreadState, MEASURING};
-use crate::work::{Prepared, PreparedStep, Work};
+use crate::thread::{Pending, ThreadState};
+use crate::work::{Prepared, Work};
 use headroom_client as client;
 use headroom_client::session::{Note, Session, Trace};
 use headroom_metrics::recorder::Hit;
 use headroom_metrics::ErrorKind;
+use headroom_plan::journey::CheckRule;
 use headroom_plan::Think;
 use headroom_template::{RenderContext, Vars};
 
@@ -30,7 +31,20 @@ use headroom_template::{RenderContext, Vars};
 #[derive(Default)]
 pub(crate) struct Scratch {
     client: client::session::Scratch,
-    vars: Vars,
+    /// Rendering space for redirect hops (the first hop's payload borrows `client`).
+    hops: client::session::Scratch,
+    pub(crate) vars: Vars,
+    /// The user's cookies: kept for a closed-model user's life, new for each arrival.
+    jar: crate::cookies::Jar,
+    /// The user's number (1-based, unique across shards: `user()`).
+    pub(crate) user: u64,
+    /// The user's iteration, from 0 (`iteration()`).
+    pub(crate) iteration: u64,
+    /// The variables the user keeps across iterations (data row, setup values,
+    /// `once:` captures): each iteration starts from them.
+    pub(crate) kept: Vars,
+    /// The flows (by item index) whose `once:` steps this user ran.
+    pub(crate) once_done: Vec<usize>,
     /// The user's open streams: kept across a closed-model user's iterations.
     pub(crate) streams: crate::stream::Streams,
     /// Whether the last iteration did nothing at all: every step was a `url:` for a
@@ -46,6 +60,23 @@ pub(crate) struct Scratch {
 }
 
 impl Scratch {
+    /// Scratch space for a request sent beside the user's others (`parallel:`): its
+    /// variables, cookies and number, with a timer of its own.
+    pub(crate) fn beside(&self) -> Scratch {
+        Scratch {
+            vars: self.vars.clone(),
+            jar: self.jar.clone(),
+            user: self.user,
+            iteration: self.iteration,
+            ..Scratch::default()
+        }
+    }
+
+    /// Takes back what a request sent beside the others learnt: its cookies.
+    pub(crate) fn absorb(&mut self, other: Scratch) {
+        self.jar.absorb(other.jar);
+    }
+
     /// The scratch space of a closed-model user: it keeps its request timer.
     pub(crate) fn for_user() -> Scratch {
         Scratch {
@@ -98,87 +129,62 @@ pub(crate) async fn run_iteration(
     intended: Intended,
     scratch: &mut Scratch,
 ) -> bool {
-    scratch.vars.clear();
+    // The iteration's variables start from the user's own: its data row, the run's
+    // setup values and what its `once:` steps captured.
+    scratch.vars.clone_from(&scratch.kept);
     scratch.idle = false;
-    match work {
+    let ok = match work {
         Work::Request(prepared) => {
             send(state, prepared, first, session, intended, scratch).await != Sent::ConnectFailed
         }
-        Work::Flow(steps) => {
-            let mut first = Some(first);
-            let mut intended = intended;
-            let mut idle = true;
-            for step in steps {
-                idle &= matches!(step, PreparedStep::Stream(_));
-                match step {
-                    PreparedStep::Request(prepared) => {
-                        let pending = first.take().unwrap_or_else(|| Pending::begin(state));
-                        match send(state, prepared, pending, session, intended, scratch).await {
-                            Sent::Ok => intended = Intended::Now(Instant::now()),
-                            Sent::Failed => return true,
-                            Sent::ConnectFailed => return false,
-                        }
-                    }
-                    PreparedStep::Think(think) => {
-                        think_for(state, *think).await;
-                        intended = Intended::Now(Instant::now());
-                    }
-                    PreparedStep::Stream(step) => {
-                        let pending = first.take().unwrap_or_else(|| Pending::begin(state));
-                        // gRPC calls and SSE streams may share the user's HTTP/2
-                        // connection with its requests.
-                        let grpc = step.protocol != headroom_plan::Protocol::Ws;
-                        if grpc {
-                            crate::stream::grpc::share_with_session(
-                                state,
-                                session,
-                                &scratch.streams,
-                            );
-                        }
-                        let outcome = crate::stream::step::run_step(
-                            state,
-                            step,
-                            pending,
-                            &mut scratch.streams,
-                            &mut scratch.vars,
-                        )
-                        .await;
-                        if grpc {
-                            crate::stream::grpc::share_with_session(
-                                state,
-                                session,
-                                &scratch.streams,
-                            );
-                        }
-                        match outcome {
-                            Ok(crate::stream::step::Ran::Done) => {
-                                idle = false;
-                                intended = Intended::Now(Instant::now());
-                            }
-                            Ok(crate::stream::step::Ran::Skipped) => {}
-                            Err(ErrorKind::Connect) => return false,
-                            Err(_) => return true,
-                        }
-                    }
+        Work::Flow(flow) => {
+            let mut run = crate::flow::Run {
+                state,
+                session,
+                scratch,
+                first: Some(first),
+                intended,
+                idle: true,
+            };
+            let done = run.scratch.once_done.contains(&flow.index);
+            let mut outcome = crate::flow::Flowed::Ok;
+            if !done && !flow.once.is_empty() {
+                run.idle = false;
+                outcome = crate::flow::run_steps(&mut run, &flow.once).await;
+                if outcome == crate::flow::Flowed::Ok {
+                    // What `once` captured lives as long as the user.
+                    run.scratch.kept.clone_from(&run.scratch.vars);
+                    run.scratch.once_done.push(flow.index);
                 }
             }
-            if let Some(unused) = first {
+            if outcome == crate::flow::Flowed::Ok {
+                outcome = crate::flow::run_steps(&mut run, &flow.steps).await;
+            }
+            if let Some(unused) = run.first.take() {
                 unused.cancel();
             }
+            let idle = run.idle && outcome == crate::flow::Flowed::Ok;
             scratch.idle = idle;
-            true
+            outcome != crate::flow::Flowed::ConnectFailed
         }
-    }
+    };
+    scratch.iteration += 1;
+    ok
 }
 
+/// How a request ended, for the flow that sent it.
 #[derive(Debug, PartialEq, Eq)]
-enum Sent {
+pub(crate) enum Sent {
+    /// It passed.
     Ok,
+    /// It failed (recorded).
     Failed,
+    /// A connection could not be opened.
     ConnectFailed,
 }
 
-async fn send(
+/// Sends one request (its redirects followed) and records it.
+pub(crate) async fn send(
     state: &Rc<ThreadState>,
     prepared: &Prepared,
     pending: Pending,
@@ -189,19 +195,51 @@ async fn send(
     let plan = &state.plan;
     let template = prepared.template();
     let sink = plan.sink.as_ref().and_then(|s| s.attached.as_ref());
+    let cookies = plan.client.cookies;
+    let who = (scratch.user, scratch.iteration);
+    let mut tally = chain::Tally::default();
+    if !prepared.cookie_vars.is_empty() {
+        cookie_vars(state, prepared, scratch);
+    }
+    // The request's URL when the user has cookies to send: they depend on its path.
+    let url = if cookies && !scratch.jar.is_empty() {
+        let mut path = Vec::new();
+        match template.path.as_static() {
+            Some(p) => path.extend_from_slice(p.as_bytes()),
+            None => {
+                let mut rng = state.rng.borrow_mut();
+                template.path.render(
+                    &mut RenderContext {
+                        rng: &mut rng,
+                        vars: &scratch.vars,
+                        user: scratch.user,
+                        iteration: scratch.iteration,
+                    },
+                    &mut path,
+                );
+            }
+        }
+        chain::target_url(&plan.target, &path)
+    } else {
+        None
+    };
+    let extra = chain::cookie_header(cookies, &scratch.jar, url.as_ref(), &mut tally);
+    let extra: Vec<(&str, &[u8])> = extra.iter().map(|v| ("cookie", v.as_bytes())).collect();
     let payload = {
         // Rendered before any await: the thread's random source is borrowed only here.
         let mut rng = state.rng.borrow_mut();
         if let Some(sink) = sink {
-            correlate(sink, template, &mut rng, &mut scratch.vars);
+            correlate(sink, template, &mut rng, &mut scratch.vars, who);
         }
         let mut ctx = RenderContext {
             rng: &mut rng,
             vars: &scratch.vars,
+            user: scratch.user,
+            iteration: scratch.iteration,
         };
         state
             .client
-            .payload(&prepared.request, &mut ctx, &mut scratch.client)
+            .payload(&prepared.request, &mut ctx, &extra, &mut scratch.client)
     };
     let (intended, sent) = intended.and_sent();
     if let (Some(sink), Some(_)) = (sink, &template.correlate) {
@@ -216,26 +254,10 @@ async fn send(
     // The timeout runs from the same point: a request that waited for a pooled
     // connection or a stream, or started late, has had that long already. Its
     // corrected latency can then never exceed the timeout by more than the timer's slack.
+    // A redirect chain is one request: one deadline for all its hops.
     let deadline = from + template.timeout_in(plan);
     let connecting = Cell::new(false);
     let mut trace = Trace::default();
-    let vars = &mut scratch.vars;
-    let judge = |status: u16, body: &[u8]| {
-        let verdict = check::judge(&template.expect, &prepared.captures, status, body, vars).err();
-        // Warm-up failures are discarded with the warm-up's record, their message too.
-        if verdict == Some(ErrorKind::Graphql) && state.phase.get() == MEASURING {
-            // Only the first is kept: later failures lock an uncontended mutex, and
-            // only the first one parses the body again for its message.
-            let mut first = state
-                .graphql_failure
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            if first.is_none() {
-                *first = Some(check::graphql_message(body));
-            }
-        }
-        verdict
-    };
     // Not registered with the runtime until polled: an unused one costs nothing.
     let mut fresh = pin!(None::<tokio::time::Sleep>);
     let mut kept = if scratch.keeps_timer {
@@ -249,13 +271,22 @@ async fn send(
         None
     };
     let outcome = {
-        let mut exchange = pin!(state.client.send(
-            session,
-            &prepared.request,
+        let user = chain::User {
+            jar: &mut scratch.jar,
+            vars: &scratch.vars,
+            scratch: &mut scratch.hops,
+            who: (scratch.user, scratch.iteration),
+        };
+        let mut exchange = pin!(chain::run(
+            state,
+            prepared,
             &payload,
+            url,
+            session,
             &connecting,
             &mut trace,
-            judge,
+            user,
+            &mut tally,
         ));
         // The exchange first, as tokio's `timeout` does: a response that is ready
         // counts even when the deadline has just passed.
@@ -303,7 +334,11 @@ async fn send(
             }
             Some(failure.kind)
         }
-        Ok(Ok(verdict)) => verdict,
+        Ok(Ok(Ok(captured))) => {
+            crate::capture::store(captured, &mut scratch.vars);
+            None
+        }
+        Ok(Ok(Err(kind))) => Some(kind),
     };
     if trace.retried {
         state.recorder.borrow_mut().retries += 1;
@@ -322,6 +357,37 @@ async fn send(
     } else {
         done - sent
     };
+    if !template.checks.is_empty() {
+        // No response at all: every check of the request failed, as k6 counts a
+        // check on a response that never came.
+        let answered = matches!(
+            error,
+            None | Some(
+                ErrorKind::Check | ErrorKind::Status4xx | ErrorKind::Status5xx | ErrorKind::Graphql
+            )
+        );
+        for c in &template.checks {
+            match c.rule {
+                CheckRule::Duration(bound) => {
+                    tally.checks.push((c.id, answered && corrected < bound))
+                }
+                _ if !answered => tally.checks.push((c.id, false)),
+                _ => {}
+            }
+        }
+    }
+    if tally.redirects + tally.received + tally.sent + tally.dropped > 0 || !tally.checks.is_empty()
+    {
+        pending.also(|r| {
+            r.redirects += tally.redirects;
+            r.cookies.received += tally.received;
+            r.cookies.sent += tally.sent;
+            r.cookies.dropped += tally.dropped;
+            for (id, passed) in &tally.checks {
+                r.check(*id, *passed);
+            }
+        });
+    }
     pending.record(&Hit {
         name_id: template.name_id,
         corrected,
@@ -337,6 +403,19 @@ async fn send(
     }
 }
 
+/// Sets `cookie.NAME` for each cookie the request's templates read: the value the
+/// user would send to the target, or empty.
+fn cookie_vars(state: &ThreadState, prepared: &Prepared, scratch: &mut Scratch) {
+    let origin = chain::target_url(&state.plan.target, b"/");
+    for name in &prepared.cookie_vars {
+        let value = origin
+            .as_ref()
+            .and_then(|u| scratch.jar.value(name, u))
+            .unwrap_or_default();
+        scratch.vars.set(&format!("cookie.{name}"), value);
+    }
+}
+
 /// Sets the sink's variables for one request: `sink_url`, and `correlation_id` rendered
 /// once from the request's `correlate:` so the body and the registry get the same id.
 fn correlate(
@@ -344,13 +423,22 @@ fn correlate(
     template: &headroom_plan::RequestTemplate,
     rng: &mut SmallRng,
     vars: &mut Vars,
+    who: (u64, u64),
 ) {
     if vars.get("sink_url") != Some(sink.url.as_str()) {
         vars.set("sink_url", sink.url.clone());
     }
     if let Some(c) = &template.correlate {
         let mut out = Vec::with_capacity(40);
-        c.render(&mut RenderContext { rng, vars }, &mut out);
+        c.render(
+            &mut RenderContext {
+                rng,
+                vars,
+                user: who.0,
+                iteration: who.1,
+            },
+            &mut out,
+        );
         vars.set("correlation_id", String::from_utf8_lossy(&out).into_owned());
     }
 }

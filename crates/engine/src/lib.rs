@@ -14,13 +14,18 @@
 //! thread's recorder.
 
 mod attack;
+mod capture;
+mod chain;
 pub(crate) mod check;
+mod cookies;
 mod cpu;
 mod deadline;
 mod error;
+mod flow;
 pub(crate) mod iteration;
 mod merge;
 pub mod pacer;
+mod parallel;
 mod selfcheck;
 mod share;
 mod start;

@@ -229,6 +229,59 @@ mod tests {
         );
     }
 
+    /// Checks, redirects, cookies and groups of every share add up into the summary,
+    /// named by the plan, and a rule on checks is judged on the merged counts.
+    #[test]
+    fn flow_figures_of_all_shares_merge_into_the_summary() {
+        let mut plan = plan();
+        plan.checks = vec!["status ok".into(), "has id".into()];
+        plan.groups = vec!["login".into()];
+        plan.thresholds = ["checks > 99%", "checks{has id} >= 50%"]
+            .iter()
+            .map(|e| headroom_metrics::threshold::Threshold::parse(e).unwrap())
+            .collect();
+        let mut shares = [share(0, 2, &[0], 5), share(1, 2, &[1], 5)];
+        for (i, s) in shares.iter_mut().enumerate() {
+            let r = &mut s.recorder;
+            r.check(0, true);
+            r.check(1, i == 0);
+            r.redirects += 2;
+            r.cookies.received += 1;
+            r.cookies.sent += 4;
+            r.group(0, Duration::from_millis(10 * (i as u64 + 1)), i == 1);
+        }
+        let s = merge(&plan, &shares).summary;
+        assert_eq!((s.checks.passed, s.checks.failed), (3, 1));
+        let by: Vec<(&str, u64, u64)> = s
+            .checks
+            .by_name
+            .iter()
+            .map(|(n, c)| (n.as_str(), c.passed, c.failed))
+            .collect();
+        assert_eq!(by, [("has id", 1, 1), ("status ok", 2, 0)]);
+        assert_eq!(s.redirects, 4);
+        assert_eq!(
+            (s.cookies.received, s.cookies.sent, s.cookies.dropped),
+            (2, 8, 0)
+        );
+        let login = &s.by_group["login"];
+        assert_eq!((login.count, login.failed), (2, 1));
+        assert!((19.9..=20.1).contains(&login.duration_ms.max), "{login:?}");
+        let verdicts: Vec<(bool, f64)> = s.thresholds.iter().map(|r| (r.ok, r.value)).collect();
+        assert_eq!(verdicts, [(false, 75.0), (true, 50.0)]);
+    }
+
+    #[test]
+    fn a_run_without_flow_figures_leaves_them_out() {
+        let plan = plan();
+        let s = merge(&plan, &[share(0, 1, &[0], 5)]).summary;
+        assert!(s.checks.is_empty() && s.by_group.is_empty());
+        let json = serde_json::to_value(&s).unwrap();
+        for key in ["checks", "redirects", "cookies", "by_group"] {
+            assert!(json.get(key).is_none(), "{key}");
+        }
+    }
+
     #[test]
     fn a_bound_shard_binds_the_run_and_is_named() {
         let free = Generator::default();

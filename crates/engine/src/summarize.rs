@@ -8,7 +8,8 @@ use hdrhistogram::Histogram;
 use headroom_client::Protocol;
 use headroom_metrics::recorder::{Breakdown, Recorder, SecondBucket, Tally};
 use headroom_metrics::summary::{
-    Connections, Errors, Generator, Latency, NameSummary, Phase, Rates, Second, Summary, TimingMs,
+    ChecksSummary, Connections, Errors, Generator, GroupSummary, Latency, NameSummary, Phase,
+    Rates, Second, Summary, TimingMs,
 };
 use headroom_metrics::threshold::evaluate_all;
 use headroom_metrics::ErrorKind;
@@ -173,6 +174,10 @@ pub(crate) fn summarize(
         stream_totals,
         shards: Vec::new(),
         coordinator: None,
+        checks: ChecksSummary::of(&plan.checks, &rec.checks),
+        redirects: rec.redirects,
+        cookies: rec.cookies,
+        by_group: GroupSummary::by_name(&plan.groups, &rec.groups),
     };
     summary.thresholds = evaluate_all(&plan.thresholds, &summary);
     summary

@@ -52,6 +52,8 @@ pub(crate) struct ThreadState {
     pub(crate) phase: Cell<u32>,
     /// Connectors for streams (`ws:`, `sse:`): HTTP/1.1 by ALPN.
     pub(crate) streams: crate::stream::connectors::Connectors,
+    /// Clients of other origins redirects led to, by origin (see `chain.rs`).
+    pub(crate) origins: RefCell<Vec<(String, Rc<Client>)>>,
 }
 
 /// What an engine thread is started with; it builds its [`ThreadState`] (whose
@@ -97,6 +99,7 @@ impl Seed {
             graphql_failure: self.graphql_failure,
             phase: 0.into(),
             streams,
+            origins: RefCell::default(),
         }
     }
 }
@@ -170,6 +173,14 @@ impl Pending {
         self.open = false;
         if self.current() {
             self.state.recorder.borrow_mut().record(hit);
+        }
+    }
+
+    /// Applies `add` to the recorder when the request still belongs to the current
+    /// phase: what it counted beside its hit (checks, redirects, cookies).
+    pub(crate) fn also(&self, add: impl FnOnce(&mut Recorder)) {
+        if self.current() {
+            add(&mut self.state.recorder.borrow_mut());
         }
     }
 

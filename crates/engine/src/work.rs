@@ -7,8 +7,10 @@ use std::sync::Arc;
 use rand::Rng;
 
 use super::UnsendableRequest;
+use crate::check::Heads;
 use headroom_client::prepared::PreparedRequest;
-use headroom_plan::{Capture, Item, Plan, RequestTemplate, Step, StreamStep, Think};
+use headroom_plan::journey::{CaptureFrom, ResponseCapture};
+use headroom_plan::{Item, Plan, RequestTemplate, Step, StreamStep, Think};
 
 /// A request ready to send, with the captures its flow step takes from the response.
 #[derive(Debug)]
@@ -16,24 +18,74 @@ pub(crate) struct Prepared {
     /// The request in the form the client layer sends.
     pub(crate) request: PreparedRequest,
     /// Captures to take from its response (flow steps only).
-    pub(crate) captures: Vec<Capture>,
+    pub(crate) captures: Vec<ResponseCapture>,
+    /// Which of the response's headers are kept, and for what.
+    pub(crate) heads: Heads,
+    /// The cookies its templates read (`{{ cookie.NAME }}`): the names, without `cookie.`.
+    pub(crate) cookie_vars: Vec<String>,
 }
 
 impl Prepared {
     fn new(
         plan: &Plan,
         template: &Arc<RequestTemplate>,
-        captures: &[Capture],
+        captures: &[ResponseCapture],
     ) -> Result<Prepared, UnsendableRequest> {
         let keep_body = template.needs_body(captures);
-        let request = PreparedRequest::new(template, &plan.target, plan.client.protocol, keep_body)
-            .map_err(|source| UnsendableRequest {
-                name: plan.names[template.name_id].clone(),
-                source,
-            })?;
+        let mut request =
+            PreparedRequest::new(template, &plan.target, plan.client.protocol, keep_body).map_err(
+                |source| UnsendableRequest {
+                    name: plan.names[template.name_id].clone(),
+                    source,
+                },
+            )?;
+        let mut heads = Heads::default();
+        let cookies_read = captures
+            .iter()
+            .any(|c| matches!(c.from, CaptureFrom::Cookie(_)));
+        if plan.client.cookies || cookies_read {
+            heads.names.push("set-cookie".into());
+            heads.set_cookie = Some(heads.names.len() - 1);
+        }
+        if template.redirects.unwrap_or(plan.client.redirects) > 0 {
+            heads.names.push("location".into());
+            heads.location = Some(heads.names.len() - 1);
+        }
+        for c in captures {
+            if let CaptureFrom::Header(name) = &c.from {
+                if heads.index(name).is_none() {
+                    heads.names.push(name.clone());
+                }
+            }
+        }
+        request.keep_headers = heads.names.clone();
+        let mut cookie_vars: Vec<String> = Vec::new();
+        let mut read = |t: &headroom_template::Template| {
+            for v in t.variables() {
+                if let Some(name) = v.strip_prefix("cookie.") {
+                    if !cookie_vars.iter().any(|c| c == name) {
+                        cookie_vars.push(name.to_string());
+                    }
+                }
+            }
+        };
+        read(&template.path);
+        template.headers.iter().for_each(|(_, t)| read(t));
+        if let Some(b) = &template.body {
+            read(b);
+        }
+        if let Some(m) = &template.multipart {
+            for p in &m.pieces {
+                if let headroom_plan::journey::Piece::Text(t) = p {
+                    read(t);
+                }
+            }
+        }
         Ok(Prepared {
             request,
             captures: captures.to_vec(),
+            heads,
+            cookie_vars,
         })
     }
 
@@ -52,6 +104,34 @@ pub(crate) enum PreparedStep {
     Think(Think),
     /// A stream step.
     Stream(Arc<StreamStep>),
+    /// Steps under `if:`, `repeat:` or `group:`.
+    Block(PreparedBlock),
+    /// Requests sent at once.
+    Parallel(Vec<Prepared>),
+}
+
+/// A block's rule and its prepared steps.
+#[derive(Debug)]
+pub(crate) struct PreparedBlock {
+    /// Run only when this holds.
+    pub(crate) when: Option<headroom_template::Condition>,
+    /// How many times (rendered per entry).
+    pub(crate) repeat: Option<headroom_template::Template>,
+    /// The group its duration is recorded under.
+    pub(crate) group: Option<usize>,
+    /// The steps.
+    pub(crate) steps: Vec<PreparedStep>,
+}
+
+/// A prepared flow: its steps, and its `once:` steps.
+#[derive(Debug)]
+pub(crate) struct PreparedFlow {
+    /// Index among the plan's items: which of a user's `once:` sets ran.
+    pub(crate) index: usize,
+    /// Steps run each iteration.
+    pub(crate) steps: Vec<PreparedStep>,
+    /// Steps run once per user before its first iteration.
+    pub(crate) once: Vec<PreparedStep>,
 }
 
 /// A prepared item.
@@ -60,7 +140,38 @@ pub(crate) enum Work {
     /// One request.
     Request(Prepared),
     /// Steps in order, sharing captured variables.
-    Flow(Vec<PreparedStep>),
+    Flow(PreparedFlow),
+}
+
+/// Prepares a flow's steps.
+pub(crate) fn prepare_steps(
+    plan: &Plan,
+    steps: &[Step],
+) -> Result<Vec<PreparedStep>, UnsendableRequest> {
+    steps
+        .iter()
+        .map(|s| {
+            Ok(match s {
+                Step::Request { request, captures } => {
+                    PreparedStep::Request(Prepared::new(plan, request, captures)?)
+                }
+                Step::Think(t) => PreparedStep::Think(*t),
+                Step::Stream(s) => PreparedStep::Stream(s.clone()),
+                Step::Block(b) => PreparedStep::Block(PreparedBlock {
+                    when: b.when.clone(),
+                    repeat: b.repeat.clone(),
+                    group: b.group,
+                    steps: prepare_steps(plan, &b.steps)?,
+                }),
+                Step::Parallel(p) => PreparedStep::Parallel(
+                    p.requests
+                        .iter()
+                        .map(|(r, c)| Prepared::new(plan, r, c))
+                        .collect::<Result<_, _>>()?,
+                ),
+            })
+        })
+        .collect()
 }
 
 /// The prepared items of a plan and their cumulative weights.
@@ -77,23 +188,15 @@ impl Workload {
         let items = plan
             .items
             .iter()
-            .map(|item| {
+            .enumerate()
+            .map(|(index, item)| {
                 Ok(match item {
                     Item::Request(r) => Work::Request(Prepared::new(plan, r, &[])?),
-                    Item::Flow(f) => Work::Flow(
-                        f.steps
-                            .iter()
-                            .map(|s| {
-                                Ok(match s {
-                                    Step::Request { request, captures } => PreparedStep::Request(
-                                        Prepared::new(plan, request, captures)?,
-                                    ),
-                                    Step::Think(t) => PreparedStep::Think(*t),
-                                    Step::Stream(s) => PreparedStep::Stream(s.clone()),
-                                })
-                            })
-                            .collect::<Result<_, UnsendableRequest>>()?,
-                    ),
+                    Item::Flow(f) => Work::Flow(PreparedFlow {
+                        index,
+                        steps: prepare_steps(plan, &f.steps)?,
+                        once: prepare_steps(plan, &f.once)?,
+                    }),
                 })
             })
             .collect::<Result<_, UnsendableRequest>>()?;

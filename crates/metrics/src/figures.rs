@@ -36,7 +36,8 @@ pub struct Errors {
     /// `count / requests` (0 when there were no requests).
     pub rate: f64,
     /// Count per kind (`connect`, `timeout`, `reset`, `status_4xx`, `status_5xx`, `check`,
-    /// `protocol`, `generator`, `tls`, `goaway`, `stream_reset`, `graphql`, `stream`, `grpc`).
+    /// `protocol`, `generator`, `tls`, `goaway`, `stream_reset`, `graphql`, `stream`, `grpc`,
+    /// `redirect`).
     pub by_kind: BTreeMap<String, u64>,
     /// The run's first failure message by kind, for the kinds that carry one
     /// (`graphql`: the first error's `message`, or that the body was not JSON). Raw

@@ -53,6 +53,9 @@ pub enum ErrorKind {
     /// gRPC: a call ended with a status other than OK (the status is counted by name
     /// beside it; DEADLINE_EXCEEDED is `timeout`).
     Grpc,
+    /// Redirects: a redirect loop (a location already visited on the way) or more
+    /// redirects than the request allows.
+    Redirect,
 }
 
 impl ErrorKind {
@@ -72,10 +75,11 @@ impl ErrorKind {
         ErrorKind::Graphql,
         ErrorKind::Stream,
         ErrorKind::Grpc,
+        ErrorKind::Redirect,
     ];
 
     /// How many kinds there are.
-    pub const COUNT: usize = 14;
+    pub const COUNT: usize = 15;
 
     /// The name used in summaries and reports.
     pub fn as_str(self) -> &'static str {
@@ -94,7 +98,14 @@ impl ErrorKind {
             ErrorKind::Graphql => "graphql",
             ErrorKind::Stream => "stream",
             ErrorKind::Grpc => "grpc",
+            ErrorKind::Redirect => "redirect",
         }
+    }
+
+    /// The kind a summary or report names `name` (the inverse of [`ErrorKind::as_str`]),
+    /// or `None` for a name that is no kind.
+    pub fn from_name(name: &str) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|k| k.as_str() == name)
     }
 
     /// The kind for an unexpected status code (`None` below 400).
@@ -110,5 +121,20 @@ impl ErrorKind {
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorKind;
+
+    #[test]
+    fn every_kind_has_its_index_and_a_name_that_reads_back() {
+        for (i, kind) in ErrorKind::ALL.into_iter().enumerate() {
+            assert_eq!(kind as usize, i, "{kind}");
+            assert_eq!(ErrorKind::from_name(kind.as_str()), Some(kind));
+        }
+        assert_eq!(ErrorKind::Redirect.as_str(), "redirect");
+        assert_eq!(ErrorKind::from_name("nope"), None);
     }
 }

@@ -21,6 +21,12 @@
 //!
 //! A stream rule's NAME is a stream name, a protocol (`ws`, `sse`, `grpc`) or none (all).
 //!
+//! Non-fatal checks have a grammar of their own (see [`checks`](self::checks)):
+//! `checks OP N%` judges the checks that passed, percent of all checks that ran (as
+//! k6's `checks: ['rate>0.99']`), and `checks{NAME} OP N%` those of one check name
+//! (any text without `}`). A checks rule fails when none of its checks ran, and takes
+//! no `over D`.
+//!
 //! Latency rules on the whole run and error rules (whole run or per name) take a
 //! suffix `over D` (`p95 < 500ms over 10s`): judged on every window of D seconds, see
 //! [`window`].
@@ -29,10 +35,13 @@
 //! before the last `.` that precedes a known metric. [`Threshold::parse`] compiles a rule
 //! once; [`Threshold::evaluate`] (or [`evaluate_all`]) judges it against a [`Summary`].
 
+mod checks;
 mod error;
 mod parse;
 #[cfg(test)]
 mod proptests;
+#[cfg(test)]
+mod tests_checks;
 #[cfg(test)]
 mod tests_delivery;
 #[cfg(test)]
@@ -93,6 +102,9 @@ pub enum Metric {
     /// A stream figure; the scope is a stream name, a protocol (`ws`, `sse`, `grpc`)
     /// or none (all streams).
     Stream(StreamMetric),
+    /// `checks` and `checks{NAME}`: non-fatal checks that passed, percent of those that
+    /// ran; the scope is a check name (`None`: all checks).
+    Checks,
 }
 
 /// What a stream rule measures.
@@ -199,6 +211,9 @@ impl Threshold {
             expr: expr.trim().to_string(),
             reason,
         };
+        if let Some(rule) = checks::parse(expr).map_err(fail)? {
+            return Ok(rule);
+        }
         let (rule, window_s) = parse::split_window(expr).map_err(fail)?;
         let (lhs, op, rhs) = split_op(rule).map_err(fail)?;
         let (scope, metric, metric_text) = split_metric(lhs.trim()).map_err(fail)?;
@@ -235,8 +250,12 @@ impl Threshold {
     }
 
     /// The measured value in the rule's unit, or `None` when the rule's scope names a
-    /// request that the summary does not have.
+    /// request that the summary does not have (or, for a checks rule, when none of its
+    /// checks ran).
     pub fn measure(&self, summary: &Summary) -> Option<f64> {
+        if self.metric == Metric::Checks {
+            return summary.checks.passed_percent(self.scope.as_deref());
+        }
         if let Metric::Stream(m) = self.metric {
             let s = self.stream_scope(summary)?;
             return Some(match m {
@@ -288,7 +307,7 @@ impl Threshold {
             }
             Metric::DeliveryLost => summary.delivery.as_ref()?.lost_rate * 100.0,
             Metric::DeliveryDuplicated => summary.delivery.as_ref()?.duplicated_rate * 100.0,
-            Metric::Stream(_) => unreachable!("measured above"),
+            Metric::Stream(_) | Metric::Checks => unreachable!("measured above"),
         })
     }
 
@@ -307,7 +326,8 @@ impl Threshold {
     /// Judges the rule against a summary. `value` is the measurement in the rule's unit
     /// (ms, percent, per second or a count). The rule fails, with value 0, when its scope
     /// is missing from the summary or the measurement is not a finite number; a latency
-    /// rule also fails when its scope completed no request (there is nothing to judge).
+    /// rule also fails when its scope completed no request, and a checks rule when none
+    /// of its checks ran (there is nothing to judge).
     pub fn evaluate(&self, summary: &Summary) -> ThresholdResult {
         let (requests, succeeded) = match &self.scope {
             None => (Some(summary.requests), Some(summary.completed)),

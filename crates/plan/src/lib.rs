@@ -6,6 +6,8 @@
 //! hot path only renders (or, for a request with no template, copies prebuilt bytes).
 
 pub mod connection;
+pub mod data;
+pub mod journey;
 pub mod proto;
 mod schedule;
 mod slice;
@@ -62,6 +64,12 @@ pub struct Plan {
     /// The scenario's `cluster:` block (empty without one): shard settings that
     /// `--shards` and the cluster flags override.
     pub cluster: ClusterPlan,
+    /// Names of the non-fatal checks; a check's id (what the engine passes to
+    /// `Recorder::check`) indexes it. Empty without checks.
+    pub checks: Vec<String>,
+    /// Names of the flows' `group:` steps; a group's id (what the engine passes to
+    /// `Recorder::group`) indexes it. Empty without groups.
+    pub groups: Vec<String>,
 }
 
 /// A scenario's `cluster:` block.
@@ -121,6 +129,10 @@ pub struct ClientPlan {
     pub streams: u32,
     /// How requests share connections (`--connection`).
     pub connection: connection::ConnectionModel,
+    /// Whether each user keeps a cookie jar (`client.cookies`, on by default).
+    pub cookies: bool,
+    /// Redirects a request follows (`client.redirects`; 0: none), unless it says.
+    pub redirects: u32,
 }
 
 impl Default for ClientPlan {
@@ -133,6 +145,8 @@ impl Default for ClientPlan {
             protocol: connection::Protocol::Http1,
             streams: ClientPlan::DEFAULT_STREAMS,
             connection: connection::ConnectionModel::default(),
+            cookies: true,
+            redirects: journey::DEFAULT_REDIRECTS,
         }
     }
 }
@@ -158,17 +172,31 @@ impl Plan {
             match item {
                 Item::Request(r) => longest = longest.max(r.timeout_in(self)),
                 Item::Flow(f) => {
-                    for step in &f.steps {
-                        match step {
-                            Step::Request { request, .. } => {
-                                longest = longest.max(request.timeout_in(self));
-                            }
-                            Step::Stream(s) => longest = longest.max(s.timeout_in(self)),
-                            Step::Think(_) => {}
-                        }
-                    }
+                    longest = longest.max(self.longest_of(&f.steps));
+                    longest = longest.max(self.longest_of(&f.once));
                 }
             }
+        }
+        longest
+    }
+
+    /// The longest timeout of any request or stream among `steps`.
+    fn longest_of(&self, steps: &[Step]) -> Duration {
+        let mut longest = Duration::ZERO;
+        for step in steps {
+            let t = match step {
+                Step::Request { request, .. } => request.timeout_in(self),
+                Step::Stream(s) => s.timeout_in(self),
+                Step::Think(_) => Duration::ZERO,
+                Step::Block(b) => self.longest_of(&b.steps),
+                Step::Parallel(p) => p
+                    .requests
+                    .iter()
+                    .map(|(r, _)| r.timeout_in(self))
+                    .max()
+                    .unwrap_or_default(),
+            };
+            longest = longest.max(t);
         }
         longest
     }
@@ -218,22 +246,29 @@ pub struct Flow {
     pub name: String,
     /// Steps in order.
     pub steps: Vec<Step>,
+    /// `once:` steps, run once per user before its first iteration of the flow; what
+    /// they capture lives as long as the user.
+    pub once: Vec<Step>,
 }
 
 /// One step of a flow.
 #[derive(Debug, Clone)]
 pub enum Step {
-    /// Send a request, then store captures from its JSON body.
+    /// Send a request, then store captures from its response.
     Request {
         /// The request to send.
         request: Arc<RequestTemplate>,
-        /// Variables to extract from the response body.
-        captures: Vec<Capture>,
+        /// Variables to extract from the response.
+        captures: Vec<journey::ResponseCapture>,
     },
     /// Pause before the next step.
     Think(Think),
     /// A stream step (`ws:`, `sse:`, `grpc:`): one operation on a named stream.
     Stream(Arc<StreamStep>),
+    /// Steps under `if:`, `repeat:` or `group:`.
+    Block(Arc<journey::Block>),
+    /// Requests sent at once (`parallel:`).
+    Parallel(Arc<journey::Parallel>),
 }
 
 /// A variable taken from a response's JSON body by a JSONPath query.
@@ -258,10 +293,17 @@ pub struct RequestTemplate {
     pub path: Template,
     /// Extra headers (name, value template). `Host`, `Content-Length` are added by the client.
     pub headers: Vec<(String, Template)>,
-    /// Body template (JSON bodies are pre-serialized with JSON-escaping templates).
+    /// Body template (JSON bodies are pre-serialized with JSON-escaping templates;
+    /// `form:` bodies are urlencoded at load).
     pub body: Option<Template>,
+    /// A `multipart:` body (then `body` is `None`).
+    pub multipart: Option<Arc<journey::Multipart>>,
     /// What a response must satisfy; a failure is an error of kind `check`.
     pub expect: Expect,
+    /// Non-fatal checks, counted and never failing the request.
+    pub checks: Vec<journey::Check>,
+    /// The request's own `redirects:`; `None` follows [`ClientPlan::redirects`].
+    pub redirects: Option<u32>,
     /// The request's own `timeout:`; `None` uses the run's [`Plan::timeout`].
     pub timeout: Option<Duration>,
     /// `correlate:`: rendered once per request into the variable `correlation_id`
@@ -277,11 +319,17 @@ impl RequestTemplate {
     }
 
     /// Whether the response body must be kept (for checks or captures).
-    pub fn needs_body(&self, captures: &[Capture]) -> bool {
-        !captures.is_empty()
+    pub fn needs_body(&self, captures: &[journey::ResponseCapture]) -> bool {
+        captures.iter().any(|c| c.from.reads_body())
             || self.expect.body_contains.is_some()
             || !self.expect.json.is_empty()
             || self.expect.graphql
+            || self.checks.iter().any(|c| {
+                matches!(
+                    c.rule,
+                    journey::CheckRule::BodyContains(_) | journey::CheckRule::Json { .. }
+                )
+            })
     }
 }
 
@@ -290,8 +338,8 @@ impl RequestTemplate {
 pub struct Expect {
     /// Accepted status codes; empty means "any status below 400".
     pub status: Vec<StatusRange>,
-    /// Text the body must contain.
-    pub body_contains: Option<String>,
+    /// Text the body must contain (rendered per response).
+    pub body_contains: Option<Template>,
     /// JSONPath queries that must match; with a value, the first match must equal it.
     pub json: Vec<JsonExpect>,
     /// A GraphQL request: the body must be JSON without a non-empty `errors` array,
@@ -316,7 +364,7 @@ pub struct JsonExpect {
     /// The query as written, for messages.
     pub source: String,
     /// When set, the first match must equal this value.
-    pub equals: Option<serde_json::Value>,
+    pub equals: Option<journey::Expected>,
 }
 
 /// The load model.

@@ -50,7 +50,15 @@ pub(crate) fn build(
         http2: protocol == Protocol::Http2,
     };
     let mut block = None;
+    let mut cookies = true;
+    let mut redirects = headroom_plan::journey::DEFAULT_REDIRECTS;
     if let Some((src, Some(spec))) = file {
+        if let Some(c) = &spec.value.cookies {
+            cookies = c.value;
+        }
+        if let Some(node) = &spec.value.redirects {
+            redirects = super::journey::redirects(src, node, "client.redirects")?;
+        }
         let dir = Path::new(src.file).parent().unwrap_or(Path::new(""));
         let local = |p: &Option<String>| p.as_ref().map(|p| dir.join(p));
         let c = &spec.value;
@@ -112,6 +120,8 @@ pub(crate) fn build(
         protocol,
         streams,
         connection,
+        cookies,
+        redirects,
     })
 }
 

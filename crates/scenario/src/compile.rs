@@ -131,6 +131,9 @@ pub(crate) fn from_text(
         sink: doc.sink.is_some(),
         streams: Vec::new(),
         proto_paths: &overrides.proto_paths,
+        checks: Vec::new(),
+        groups: Vec::new(),
+        user_vars: Vec::new(),
     };
 
     let mut items = Vec::new();
@@ -155,6 +158,7 @@ pub(crate) fn from_text(
     }
     let names = cx.names;
     let streams = cx.streams;
+    let (checks, groups) = (cx.checks, cx.groups);
 
     let mut thresholds = Vec::new();
     for (i, node) in doc.thresholds.iter().enumerate() {
@@ -210,6 +214,8 @@ pub(crate) fn from_text(
         sink,
         streams,
         cluster: super::cluster::build(src, doc.cluster.as_ref())?,
+        checks,
+        groups,
     })
 }
 
@@ -244,7 +250,10 @@ pub(crate) fn quick(overrides: &Overrides) -> Result<Plan, ScenarioError> {
         path,
         headers: parts.headers,
         body: parts.body,
+        multipart: None,
         expect: Expect::default(),
+        checks: Vec::new(),
+        redirects: None,
         timeout: None,
         correlate: None,
     };
@@ -274,6 +283,8 @@ pub(crate) fn quick(overrides: &Overrides) -> Result<Plan, ScenarioError> {
         target,
         sink: None,
         cluster: Default::default(),
+        checks: Vec::new(),
+        groups: Vec::new(),
     })
 }
 

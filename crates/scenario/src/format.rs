@@ -47,6 +47,57 @@ pub(crate) struct ScenarioFile {
     pub(crate) sink: Option<Node>,
     /// How the load is split over shards (`cluster:`).
     pub(crate) cluster: Option<super::cluster::ClusterSpec>,
+    /// Data files: name → `{file, pick}`.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, DataSpec>")]
+    pub(crate) data: BTreeMap<String, Spanned<DataSpec>>,
+    /// Steps run once before the load.
+    #[serde(default)]
+    #[schemars(with = "Vec<StepSpec>")]
+    pub(crate) setup: Vec<Spanned<StepSpec>>,
+    /// Steps run once after the load.
+    #[serde(default)]
+    #[schemars(with = "Vec<StepSpec>")]
+    pub(crate) teardown: Vec<Spanned<StepSpec>>,
+    /// Several workloads at once, each with its own load.
+    #[serde(default)]
+    #[schemars(with = "Vec<WorkloadSpec>")]
+    pub(crate) workloads: Vec<Spanned<WorkloadSpec>>,
+}
+
+/// A data file (`data:`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DataSpec {
+    /// CSV with a header row, JSON array of objects, or JSON Lines; relative to the scenario.
+    #[schemars(with = "String")]
+    pub(crate) file: Spanned<String>,
+    /// `unique`, `sequential` (the default) or `random`.
+    #[schemars(with = "Option<String>")]
+    pub(crate) pick: Option<Spanned<String>>,
+}
+
+/// One workload of `workloads:`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WorkloadSpec {
+    #[schemars(with = "String")]
+    pub(crate) name: Spanned<String>,
+    #[schemars(with = "LoadSpec")]
+    pub(crate) load: Spanned<LoadSpec>,
+    #[serde(default)]
+    #[schemars(with = "Vec<RequestSpec>")]
+    pub(crate) requests: Vec<Spanned<RequestSpec>>,
+    #[serde(default)]
+    #[schemars(with = "Vec<FlowSpec>")]
+    pub(crate) flows: Vec<Spanned<FlowSpec>>,
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub(crate) thresholds: Vec<Spanned<String>>,
+    /// When it starts, from the run's start (default 0s).
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::duration")]
+    pub(crate) start: Option<Node>,
 }
 
 /// How connections are opened (paths are relative to the scenario file).
@@ -73,6 +124,13 @@ pub(crate) struct ClientSpec {
     #[serde(default)]
     #[schemars(schema_with = "super::schema::connection")]
     pub(crate) connection: Option<Node>,
+    /// `cookies: false` turns off each user's cookie jar (on by default).
+    #[schemars(with = "Option<bool>")]
+    pub(crate) cookies: Option<Spanned<bool>>,
+    /// Redirects a request follows (default 10; 0: none).
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::integer")]
+    pub(crate) redirects: Option<Node>,
 }
 
 /// Shell commands run around each step of a ceiling search.
@@ -158,6 +216,10 @@ pub(crate) struct LoadSpec {
     #[serde(default)]
     #[schemars(schema_with = "super::schema::think")]
     pub(crate) think: Option<Node>,
+    /// `{per_user: K}` or `{shared: K}` (users model): the run ends when they are done.
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::any")]
+    pub(crate) iterations: Option<Node>,
 }
 
 /// A stream step (`ws:`, `sse:`, `grpc:`): the same keys for every protocol; the ones a
@@ -273,10 +335,25 @@ pub(crate) struct RequestSpec {
     pub(crate) json: Option<Node>,
     #[schemars(with = "Option<String>")]
     pub(crate) body: Option<Spanned<String>>,
+    /// An `application/x-www-form-urlencoded` body: field → value (templates).
+    #[serde(default)]
+    #[schemars(with = "Option<BTreeMap<String, String>>")]
+    pub(crate) form: Option<Spanned<BTreeMap<String, Spanned<String>>>>,
+    /// A `multipart/form-data` body: field → text, or `{file, filename, content_type}`.
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::any")]
+    pub(crate) multipart: Option<Node>,
+    /// Redirects this request follows (overrides `client.redirects`; 0: none).
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::integer")]
+    pub(crate) redirects: Option<Node>,
     #[serde(default)]
     #[schemars(schema_with = "super::schema::duration")]
     pub(crate) timeout: Option<Node>,
     pub(crate) expect: Option<ExpectSpec>,
+    /// Non-fatal checks: counted, never failing the request.
+    #[schemars(with = "Option<CheckSpec>")]
+    pub(crate) check: Option<Spanned<CheckSpec>>,
     /// A template rendered once per request into `{{ correlation_id }}` and registered
     /// with the sink.
     #[schemars(with = "Option<String>")]
@@ -306,12 +383,32 @@ pub(crate) struct ExpectSpec {
     #[serde(default)]
     #[schemars(schema_with = "super::schema::status")]
     pub(crate) status: Option<Node>,
-    pub(crate) body_contains: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub(crate) body_contains: Option<Spanned<String>>,
     #[schemars(with = "Option<String>")]
     pub(crate) json_path: Option<Spanned<String>>,
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, serde_json::Value>")]
     pub(crate) json: BTreeMap<String, Node>,
+}
+
+/// Non-fatal checks on a response: the matchers of `expect`, and a time bound.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CheckSpec {
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::status")]
+    pub(crate) status: Option<Node>,
+    #[schemars(with = "Option<String>")]
+    pub(crate) body_contains: Option<Spanned<String>>,
+    #[schemars(with = "Option<String>")]
+    pub(crate) json_path: Option<Spanned<String>>,
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
+    pub(crate) json: BTreeMap<String, Node>,
+    /// `<500ms`: the whole request, redirects included, took less.
+    #[schemars(with = "Option<String>")]
+    pub(crate) duration: Option<Spanned<String>>,
 }
 
 /// A flow: steps run in order, sharing captured variables.
@@ -325,6 +422,20 @@ pub(crate) struct FlowSpec {
     pub(crate) weight: Option<Node>,
     #[schemars(with = "Vec<StepSpec>")]
     pub(crate) steps: Vec<Spanned<StepSpec>>,
+    /// Steps run once per user before its first iteration (a login).
+    #[serde(default)]
+    #[schemars(with = "Vec<StepSpec>")]
+    pub(crate) once: Vec<Spanned<StepSpec>>,
+}
+
+/// A group of steps timed together (`group:`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GroupSpec {
+    #[schemars(with = "String")]
+    pub(crate) name: Spanned<String>,
+    #[schemars(with = "Vec<StepSpec>")]
+    pub(crate) steps: Vec<Spanned<StepSpec>>,
 }
 
 /// One flow step: a request (with optional captures) or a think time.
@@ -335,9 +446,11 @@ pub(crate) struct StepSpec {
     pub(crate) name: Option<Spanned<String>>,
     #[schemars(with = "Option<RequestSpec>")]
     pub(crate) request: Option<Spanned<RequestSpec>>,
+    /// Variable → source (`$.id`, `header:NAME`, `cookie:NAME`, `regex:P`, `css:SEL`,
+    /// `status`) or `{from, pick, default}`.
     #[serde(default)]
-    #[schemars(with = "BTreeMap<String, String>")]
-    pub(crate) capture: BTreeMap<String, Spanned<String>>,
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
+    pub(crate) capture: BTreeMap<String, Node>,
     #[serde(default)]
     #[schemars(schema_with = "super::schema::think")]
     pub(crate) think: Option<Node>,
@@ -350,4 +463,19 @@ pub(crate) struct StepSpec {
     /// A gRPC step.
     #[schemars(with = "Option<StreamSpec>")]
     pub(crate) grpc: Option<Spanned<StreamSpec>>,
+    /// Runs the step only when the condition holds.
+    #[serde(default, rename = "if")]
+    #[schemars(rename = "if", with = "Option<String>")]
+    pub(crate) when: Option<Spanned<String>>,
+    /// Runs the step N times (a number or a template).
+    #[serde(default)]
+    #[schemars(schema_with = "super::schema::any")]
+    pub(crate) repeat: Option<Node>,
+    /// Steps timed together.
+    #[schemars(with = "Option<GroupSpec>")]
+    pub(crate) group: Option<Spanned<GroupSpec>>,
+    /// Requests sent at once.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<RequestSpec>>")]
+    pub(crate) parallel: Option<Spanned<Vec<Spanned<RequestSpec>>>>,
 }

@@ -21,6 +21,7 @@ mod flows;
 mod format;
 mod graphql;
 mod grpc;
+mod journey;
 mod load_model;
 mod quick;
 mod requests;

@@ -3,6 +3,8 @@
 //! a JSON or raw body, and expectations. Templates compile here, so their errors and
 //! the variables they use are checked at load time.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 use serde_saphyr::Spanned;
 
@@ -28,6 +30,12 @@ pub(crate) struct Context<'a> {
     pub(crate) streams: Vec<headroom_plan::StreamName>,
     /// `--proto-path`: import paths of every `grpc:` step's `.proto` files.
     pub(crate) proto_paths: &'a [std::path::PathBuf],
+    /// Check names (`REQUEST.MATCHER`); a check's `id` indexes it.
+    pub(crate) checks: Vec<String>,
+    /// Group names (`group:` steps); a block's `group` indexes it.
+    pub(crate) groups: Vec<String>,
+    /// What every user may read besides captures: `data.SET.COLUMN`, `setup.NAME`.
+    pub(crate) user_vars: Vec<String>,
 }
 
 impl Context<'_> {
@@ -88,7 +96,10 @@ pub(crate) fn compile(
     let src = cx.src;
     let req = &spec.value;
     // The sink's variables: `sink_url` with a `sink:`, `correlation_id` with `correlate:`.
-    let mut known: Vec<String> = vars.map(<[String]>::to_vec).unwrap_or_default();
+    let mut known: Vec<String> = match vars {
+        Some(v) => v.to_vec(),
+        None => cx.user_vars.clone(),
+    };
     if cx.sink {
         known.push("sink_url".into());
     }
@@ -207,6 +218,57 @@ pub(crate) fn compile(
         headers.push((name.clone(), t));
     }
 
+    let form_body = match &req.form {
+        Some(f) => Some(super::journey::form(src, f, &format!("{path}.form"), vars)?),
+        None => None,
+    };
+    let multipart = match &req.multipart {
+        Some(m) => Some(Arc::new(super::journey::multipart(
+            src,
+            m,
+            &format!("{path}.multipart"),
+            vars,
+        )?)),
+        None => None,
+    };
+    {
+        let given: Vec<(&str, serde_saphyr::Location)> = [
+            req.json.as_ref().map(|j| ("json", j.referenced)),
+            req.body.as_ref().map(|b| ("body", b.referenced)),
+            req.form.as_ref().map(|f| ("form", f.referenced)),
+            req.multipart.as_ref().map(|m| ("multipart", m.referenced)),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if given.len() > 1 && (req.form.is_some() || req.multipart.is_some()) {
+            let (field, at) = given[1];
+            return Err(src.at(
+                at,
+                &format!("{path}.{field}"),
+                format!(
+                    "give one body: `{}` and `{field}` were both given",
+                    given[0].0
+                ),
+            ));
+        }
+    }
+    let content_type = match (&form_body, &multipart) {
+        (Some(_), _) => Some("application/x-www-form-urlencoded".to_string()),
+        (_, Some(m)) => Some(format!("multipart/form-data; boundary={}", m.boundary)),
+        _ => None,
+    };
+    if let Some(ct) = content_type {
+        if !headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+        {
+            headers.push((
+                "content-type".to_string(),
+                Template::literal(&ct, Escape::None),
+            ));
+        }
+    }
     let json_body = req.json.is_some() || graphql.is_some();
     if json_body
         && !headers
@@ -247,7 +309,7 @@ pub(crate) fn compile(
             Escape::None,
             vars,
         )?),
-        (None, None) => None,
+        (None, None) => form_body,
     };
 
     let timeout = match &req.timeout {
@@ -266,8 +328,16 @@ pub(crate) fn compile(
     };
 
     let mut expect = match &req.expect {
-        Some(e) => expect(src, e, &format!("{path}.expect"))?,
+        Some(e) => expect(src, e, &format!("{path}.expect"), vars)?,
         None => Expect::default(),
+    };
+    let redirects = match &req.redirects {
+        Some(node) => Some(super::journey::redirects(
+            src,
+            node,
+            &format!("{path}.redirects"),
+        )?),
+        None => None,
     };
     expect.graphql = graphql.is_some();
     // A GraphQL request is named by its operation unless it has a name of its own.
@@ -279,20 +349,39 @@ pub(crate) fn compile(
         (None, Some((n, false)), None) => n,
         (None, None, None) => format!("{method} {}", path_node.value),
     };
+    let checks = match &req.check {
+        Some(c) => super::journey::checks(
+            src,
+            c,
+            &format!("{path}.check"),
+            &name,
+            vars,
+            &mut cx.checks,
+        )?,
+        None => Vec::new(),
+    };
     Ok(RequestTemplate {
         name_id: cx.intern(&name),
         method,
         path: path_t,
         headers,
         body,
+        multipart,
         expect,
+        checks,
+        redirects,
         timeout,
         correlate,
     })
 }
 
 /// Compiles an `expect` section.
-fn expect(src: Source<'_>, spec: &ExpectSpec, path: &str) -> Result<Expect, ScenarioError> {
+fn expect(
+    src: Source<'_>,
+    spec: &ExpectSpec,
+    path: &str,
+    vars: Option<&[String]>,
+) -> Result<Expect, ScenarioError> {
     let status = match &spec.status {
         Some(node) => status(src, node, &format!("{path}.status"))?,
         None => Vec::new(),
@@ -306,23 +395,39 @@ fn expect(src: Source<'_>, spec: &ExpectSpec, path: &str) -> Result<Expect, Scen
         });
     }
     for (query, value) in &spec.json {
-        let compiled = json_path(src, value, &format!("{path}.json.{query}"), query)?;
+        let field = format!("{path}.json.{query}");
+        let compiled = json_path(src, value, &field, query)?;
         json.push(JsonExpect {
             path: compiled,
             source: query.clone(),
-            equals: Some(value.value.clone()),
+            equals: Some(super::journey::expected(src, value, &field, vars)?),
         });
     }
+    let body_contains = match &spec.body_contains {
+        Some(text) => Some(template(
+            src,
+            text,
+            &format!("{path}.body_contains"),
+            &text.value,
+            Escape::None,
+            vars,
+        )?),
+        None => None,
+    };
     Ok(Expect {
         status,
-        body_contains: spec.body_contains.clone(),
+        body_contains,
         json,
         graphql: false,
     })
 }
 
 /// Reads `status`: a code, a class (`2xx`), or a list of them.
-fn status(src: Source<'_>, node: &Node, path: &str) -> Result<Vec<StatusRange>, ScenarioError> {
+pub(crate) fn status(
+    src: Source<'_>,
+    node: &Node,
+    path: &str,
+) -> Result<Vec<StatusRange>, ScenarioError> {
     let err = |v: &Value| {
         src.of(
             node,

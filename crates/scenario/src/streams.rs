@@ -376,7 +376,7 @@ fn expect(
         json.push(JsonExpect {
             path: json_path(src, value, &format!("{path}.json.{query}"), query)?,
             source: query.clone(),
-            equals: Some(value.value.clone()),
+            equals: Some(headroom_plan::journey::Expected::Value(value.value.clone())),
         });
     }
     let regex = e

@@ -47,12 +47,15 @@ fn flow_steps() {
     assert_error(
         &flows("      - {name: x}\n"),
         "6:9",
-        &["flows[0].steps[0]: expected a `request`, `think`, `ws`, `sse` or `grpc` step"],
+        &["flows[0].steps[0]: expected a `request`, `think`, `ws`, `sse`, `grpc`, `group` or `parallel` step"],
     );
     assert_error(
         &flows("      - {request: {path: /}, think: 1s}\n"),
         "6:37",
-        &["flows[0].steps[0].think: a step is either a `request` or a `think`, not both"],
+        &[
+            "flows[0].steps[0].think: a step is one of",
+            "`request` and `think` were both given",
+        ],
     );
     assert_error(
         &flows("      - {think: 1s}\n"),
@@ -72,6 +75,6 @@ fn flow_steps() {
     assert_error(
         &flows("      - {request: {path: /}, capture: {id: \"id\"}}\n"),
         "6:44",
-        &["flows[0].steps[0].capture.id: expected a JSONPath query"],
+        &["flows[0].steps[0].capture.id: expected a source such as $.id, header:NAME"],
     );
 }

@@ -16,6 +16,8 @@ fn body(t: &Template, vars: &Vars) -> Value {
         &mut RenderContext {
             rng: &mut rng,
             vars,
+            user: 1,
+            iteration: 0,
         },
         &mut out,
     );

@@ -125,7 +125,7 @@ fn bad_keys_and_values_point_at_their_line_and_column() {
     assert_error(
         &flow("      - {ws: {name: a, url: /x}, think: 1s}\n"),
         "6:14",
-        &["flows[0].steps[0].ws: a step is one of `request`, `think`, `ws`, `sse` or `grpc`"],
+        &["flows[0].steps[0].ws: a step is one of `request`, `think`, `ws`, `sse`, `grpc`, `group` or `parallel`; `think` and `ws` were both given"],
     );
 }
 

@@ -1,28 +1,64 @@
 //! Request templates: `{{ expr }}` placeholders in paths, headers and bodies, compiled
-//! once when the scenario loads and rendered per request.
+//! once when the scenario loads and rendered per request; and conditions ([`Condition`],
+//! the scenario's `if:`) in the same expression language.
 //!
 //! [`Template::compile`] (in `parse`) turns the source into a list of parts: literal
-//! text and expressions. `env.NAME` and `rand_choice` arguments are resolved and
-//! escaped at compile time, so [`Template::render`] (in `render`) only appends bytes:
-//! no parsing, no allocation, digits written straight into the output buffer.
+//! text and expressions, each parsed by `syntax` and checked by `func`. `env.NAME`,
+//! quoted strings, `rand_choice` arguments and `base64`/`urlencode` of constants are
+//! resolved and escaped at compile time, and `now_format`'s format is parsed then, so
+//! [`Template::render`] (in `render`) only appends bytes: no parsing, digits written
+//! straight into the output buffer.
 //!
-//! Expressions: `rand_int(a, b)` (inclusive), `rand_choice("a", "b", ...)`, `uuid()`
-//! (version 4, from the rendering thread's rng), `seq()` (process-wide counter from 0),
-//! `now_unix()`, `now_iso(offset_s)` (RFC 3339 UTC), `env.NAME`, and bare identifiers,
-//! which name variables captured earlier in a flow ([`Vars`]).
+//! Expressions:
+//! - `rand_int(a, b)`: an integer in `[a, b]`.
+//! - `rand_float(a, b)`: a number in `[a, b]` (integers or decimals, each at most
+//!   10¹² either way), uniform over its multiples of 0.000001, written with at most
+//!   6 decimals, no trailing zeros and no exponent (`0.25`, `3`, `-1.000001`).
+//! - `rand_choice("a", "b", ...)`: one of the strings.
+//! - `rand_string(n)`: `n` (1 to 4096) random ASCII letters and digits.
+//! - `uuid()`: a version 4 UUID from the rendering thread's rng.
+//! - `seq()`: a process-wide counter from 0.
+//! - `user()`: the 1-based number of the virtual user rendering, `iteration()` its
+//!   0-based iteration ([`RenderContext`], set by the engine).
+//! - `now_unix()`; `now_iso(offset_s)` (RFC 3339 UTC); `now_format(FMT, offset_s)`:
+//!   UTC formatted with a strftime format (chrono's specifiers, e.g.
+//!   `"%Y-%m-%d %H:%M:%S"`); offsets are optional, at most 100 years either way.
+//! - `base64(x)` (standard alphabet, `=` padding) and `urlencode(x)` (every byte but
+//!   RFC 3986's unreserved `A-Z a-z 0-9 - . _ ~` percent-encoded with upper-case hex; a
+//!   space is `%20`, fit for a query string or a form value), where `x` is any other
+//!   expression: a call, a variable or a quoted string; nested at most 4 deep. The
+//!   argument is encoded raw; the encoded text is ASCII that JSON escaping leaves as
+//!   is. A constant argument is encoded once, at compile time.
+//! - `env.NAME`: an environment variable, read at compile time.
+//! - a variable captured earlier in a flow ([`Vars`]), named by an identifier, or one
+//!   of the dotted names the engine fills in [`Vars`] under the full name:
+//!   `cookie.NAME`, `data.SET.COLUMN`, `setup.NAME` (segments of letters, digits and
+//!   `_`; a cookie NAME and a data COLUMN may also contain `-`).
+//! - a quoted string, `'…'` or `"…"` (a backslash takes the next character as is).
 //!
 //! Typed JSON values: in a JSON body ([`json_source`]), a string that is exactly one
 //! placeholder (`"{{ rand_int(0, 9) }}"`) becomes the expression's own JSON value:
-//! `rand_int`, `seq`, `now_unix` render numbers; `uuid`, `now_iso`, `rand_choice`, `env.NAME`
-//! quoted strings; a captured variable the JSON value it was captured as (a number stays
-//! a number, an object an object, a string a string). Text around a placeholder keeps the
-//! value a string. This is decided at compile time: rendering stays byte appends.
+//! `rand_int`, `rand_float`, `seq`, `user`, `iteration`, `now_unix` render numbers;
+//! the other functions, `env.NAME` and quoted strings render JSON strings; a variable
+//! the JSON value it was captured as (a number stays a number, an object an object, a
+//! string a string). Text around a placeholder keeps the value a string. This is
+//! decided at compile time: rendering stays byte appends.
 
+mod cond;
+mod encode;
 mod error;
+mod func;
+mod number;
 mod parse;
+mod part;
 mod render;
+mod syntax;
+mod time;
 
+pub use cond::Condition;
 pub use error::{Problem, TemplateError};
+
+use part::Part;
 
 use rand::rngs::SmallRng;
 
@@ -33,6 +69,10 @@ pub enum Escape {
     None,
     /// Escaped for the inside of a JSON string (JSON bodies).
     Json,
+    /// Percent-encoded as a value of an `application/x-www-form-urlencoded` body
+    /// (`form:`): literal text at compile time, every placeholder's rendering as it
+    /// is written, as `urlencode(…)` encodes.
+    Form,
 }
 
 /// Variables captured during a flow, by name.
@@ -88,8 +128,14 @@ impl Vars {
 pub struct RenderContext<'a> {
     /// Random source of the rendering thread.
     pub rng: &'a mut SmallRng,
-    /// Captured variables of the current flow execution.
+    /// Captured variables of the current flow execution, and the dotted names the
+    /// engine fills (`cookie.NAME`, `data.SET.COLUMN`, `setup.NAME`).
     pub vars: &'a Vars,
+    /// The 1-based number of the virtual user rendering, unique across shards:
+    /// `user()`.
+    pub user: u64,
+    /// The user's 0-based iteration: `iteration()`.
+    pub iteration: u64,
 }
 
 /// A compiled template: immutable, cheap to share between threads behind an `Arc`.
@@ -97,31 +143,6 @@ pub struct RenderContext<'a> {
 pub struct Template {
     parts: Vec<Part>,
     escape: Escape,
-}
-
-/// One piece of a compiled template.
-#[derive(Debug, Clone, PartialEq)]
-enum Part {
-    /// Text copied as is (already escaped when it came from a compile-time value).
-    Literal(String),
-    /// `rand_int(lo, hi)`, inclusive, `lo <= hi`.
-    RandInt(i64, i64),
-    /// `rand_choice(...)`: one of these (already escaped), never empty.
-    RandChoice(Vec<String>),
-    /// `uuid()`.
-    Uuid,
-    /// `seq()`.
-    Seq,
-    /// `now_unix()`.
-    NowUnix,
-    /// `now_iso(offset_s)`.
-    NowIso(i64),
-    /// A captured variable, escaped at render time.
-    Var(String),
-    /// A JSON value that is exactly one placeholder: the part rendered as a JSON value
-    /// (numbers bare, strings quoted, captured JSON as captured). Never a literal
-    /// (a typed compile-time value becomes a quoted `Literal`).
-    Typed(Box<Part>),
 }
 
 impl Template {
@@ -151,61 +172,75 @@ impl Template {
         }
     }
 
-    /// Names of the captured variables the template reads, in order of appearance
-    /// (a name used twice appears twice).
+    /// Names of the variables the template reads, in order of appearance (a name
+    /// used twice appears twice); dotted names in full (`cookie.session`,
+    /// `data.accounts.username`, `setup.token`).
     pub fn variables(&self) -> Vec<&str> {
-        self.parts
-            .iter()
-            .filter_map(|p| match p {
-                Part::Var(name) => Some(name.as_str()),
-                Part::Typed(inner) => match inner.as_ref() {
-                    Part::Var(name) => Some(name.as_str()),
-                    _ => None,
-                },
-                _ => None,
-            })
-            .collect()
+        let mut names = Vec::new();
+        for part in &self.parts {
+            part.variables(&mut names);
+        }
+        names
     }
 
     /// Appends the rendered text to `out`. A variable that is not set renders as
     /// nothing (validation makes sure flows capture before they use).
     pub fn render(&self, ctx: &mut RenderContext<'_>, out: &mut Vec<u8>) {
+        if self.escape == Escape::Form {
+            for part in &self.parts {
+                let start = out.len();
+                render::part(part, Escape::None, ctx, out);
+                // Literal text was encoded when the template compiled.
+                if !matches!(part, Part::Literal(_)) {
+                    encode::Encoding::Url.tail(out, start);
+                }
+            }
+            return;
+        }
         for part in &self.parts {
             render::part(part, self.escape, ctx, out);
         }
+    }
+
+    /// One template rendering the given ones in order with `escape`: their literal
+    /// text is taken as already escaped (a form's `&name=` separators, encoded by the
+    /// caller; a form value's text, encoded when it compiled).
+    pub fn concat(templates: Vec<Template>, escape: Escape) -> Template {
+        let mut parts: Vec<Part> = Vec::new();
+        for t in templates {
+            // A form value's parts are encoded by the form's own rendering; literal
+            // separators (`&`, `=`) were given unencoded, so keep them apart.
+            for p in t.parts {
+                match (parts.last_mut(), p) {
+                    (Some(Part::Literal(prev)), Part::Literal(next)) if escape != Escape::Form => {
+                        prev.push_str(&next)
+                    }
+                    (_, p) => parts.push(p),
+                }
+            }
+        }
+        Template { parts, escape }
     }
 }
 
 /// The template in its source syntax, for people (`headroom check`): literal text as
 /// is and each placeholder in its canonical form, `{{ rand_int(1, 100) }}`,
-/// `{{ id }}`. What was resolved at compile time shows as its value: an `env.NAME`
-/// placeholder as the variable's value, since the compiled template no longer holds
-/// the name.
+/// `{{ id }}`, `{{ cookie.session }}`. What was resolved at compile time shows as its
+/// value: an `env.NAME` placeholder (or `base64("...")`) as the value, since the
+/// compiled template no longer holds the name.
 impl std::fmt::Display for Template {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         for part in &self.parts {
-            show(part, f)?;
+            part::show(part, f)?;
         }
         Ok(())
     }
 }
 
-/// Writes one part as [`Template`]'s `Display` does.
-fn show(part: &Part, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-    match part {
-        Part::Literal(text) => f.write_str(text),
-        Part::RandInt(lo, hi) => write!(f, "{{{{ rand_int({lo}, {hi}) }}}}"),
-        Part::RandChoice(options) => {
-            let quoted: Vec<String> = options.iter().map(|o| format!("{o:?}")).collect();
-            write!(f, "{{{{ rand_choice({}) }}}}", quoted.join(", "))
-        }
-        Part::Uuid => f.write_str("{{ uuid() }}"),
-        Part::Seq => f.write_str("{{ seq() }}"),
-        Part::NowUnix => f.write_str("{{ now_unix() }}"),
-        Part::NowIso(offset) => write!(f, "{{{{ now_iso({offset}) }}}}"),
-        Part::Var(name) => write!(f, "{{{{ {name} }}}}"),
-        Part::Typed(inner) => show(inner, f),
-    }
+/// `text` percent-encoded as a form field name or value (RFC 3986 unreserved
+/// characters kept, everything else `%XX`).
+pub fn form_encode(text: &str) -> String {
+    encode::Encoding::Url.text(text)
 }
 
 /// The source of a JSON-escaping template for `value` (compile it with [`Escape::Json`]):
@@ -221,5 +256,13 @@ pub fn json_source(value: &serde_json::Value) -> String {
 mod proptests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_cond;
+#[cfg(test)]
+mod tests_funcs;
+#[cfg(test)]
+mod tests_hostile;
+#[cfg(test)]
+mod tests_names;
 #[cfg(test)]
 mod tests_typed;

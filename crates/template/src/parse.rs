@@ -1,9 +1,9 @@
-//! Template compilation: splits the source into literal text and `{{ expr }}` parts and
-//! checks every expression (function name, argument count and types) up front.
+//! Template compilation: splits the source into literal text and `{{ expr }}` parts,
+//! each expression parsed (`syntax`) and checked (`func`) up front.
 
-use super::render::json_escape;
-use super::{Escape, Part};
-use crate::error::{Problem, TemplateError, MAX_ISO_OFFSET_S};
+use crate::error::TemplateError;
+use crate::part::Part;
+use crate::{func, syntax, Escape};
 
 /// Marks a typed placeholder in [`json_source`]'s output: `{{\u{1}expr}}`. A raw
 /// control character never appears in serialized JSON (serde_json escapes it inside
@@ -61,8 +61,13 @@ pub(super) fn parse(source: &str, escape: Escape) -> Result<Vec<Part>, TemplateE
     let mut parts = Vec::new();
     let mut literal = String::new();
     let mut rest = source;
+    // Literal text of a form value is encoded now, once.
+    let text = |s: &str| match escape {
+        Escape::Form => crate::encode::Encoding::Url.text(s),
+        _ => s.to_string(),
+    };
     while let Some(open) = rest.find("{{") {
-        literal.push_str(&rest[..open]);
+        literal.push_str(&text(&rest[..open]));
         let after = &rest[open + 2..];
         let close = after.find("}}").ok_or_else(|| TemplateError::Unclosed {
             text: source.to_owned(),
@@ -84,7 +89,7 @@ pub(super) fn parse(source: &str, escape: Escape) -> Result<Vec<Part>, TemplateE
         }
         rest = &after[close + 2..];
     }
-    literal.push_str(rest);
+    literal.push_str(&text(rest));
     if !literal.is_empty() {
         parts.push(Part::Literal(literal));
     }
@@ -109,167 +114,6 @@ fn expression(expr: &str, escape: Escape) -> Result<Part, TemplateError> {
         expr: expr.to_owned(),
         problem,
     };
-    if let Some(name) = expr.strip_prefix("env.") {
-        if !is_identifier(name) {
-            return Err(placeholder(Problem::EnvName));
-        }
-        let value = std::env::var(name).map_err(|_| {
-            placeholder(Problem::EnvUnset {
-                name: name.to_owned(),
-            })
-        })?;
-        return Ok(Part::Literal(escaped(&value, escape)));
-    }
-    let Some(open) = expr.find('(') else {
-        if is_identifier(expr) {
-            return Ok(Part::Var(expr.to_string()));
-        }
-        return Err(placeholder(Problem::NotAnExpression));
-    };
-    let name = expr[..open].trim();
-    let args_src = expr[open + 1..]
-        .strip_suffix(')')
-        .ok_or_else(|| placeholder(Problem::Unclosed))?;
-    let args = arguments(args_src).map_err(placeholder)?;
-    call(name, &args, escape).map_err(placeholder)
-}
-
-/// A literal argument of a function call.
-#[derive(Debug, PartialEq)]
-enum Arg {
-    Int(i64),
-    Str(String),
-}
-
-fn call(name: &str, args: &[Arg], escape: Escape) -> Result<Part, Problem> {
-    let no_args = |part: Part| {
-        if args.is_empty() {
-            Ok(part)
-        } else {
-            Err(Problem::NoArguments {
-                function: name.to_owned(),
-                found: args.len(),
-            })
-        }
-    };
-    match name {
-        "rand_int" => match args {
-            [Arg::Int(lo), Arg::Int(hi)] if lo <= hi => Ok(Part::RandInt(*lo, *hi)),
-            [Arg::Int(lo), Arg::Int(hi)] => Err(Problem::RandIntOrder { lo: *lo, hi: *hi }),
-            _ => Err(Problem::RandIntArguments {
-                found: describe(args),
-            }),
-        },
-        "rand_choice" => {
-            let mut options = Vec::with_capacity(args.len());
-            for arg in args {
-                match arg {
-                    Arg::Str(s) => options.push(escaped(s, escape)),
-                    Arg::Int(_) => {
-                        return Err(Problem::RandChoiceArguments {
-                            found: describe(args),
-                        })
-                    }
-                }
-            }
-            if options.is_empty() {
-                return Err(Problem::RandChoiceEmpty);
-            }
-            Ok(Part::RandChoice(options))
-        }
-        "uuid" => no_args(Part::Uuid),
-        "seq" => no_args(Part::Seq),
-        "now_unix" => no_args(Part::NowUnix),
-        "now_iso" => match args {
-            [] => Ok(Part::NowIso(0)),
-            [Arg::Int(offset)] if offset.unsigned_abs() <= MAX_ISO_OFFSET_S as u64 => {
-                Ok(Part::NowIso(*offset))
-            }
-            [Arg::Int(offset)] => Err(Problem::IsoOffset { offset: *offset }),
-            _ => Err(Problem::IsoArguments {
-                found: describe(args),
-            }),
-        },
-        _ => Err(Problem::UnknownFunction {
-            function: name.to_owned(),
-        }),
-    }
-}
-
-fn describe(args: &[Arg]) -> String {
-    if args.is_empty() {
-        return "none".into();
-    }
-    let kinds: Vec<&str> = args
-        .iter()
-        .map(|a| match a {
-            Arg::Int(_) => "integer",
-            Arg::Str(_) => "string",
-        })
-        .collect();
-    format!("({})", kinds.join(", "))
-}
-
-/// Splits a comma-separated argument list of integers and quoted strings.
-fn arguments(src: &str) -> Result<Vec<Arg>, Problem> {
-    let mut args = Vec::new();
-    let mut chars = src.trim_start().chars().peekable();
-    if chars.peek().is_none() {
-        return Ok(args);
-    }
-    loop {
-        while chars.next_if(|c| c.is_whitespace()).is_some() {}
-        match chars.peek() {
-            Some(&quote @ ('"' | '\'')) => {
-                chars.next();
-                let mut text = String::new();
-                loop {
-                    match chars.next() {
-                        Some('\\') => match chars.next() {
-                            Some(c) => text.push(c),
-                            None => return Err(Problem::UnterminatedString),
-                        },
-                        Some(c) if c == quote => break,
-                        Some(c) => text.push(c),
-                        None => return Err(Problem::UnterminatedString),
-                    }
-                }
-                args.push(Arg::Str(text));
-            }
-            Some(_) => {
-                let mut token = String::new();
-                while let Some(c) = chars.next_if(|c| *c != ',' && !c.is_whitespace()) {
-                    token.push(c);
-                }
-                let n = token.parse::<i64>().map_err(|_| Problem::NotAnArgument {
-                    token: token.clone(),
-                })?;
-                args.push(Arg::Int(n));
-            }
-            None => return Err(Problem::MissingArgument),
-        }
-        while chars.next_if(|c| c.is_whitespace()).is_some() {}
-        match chars.next() {
-            None => return Ok(args),
-            Some(',') => continue,
-            Some(c) => return Err(Problem::NoComma { found: c }),
-        }
-    }
-}
-
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-fn escaped(value: &str, escape: Escape) -> String {
-    match escape {
-        Escape::None => value.to_string(),
-        Escape::Json => {
-            let mut out = Vec::with_capacity(value.len());
-            json_escape(value.as_bytes(), &mut out);
-            String::from_utf8(out).expect("JSON escaping keeps UTF-8 valid")
-        }
-    }
+    let syntax = syntax::value(expr).map_err(placeholder)?;
+    func::compile(&syntax, escape).map_err(placeholder)
 }

@@ -7,29 +7,54 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rand::{Rng, RngCore};
 
-use super::{Escape, Part, RenderContext};
+use crate::number::write_micros;
+use crate::part::Part;
+use crate::{Escape, RenderContext};
 
 /// The process-wide `seq()` counter: every render anywhere takes the next value.
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
+/// Takes the next `seq()` value.
+pub(crate) fn next_seq() -> u64 {
+    SEQ.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The characters of `rand_string`.
+const ALPHANUMERIC: &[u8; 62] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
 /// Appends one part.
-pub(super) fn part(part: &Part, escape: Escape, ctx: &mut RenderContext<'_>, out: &mut Vec<u8>) {
+pub(crate) fn part(part: &Part, escape: Escape, ctx: &mut RenderContext<'_>, out: &mut Vec<u8>) {
     match part {
         Part::Literal(text) => out.extend_from_slice(text.as_bytes()),
         Part::RandInt(lo, hi) => write_i64(ctx.rng.random_range(*lo..=*hi), out),
+        Part::RandFloat(lo, hi) => write_micros(ctx.rng.random_range(*lo..=*hi), out),
         Part::RandChoice(options) => {
             let i = ctx.rng.random_range(0..options.len());
             out.extend_from_slice(options[i].as_bytes());
         }
+        Part::RandString(n) => {
+            out.reserve(*n);
+            for _ in 0..*n {
+                out.push(ALPHANUMERIC[ctx.rng.random_range(0..ALPHANUMERIC.len())]);
+            }
+        }
         Part::Uuid => write_uuid(ctx.rng.next_u64(), ctx.rng.next_u64(), out),
-        Part::Seq => write_u64(SEQ.fetch_add(1, Ordering::Relaxed), out),
+        Part::Seq => write_u64(next_seq(), out),
+        Part::User => write_u64(ctx.user, out),
+        Part::Iteration => write_u64(ctx.iteration, out),
         Part::NowUnix => write_u64(unix_seconds(SystemTime::now()), out),
         Part::NowIso(offset) => write_iso(*offset, out),
+        Part::NowFormat(format) => format.write(unix_seconds(SystemTime::now()), out),
+        Part::Encode(encoding, inner) => {
+            let start = out.len();
+            self::part(inner, Escape::None, ctx, out);
+            encoding.tail(out, start);
+        }
         Part::Typed(inner) => typed(inner, ctx, out),
         Part::Var(name) => {
             let value = ctx.vars.get(name).unwrap_or("");
             match escape {
-                Escape::None => out.extend_from_slice(value.as_bytes()),
+                Escape::None | Escape::Form => out.extend_from_slice(value.as_bytes()),
                 Escape::Json => json_escape(value.as_bytes(), out),
             }
         }
@@ -40,7 +65,12 @@ pub(super) fn part(part: &Part, escape: Escape, ctx: &mut RenderContext<'_>, out
 /// captured variable as the JSON it was captured as (an unset one as `null`).
 fn typed(inner: &Part, ctx: &mut RenderContext<'_>, out: &mut Vec<u8>) {
     match inner {
-        Part::RandInt(..) | Part::Seq | Part::NowUnix => part(inner, Escape::Json, ctx, out),
+        Part::RandInt(..)
+        | Part::RandFloat(..)
+        | Part::Seq
+        | Part::User
+        | Part::Iteration
+        | Part::NowUnix => part(inner, Escape::Json, ctx, out),
         Part::Var(name) => match ctx.vars.entry(name) {
             Some((json, true)) => out.extend_from_slice(json.as_bytes()),
             Some((text, false)) => {
@@ -59,7 +89,7 @@ fn typed(inner: &Part, ctx: &mut RenderContext<'_>, out: &mut Vec<u8>) {
 }
 
 /// Writes the decimal digits of `n`.
-pub(super) fn write_u64(mut n: u64, out: &mut Vec<u8>) {
+pub(crate) fn write_u64(mut n: u64, out: &mut Vec<u8>) {
     let mut buf = [0u8; 20];
     let mut i = buf.len();
     loop {
@@ -74,7 +104,7 @@ pub(super) fn write_u64(mut n: u64, out: &mut Vec<u8>) {
 }
 
 /// Writes the decimal digits of `n`, with a leading `-` when negative.
-pub(super) fn write_i64(n: i64, out: &mut Vec<u8>) {
+pub(crate) fn write_i64(n: i64, out: &mut Vec<u8>) {
     if n < 0 {
         out.push(b'-');
     }
@@ -99,7 +129,7 @@ fn write_uuid(hi: u64, lo: u64, out: &mut Vec<u8>) {
 }
 
 /// Whole seconds since the epoch; 0 for a clock set before it.
-fn unix_seconds(t: SystemTime) -> u64 {
+pub(crate) fn unix_seconds(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
@@ -114,7 +144,7 @@ fn write_iso(offset: i64, out: &mut Vec<u8>) {
 }
 
 /// [`write_iso`] at `now` seconds since the epoch.
-pub(super) fn write_iso_at(now: u64, offset: i64, out: &mut Vec<u8>) {
+pub(crate) fn write_iso_at(now: u64, offset: i64, out: &mut Vec<u8>) {
     let at = now.saturating_add_signed(offset).min(LAST_RFC3339_S);
     let at = UNIX_EPOCH + Duration::from_secs(at);
     // Writing into a Vec cannot fail, and the time is in the formatter's range.
@@ -122,7 +152,7 @@ pub(super) fn write_iso_at(now: u64, offset: i64, out: &mut Vec<u8>) {
 }
 
 /// Appends `value` escaped for the inside of a JSON string (RFC 8259 section 7).
-pub(super) fn json_escape(value: &[u8], out: &mut Vec<u8>) {
+pub(crate) fn json_escape(value: &[u8], out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut start = 0;
     for (i, &b) in value.iter().enumerate() {

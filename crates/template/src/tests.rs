@@ -3,18 +3,26 @@ use rand::SeedableRng;
 
 use super::*;
 
-fn render_with(t: &Template, vars: &Vars, rng: &mut SmallRng) -> String {
+pub(super) fn render_with(t: &Template, vars: &Vars, rng: &mut SmallRng) -> String {
     let mut out = Vec::new();
-    t.render(&mut RenderContext { rng, vars }, &mut out);
+    t.render(
+        &mut RenderContext {
+            rng,
+            vars,
+            user: 1,
+            iteration: 0,
+        },
+        &mut out,
+    );
     String::from_utf8(out).unwrap()
 }
 
-fn render(source: &str, escape: Escape) -> String {
+pub(super) fn render(source: &str, escape: Escape) -> String {
     let t = Template::compile(source, escape).unwrap();
     render_with(&t, &Vars::default(), &mut SmallRng::seed_from_u64(7))
 }
 
-fn compile_err(source: &str) -> String {
+pub(super) fn compile_err(source: &str) -> String {
     Template::compile(source, Escape::None)
         .unwrap_err()
         .to_string()

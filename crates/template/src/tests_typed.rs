@@ -15,6 +15,8 @@ fn body(value: Value, vars: &Vars) -> Value {
         &mut RenderContext {
             rng: &mut rng,
             vars,
+            user: 1,
+            iteration: 0,
         },
         &mut out,
     );

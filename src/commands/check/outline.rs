@@ -104,6 +104,18 @@ pub enum StepOutline {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         captures: Vec<String>,
     },
+    /// Steps under `if:`, `repeat:` or `group:`.
+    Block {
+        /// Its rule in words: `if …`, `repeat …`, `group NAME`.
+        rule: String,
+        /// Its steps.
+        steps: Vec<StepOutline>,
+    },
+    /// Requests sent at once.
+    Parallel {
+        /// Each request's metric name and what it sends.
+        requests: Vec<(String, RequestOutline)>,
+    },
 }
 
 /// A pause, uniform between two bounds (equal for a fixed one).
@@ -227,6 +239,29 @@ fn step(plan: &Plan, step: &Step) -> StepOutline {
             max_s: 0.0,
         })),
         Step::Stream(s) => stream(plan, s),
+        Step::Block(b) => {
+            let mut rule = Vec::new();
+            if let Some(c) = &b.when {
+                rule.push(format!("if {c}"));
+            }
+            if let Some(r) = &b.repeat {
+                rule.push(format!("repeat {r}"));
+            }
+            if let Some(g) = b.group {
+                rule.push(format!("group {}", plan.groups[g]));
+            }
+            StepOutline::Block {
+                rule: rule.join(", "),
+                steps: b.steps.iter().map(|s| self::step(plan, s)).collect(),
+            }
+        }
+        Step::Parallel(p) => StepOutline::Parallel {
+            requests: p
+                .requests
+                .iter()
+                .map(|(r, _)| (plan.names[r.name_id].clone(), request(r)))
+                .collect(),
+        },
     }
 }
 

@@ -62,49 +62,7 @@ fn items(outline: &Outline) -> Table {
             item.weight.to_string(),
             format!("{:.1}%", item.share_pct),
         ]);
-        for (i, step) in item.steps.iter().enumerate() {
-            let n = i + 1;
-            let (name, method, path, notes) = match step {
-                StepOutline::Request {
-                    name,
-                    request,
-                    captures,
-                } => (
-                    name.clone(),
-                    request.method.clone(),
-                    request.path.clone(),
-                    captured(captures),
-                ),
-                StepOutline::Think(t) => ("think".into(), String::new(), pause(t), String::new()),
-                StepOutline::Stream {
-                    protocol,
-                    name,
-                    stream,
-                    opens,
-                    does,
-                    captures,
-                } => {
-                    let mut notes = format!("stream {stream}");
-                    if !does.is_empty() {
-                        notes = format!("{notes}: {}", does.join(", "));
-                    }
-                    if !captures.is_empty() {
-                        notes = format!("{notes}; {}", captured(captures));
-                    }
-                    let opens = opens.clone().unwrap_or_default();
-                    (name.clone(), protocol.to_string(), opens, notes)
-                }
-            };
-            let empty = String::new;
-            table.row([
-                format!("  {n}. {name}"),
-                method,
-                path,
-                empty(),
-                empty(),
-                notes,
-            ]);
-        }
+        rows(&mut table, &item.steps, "  ");
     }
     table
 }
@@ -191,4 +149,84 @@ fn extras(outline: &Outline) -> Vec<String> {
         also.push(format!("{n} shards"));
     }
     also
+}
+
+/// The rows of `steps`, numbered, under `indent` (a block's steps one level deeper).
+fn rows(table: &mut Table, steps: &[StepOutline], indent: &str) {
+    let empty = String::new;
+    for (i, step) in steps.iter().enumerate() {
+        let n = i + 1;
+        let (name, method, path, notes) = match step {
+            StepOutline::Request {
+                name,
+                request,
+                captures,
+            } => (
+                name.clone(),
+                request.method.clone(),
+                request.path.clone(),
+                captured(captures),
+            ),
+            StepOutline::Think(t) => ("think".into(), String::new(), pause(t), String::new()),
+            StepOutline::Stream {
+                protocol,
+                name,
+                stream,
+                opens,
+                does,
+                captures,
+            } => {
+                let mut notes = format!("stream {stream}");
+                if !does.is_empty() {
+                    notes = format!("{notes}: {}", does.join(", "));
+                }
+                if !captures.is_empty() {
+                    notes = format!("{notes}; {}", captured(captures));
+                }
+                let opens = opens.clone().unwrap_or_default();
+                (name.clone(), protocol.to_string(), opens, notes)
+            }
+            StepOutline::Block { rule, steps } => {
+                table.row([
+                    format!("{indent}{n}. {rule}"),
+                    empty(),
+                    empty(),
+                    empty(),
+                    empty(),
+                    empty(),
+                ]);
+                rows(table, steps, &format!("{indent}   "));
+                continue;
+            }
+            StepOutline::Parallel { requests } => {
+                table.row([
+                    format!("{indent}{n}. at once"),
+                    empty(),
+                    empty(),
+                    empty(),
+                    empty(),
+                    empty(),
+                ]);
+                for (name, r) in requests {
+                    table.row([
+                        format!("{indent}   - {name}"),
+                        r.method.clone(),
+                        r.path.clone(),
+                        empty(),
+                        empty(),
+                        empty(),
+                    ]);
+                }
+                continue;
+            }
+        };
+        table.row([
+            format!("{indent}{n}. {name}"),
+            method,
+            path,
+            empty(),
+            empty(),
+            notes,
+        ]);
+    }
 }

@@ -83,6 +83,10 @@ fn open_run() -> Summary {
         stream_totals: Default::default(),
         shards: Vec::new(),
         coordinator: None,
+        checks: Default::default(),
+        redirects: 0,
+        cookies: Default::default(),
+        by_group: Default::default(),
     };
     let rules: Vec<Threshold> = ["p95 < 500ms", "get_task.p99 < 10ms", "nope.p95 < 1s"]
         .iter()
@@ -239,4 +243,46 @@ fn all_passing_thresholds_are_summed_up_and_rate_and_error_rules_use_their_units
         "{text}"
     );
     assert!(text.contains("\nall 3 thresholds passed\n"), "{text}");
+}
+
+#[test]
+fn checks_rules_show_their_percentage_or_why_nothing_was_judged() {
+    use crate::metrics::summary::{CheckCounts, ChecksSummary};
+    let rules: Vec<Threshold> = [
+        "checks > 99%",
+        "checks{a} > 99%",
+        "checks{b} > 1%",
+        "checks{z} > 1%",
+    ]
+    .iter()
+    .map(|e| Threshold::parse(e).unwrap())
+    .collect();
+    let row = |text: &str, expr: &str, measured: &str, verdict: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{expr} ")))
+            .unwrap_or_else(|| panic!("no {expr:?} in\n{text}"));
+        let tail = line[expr.len()..].trim();
+        assert!(
+            tail.starts_with(measured) && tail.ends_with(verdict),
+            "{line:?}: want {measured:?} {verdict:?}"
+        );
+    };
+    let mut s = open_run();
+    s.thresholds = evaluate_all(&rules, &s);
+    let text = render(&s);
+    row(&text, "checks > 99%", "no check ran", "FAIL");
+    row(&text, "checks{a} > 99%", "no check ran", "FAIL");
+    let names: Vec<String> = ["a", "b"].map(String::from).into();
+    let counts = [CheckCounts {
+        passed: 999,
+        failed: 1,
+    }];
+    s.checks = ChecksSummary::of(&names, &counts);
+    s.thresholds = evaluate_all(&rules, &s);
+    let text = render(&s);
+    row(&text, "checks > 99%", "99.90%", "PASS");
+    row(&text, "checks{a} > 99%", "99.90%", "PASS");
+    row(&text, "checks{b} > 1%", "never ran", "FAIL");
+    row(&text, "checks{z} > 1%", "no such check", "FAIL");
 }

@@ -123,6 +123,11 @@ pub struct Conn<S = TcpStream> {
     closed: bool,
     /// Requests completed on this connection.
     served: u64,
+    /// Header names the current request keeps, lower case (see [`Conn::round_trip_keeping`]).
+    keep: Vec<String>,
+    /// The kept headers of the last response: (index into `keep`, value). Bounded by
+    /// the head limit, as the head they were copied from.
+    kept: Vec<(usize, Vec<u8>)>,
 }
 
 impl Conn<TcpStream> {
@@ -151,6 +156,8 @@ impl<S: AsyncRead + AsyncWrite + TryIo + Unpin> Conn<S> {
             first_byte: None,
             closed: false,
             served: 0,
+            keep: Vec::new(),
+            kept: Vec::new(),
         }
     }
 
@@ -167,6 +174,12 @@ impl<S: AsyncRead + AsyncWrite + TryIo + Unpin> Conn<S> {
     /// The body of the last response when `keep_body` was set (else empty).
     pub fn body(&self) -> &[u8] {
         &self.body
+    }
+
+    /// The headers of the last response whose names [`Conn::round_trip_keeping`] was
+    /// asked to keep: (index into that list, value), in the order they came.
+    pub fn kept_headers(&self) -> &[(usize, Vec<u8>)] {
+        &self.kept
     }
 
     /// Frees the kept body and gives its space back to the budget. Call it once the
@@ -191,6 +204,23 @@ impl<S: AsyncRead + AsyncWrite + TryIo + Unpin> Conn<S> {
         keep_body: bool,
         head: bool,
     ) -> Result<Response, RoundTripError> {
+        self.round_trip_keeping(request, keep_body, head, &[]).await
+    }
+
+    /// [`Conn::round_trip`], keeping the values of the response headers named in
+    /// `keep` (lower case) for [`Conn::kept_headers`]: `set-cookie` for the user's
+    /// jar, `location` for a redirect, a header a capture reads.
+    pub async fn round_trip_keeping(
+        &mut self,
+        request: &[u8],
+        keep_body: bool,
+        head: bool,
+        keep: &[String],
+    ) -> Result<Response, RoundTripError> {
+        self.kept.clear();
+        if self.keep != keep {
+            self.keep = keep.to_vec();
+        }
         let reused = self.served > 0;
         if self.body.capacity() > RETAINED_BODY {
             self.release_body();
@@ -329,6 +359,17 @@ impl<S: AsyncRead + AsyncWrite + TryIo + Unpin> Conn<S> {
                         }
                         let (framing, close) =
                             framing_of(status, head, parsed.headers, parsed.version)?;
+                        if !self.keep.is_empty() {
+                            for h in parsed.headers.iter() {
+                                if let Some(i) = self
+                                    .keep
+                                    .iter()
+                                    .position(|k| h.name.eq_ignore_ascii_case(k))
+                                {
+                                    self.kept.push((i, h.value.to_vec()));
+                                }
+                            }
+                        }
                         self.closed |= close;
                         break (status, framing, len);
                     }

@@ -114,6 +114,8 @@ pub struct Response {
     /// The body when it was kept; empty otherwise. Its bytes count against the
     /// [`BodyBudget`] until this response is dropped.
     pub body: Bytes,
+    /// The response's header fields (moved out of the decoded head, not copied).
+    pub headers: http::HeaderMap,
     /// The budget held by `body`, given back on drop.
     _charge: body::Charge,
 }
@@ -241,13 +243,15 @@ impl Connection {
         // skips informational responses), so time to first byte is to the final head.
         let first_byte = Instant::now();
         let status = response.status().as_u16();
-        let mut recv = response.into_body();
+        let (parts, mut recv) = response.into_parts();
+        let headers = parts.headers;
         if head {
             return Ok(Response {
                 status,
                 first_byte,
                 body_len: 0,
                 body: Bytes::new(),
+                headers,
                 _charge: body::Charge::default(),
             });
         }
@@ -261,6 +265,7 @@ impl Connection {
             first_byte,
             body_len: read.len,
             body: read.kept,
+            headers,
             _charge: read.charge,
         })
     }

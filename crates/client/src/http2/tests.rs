@@ -400,6 +400,9 @@ fn a_rendered_request_reaches_a_real_server_as_rendered() {
         expect: Expect::default(),
         timeout: None,
         correlate: None,
+        multipart: None,
+        checks: Vec::new(),
+        redirects: None,
     };
     let target = Target {
         scheme: "http".into(),

@@ -26,6 +26,9 @@ fn template(
         expect: Expect::default(),
         timeout: None,
         correlate: None,
+        multipart: None,
+        checks: Vec::new(),
+        redirects: None,
     }
 }
 
@@ -134,9 +137,11 @@ fn a_templated_request_is_rendered_per_send() {
     let mut ctx = RenderContext {
         rng: &mut rng,
         vars: &vars,
+        user: 1,
+        iteration: 0,
     };
     let mut scratch = Vec::new();
-    let (request, body) = h2_request(&t, &target, &mut ctx, &mut scratch).unwrap();
+    let (request, body) = h2_request(&t, &target, &mut ctx, &[], &mut scratch).unwrap();
     assert_eq!(request.method(), Method::PUT);
     assert_eq!(request.uri().to_string(), "http://h1.test/v1/users/7");
     assert_eq!(request.headers()["x-id"], "3");

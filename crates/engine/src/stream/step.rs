@@ -36,6 +36,7 @@ pub(crate) async fn run_step(
     pending: Pending,
     streams: &mut Streams,
     vars: &mut Vars,
+    who: (u64, u64),
 ) -> Result<Ran, ErrorKind> {
     // Rendered before any await: the thread's random source is borrowed only here.
     let (url, headers, send, message) = {
@@ -43,6 +44,8 @@ pub(crate) async fn run_step(
         let mut ctx = RenderContext {
             rng: &mut rng,
             vars,
+            user: who.0,
+            iteration: who.1,
         };
         let mut render = |t: &Template| {
             let mut out = Vec::new();
@@ -274,6 +277,10 @@ pub(crate) fn matches(
     for rule in &expect.json {
         let found = rule.path.query(&json).first()?;
         if let Some(want) = &rule.equals {
+            // Stream expectations are literal values (compiled so).
+            let headroom_plan::journey::Expected::Value(want) = want else {
+                return None;
+            };
             if !crate::check::json_equal(found, want) {
                 return None;
             }

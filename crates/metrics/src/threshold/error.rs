@@ -6,7 +6,8 @@ use super::Op;
 pub(super) const METRIC_LIST: &str = "p50, p90, p95, p99, p99.9, min, avg, max (or success_p95 and the like, \
                            for successful requests only), errors, rate, dropped, abandoned, \
                            or for streams message_p95, first_message_p95, stream_connect_p95, \
-                           gap_p95, lateness_p95 (any statistic) and stream_errors; delivery.p95, delivery.lost or delivery.duplicated with a sink";
+                           gap_p95, lateness_p95 (any statistic) and stream_errors; delivery.p95, delivery.lost or delivery.duplicated with a sink; \
+                           checks or checks{NAME} (percent of checks passed)";
 
 /// What a rule looks like, for the operator errors.
 pub(super) const EXPECTED: &str = "expected METRIC OP VALUE with OP one of <, <=, >, >=, ==, \
@@ -146,6 +147,30 @@ pub enum RuleError {
     WindowMetric {
         /// The metric as written.
         metric: String,
+    },
+    /// `checks{` with no `}` after the name.
+    #[error("checks{{ has no closing }}; expected checks{{NAME}} OP VALUE, e.g. \"checks{{status ok}} > 99%\"")]
+    ChecksUnterminated,
+    /// `checks{}`.
+    #[error("empty check name between {{ and }}, e.g. \"checks{{status ok}} > 99%\"")]
+    ChecksEmptyName,
+    /// Something between `checks{NAME}` and the operator.
+    #[error("unexpected \"{text}\" after checks{{NAME}}; expected checks{{NAME}} OP VALUE, e.g. \"checks{{status ok}} > 99%\"")]
+    ChecksTrailing {
+        /// What came before the operator (at most 40 characters).
+        text: String,
+    },
+    /// A checks rule whose value does not end in `%`.
+    #[error("checks are the percentage of checks that passed, ending in %, e.g. {example}")]
+    ChecksPercent {
+        /// A rule that would parse, quoted.
+        example: String,
+    },
+    /// A checks rule over 100%.
+    #[error("{number}% is more than all checks; a share of checks passed is at most 100%")]
+    ChecksOver100 {
+        /// The number as written (at most 40 characters).
+        number: String,
     },
     /// `over` on a named request's latency.
     #[error(

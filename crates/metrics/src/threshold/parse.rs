@@ -273,6 +273,7 @@ pub(super) fn parse_value(
             })
         }
         (Metric::Stream(_), _) => unreachable!("mapped above"),
+        (Metric::Checks, _) => unreachable!("checks rules are parsed in checks.rs"),
     };
     // A number of hundreds of digits is finite as written but not once scaled (s → ms).
     Some(value * scale)

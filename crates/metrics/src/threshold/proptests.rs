@@ -93,3 +93,26 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// Any text after `checks` and any name in braces: never a panic, and an accepted
+    /// rule is a percentage from 0 to 100 with the name as written, trimmed.
+    #[test]
+    fn any_checks_rule_parses_or_fails_without_panicking(
+        tail in ".{0,40}",
+        name in "[^}]{0,40}",
+        op in prop::sample::select(vec!["<", "<=", ">", ">=", "==", "=", "!="]),
+        n in number(),
+        unit in prop::sample::select(vec!["%", "", " %", "/s", "ms"]),
+    ) {
+        let _ = Threshold::parse(&format!("checks{tail}"));
+        let rule = format!("checks{{{name}}} {op} {n}{unit}");
+        if let Ok(t) = Threshold::parse(&rule) {
+            prop_assert_eq!(t.metric, Metric::Checks);
+            prop_assert!((0.0..=100.0).contains(&t.limit), "{rule}: {t:?}");
+            prop_assert_eq!(t.scope.as_deref(), Some(name.trim()));
+        }
+    }
+}

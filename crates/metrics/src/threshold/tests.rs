@@ -70,6 +70,10 @@ fn summary() -> Summary {
         stream_totals: Default::default(),
         shards: Vec::new(),
         coordinator: None,
+        checks: Default::default(),
+        redirects: 0,
+        cookies: Default::default(),
+        by_group: Default::default(),
     }
 }
 

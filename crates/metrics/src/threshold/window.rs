@@ -292,7 +292,7 @@ impl LiveJudge {
 pub fn figure(rule: &Threshold, value: f64) -> String {
     let name = rule.expr.split(['<', '>', '=']).next().unwrap_or("").trim();
     match rule.metric {
-        Metric::ErrorPercent => format!("{name} {value:.2}%"),
+        Metric::ErrorPercent | Metric::Checks => format!("{name} {value:.2}%"),
         Metric::Dropped => format!("{name} {value:.0}"),
         _ => format!("{name} {value:.1} ms"),
     }

@@ -1,0 +1,223 @@
+//! What a web application's journey needs of a request beyond its method, path and
+//! body: captures from any part of a response (not only its JSON body), non-fatal
+//! checks, multipart bodies with files read at load, and the cookie and redirect
+//! settings of the run.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use headroom_template::Template;
+
+use crate::StatusRange;
+
+/// A variable taken from a flow step's response.
+#[derive(Debug, Clone)]
+pub struct ResponseCapture {
+    /// Variable name, usable as `{{ name }}` in later steps.
+    pub var: String,
+    /// Where in the response the value is found.
+    pub from: CaptureFrom,
+    /// Which match becomes the value when there are several.
+    pub pick: CapturePick,
+    /// The value when nothing matched; without one, no match fails the step.
+    pub default: Option<String>,
+    /// The source as written (`$.id`, `header:Location`, `css:input@value`), for messages.
+    pub source: String,
+}
+
+/// Where a capture looks.
+#[derive(Debug, Clone)]
+pub enum CaptureFrom {
+    /// A JSONPath query on the JSON body.
+    Json(serde_json_path::JsonPath),
+    /// A response header, by its lower-case name (every value, in order).
+    Header(String),
+    /// A cookie the response set, by name.
+    Cookie(String),
+    /// A regular expression on the body: its first group (or the whole match when it
+    /// has no group).
+    Regex(regex::Regex),
+    /// An HTML element found by a CSS selector: its text, or an attribute's value.
+    Css {
+        /// The compiled selector.
+        selector: Box<scraper::Selector>,
+        /// `@ATTR`: the attribute read instead of the text.
+        attr: Option<String>,
+    },
+    /// The status code.
+    Status,
+}
+
+impl CaptureFrom {
+    /// Whether the capture reads the response body.
+    pub fn reads_body(&self) -> bool {
+        matches!(
+            self,
+            CaptureFrom::Json(_) | CaptureFrom::Regex(_) | CaptureFrom::Css { .. }
+        )
+    }
+}
+
+/// Which match a capture keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CapturePick {
+    /// The first (JSONPath order, document order, header order).
+    #[default]
+    First,
+    /// One of them, uniformly at random (JMeter's match number 0, Gatling's `findRandom`).
+    Random,
+    /// All of them, as a JSON array.
+    All,
+}
+
+/// A non-fatal check (`check:`): counted as passed or failed, never failing its request.
+#[derive(Debug, Clone)]
+pub struct Check {
+    /// Index into [`crate::Plan::checks`], the check's name.
+    pub id: usize,
+    /// What is checked.
+    pub rule: CheckRule,
+}
+
+/// One check's rule: the matchers of `expect`, and a response-time bound.
+#[derive(Debug, Clone)]
+pub enum CheckRule {
+    /// The status is in one of these ranges.
+    Status(Vec<StatusRange>),
+    /// The body contains the rendered text.
+    BodyContains(Template),
+    /// A JSONPath query matches; with a value, its first match equals it.
+    Json {
+        /// Compiled query.
+        path: serde_json_path::JsonPath,
+        /// What the first match must equal, if anything.
+        equals: Option<Expected>,
+    },
+    /// The request (its whole redirect chain) took less than this.
+    Duration(Duration),
+}
+
+/// An expected JSON value: literal, or a template whose rendering is compared with a
+/// string (or the text of a number) found in the response.
+#[derive(Debug, Clone)]
+pub enum Expected {
+    /// A JSON value written in the scenario.
+    Value(serde_json::Value),
+    /// A string with placeholders, rendered per response.
+    Template(Template),
+}
+
+impl Expected {
+    /// The literal value, when it is one.
+    pub fn value(&self) -> Option<&serde_json::Value> {
+        match self {
+            Expected::Value(v) => Some(v),
+            Expected::Template(_) => None,
+        }
+    }
+}
+
+/// A `multipart/form-data` body: text pieces (templates) and the bytes of files read
+/// once at load, in order. The boundary is chosen at load and is part of the pieces.
+#[derive(Debug, Clone)]
+pub struct Multipart {
+    /// The boundary, also in the request's `content-type` header.
+    pub boundary: String,
+    /// The body's pieces in order.
+    pub pieces: Vec<Piece>,
+}
+
+/// A piece of a multipart body.
+#[derive(Debug, Clone)]
+pub enum Piece {
+    /// Text, with placeholders.
+    Text(Template),
+    /// A file's bytes, read at load.
+    Bytes(Arc<[u8]>),
+}
+
+impl Multipart {
+    /// The body when nothing in it varies.
+    pub fn as_static(&self) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Text(t) => out.extend_from_slice(t.as_static()?.as_bytes()),
+                Piece::Bytes(b) => out.extend_from_slice(b),
+            }
+        }
+        Some(out)
+    }
+
+    /// Appends the rendered body to `out`.
+    pub fn render(&self, ctx: &mut headroom_template::RenderContext<'_>, out: &mut Vec<u8>) {
+        for piece in &self.pieces {
+            match piece {
+                Piece::Text(t) => t.render(ctx, out),
+                Piece::Bytes(b) => out.extend_from_slice(b),
+            }
+        }
+    }
+}
+
+/// Limits of a user's cookie jar, as browsers keep them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CookieLimits {
+    /// Most cookies kept per domain; more are counted as dropped.
+    pub per_domain: usize,
+    /// Longest `name=value` kept, in bytes.
+    pub size: usize,
+}
+
+impl Default for CookieLimits {
+    fn default() -> CookieLimits {
+        CookieLimits {
+            per_domain: 50,
+            size: 4096,
+        }
+    }
+}
+
+/// Redirects followed when neither the scenario nor the request says (as k6, oha and
+/// browsers).
+pub const DEFAULT_REDIRECTS: u32 = 10;
+
+/// Steps run under one rule: only when a condition holds (`if:`), a number of times
+/// (`repeat:`), and timed together as a group (`group:`, as k6's `group_duration`).
+/// A step with `if:` or `repeat:` of its own is a block of that one step.
+#[derive(Debug, Clone)]
+pub struct Block {
+    /// Run only when this holds (evaluated once per entry into the block).
+    pub when: Option<headroom_template::Condition>,
+    /// How many times the steps run: a template rendered to a count (at most
+    /// [`MAX_REPEAT`]); `None`: once.
+    pub repeat: Option<Template>,
+    /// A group's id (index into [`crate::Plan::groups`]): the block's duration is
+    /// recorded under it.
+    pub group: Option<usize>,
+    /// The steps, in order.
+    pub steps: Vec<crate::Step>,
+}
+
+/// Most times a `repeat:` runs its steps: a rendered count above it is cut to it.
+pub const MAX_REPEAT: u64 = 10_000;
+
+/// Requests of one step sent at once (`parallel:`, as k6's `http.batch`): each
+/// request is recorded on its own; the step ends when all have.
+#[derive(Debug, Clone)]
+pub struct Parallel {
+    /// The requests, each with its captures.
+    pub requests: Vec<(Arc<crate::RequestTemplate>, Vec<ResponseCapture>)>,
+}
+
+/// Steps run outside the load: `setup:` once before it, `teardown:` once after it.
+/// Their requests count in none of the load's figures.
+#[derive(Debug, Clone, Default)]
+pub struct Once {
+    /// The steps, in order.
+    pub steps: Vec<crate::Step>,
+}
+
+/// Values captured by the run's `setup:` steps, read by every user as
+/// `{{ setup.NAME }}`: (name, text, whether the text is JSON of a non-string value).
+pub type SetupValues = Vec<(String, String, bool)>;

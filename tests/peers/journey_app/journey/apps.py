@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class JourneyConfig(AppConfig):
+    name = "journey"
+
+    def ready(self):
+        from . import signals  # noqa: F401  (connects the login counters)
