@@ -21,6 +21,8 @@ mod hostile;
 mod http2;
 mod http2_client;
 mod journey_peers;
+mod journeys;
+mod journeys_login;
 mod kube;
 mod kube_run;
 mod otlp;

@@ -42,6 +42,10 @@ pub struct FindArgs {
     /// Search user counts (closed model) instead of arrival rates.
     #[arg(long)]
     pub users: bool,
+    /// With a scenario of several `workloads:`, the one whose load is searched (its
+    /// rate or users); the others run as written in every step.
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
     /// First value tried (default 10 req/s, or 1 user).
     #[arg(long)]
     pub from: Option<f64>,

@@ -58,6 +58,9 @@ pub enum CommandError {
     /// The scenario's `sink:` cannot start (its address cannot be listened on...).
     #[error("{0}")]
     ScenarioSink(Chain),
+    /// The scenario's `setup:` or `teardown:` steps failed (exit 1, naming the step).
+    #[error("{0}")]
+    Once(#[from] crate::engine::OnceError),
     /// The run store cannot be opened or written where the run would be kept.
     #[error("{0} (the run store; choose another with --store or {env})", env = crate::store::STORE_ENV)]
     StoreUnusable(StoreError),
@@ -226,6 +229,7 @@ impl CommandError {
             | Unloadable(_)
             | Sink(_)
             | Target(_)
+            | Once(_)
             | Demo(_) => ExitCode::FAILURE,
         }
     }

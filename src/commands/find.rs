@@ -26,8 +26,11 @@ pub use crate::scenario::{DEFAULT_ERROR_RULE, DEFAULT_THRESHOLDS};
 /// Runs `headroom find` and returns the exit code: 0 when a ceiling was found (or every
 /// step up to `--to` passed), 1 otherwise; or why it stopped (bad input...).
 pub fn run(args: &FindArgs) -> Result<ExitCode, CommandError> {
-    let setup = super::setup::find(args)?;
-    let (plan, opts) = setup.compile()?;
+    let mut setup = super::setup::find(args)?;
+    let (mut plan, opts) = setup.compile()?;
+    // `setup:` runs once for the whole search, before its first step.
+    setup.setup.setup_values = super::once::setup(&plan, args.common.quiet)?;
+    plan.journey.setup_values = setup.setup.setup_values.clone();
     if plan.sink.is_some() {
         // A search judges request steps; deliveries would straddle its steps.
         return Err(CommandError::FindSink);
@@ -65,6 +68,9 @@ pub fn run(args: &FindArgs) -> Result<ExitCode, CommandError> {
     );
     engine.finish();
     common::finish_otlp(otlp);
+    if let Err(e) = super::once::teardown(&std::sync::Arc::new(plan.clone()), args.common.quiet) {
+        eprintln!("error: {e}");
+    }
     name_the_service(&mut result, &plan);
     if let Some(id) = keeper.finish(&result, &plan.names) {
         if !args.common.quiet {

@@ -18,6 +18,7 @@ pub mod exit;
 pub mod find;
 pub mod find_record;
 pub mod man;
+pub mod once;
 pub mod quick;
 pub mod report;
 pub mod run;

@@ -24,8 +24,11 @@ const ABORT_GRACE_S: u64 = 5;
 
 /// Runs `headroom run` and returns its exit code (the verdict), or why it stopped.
 pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
-    let setup = super::setup::run(args)?;
+    let mut setup = super::setup::run(args)?;
     let mut plan = setup.plan()?;
+    // `setup:` runs once before anything else; shards get its values with the setup.
+    setup.setup_values = super::once::setup(&plan, args.common.quiet)?;
+    plan.journey.setup_values = setup.setup_values.clone();
     // The sink listens before any request is sent, so `{{ sink_url }}` is known and no
     // delivery can arrive before it.
     let sink = super::delivery::start(&mut plan).map_err(CommandError::ScenarioSink)?;
@@ -95,6 +98,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
     };
     let result = engine.run(plan.clone(), None, &control, &mut on_second);
     engine.finish();
+    // `teardown:` runs once the load ended, whatever it measured.
+    let teardown = super::once::teardown(&plan, args.common.quiet);
     if let Some(p) = progress.as_mut() {
         p.finish();
     }
@@ -149,6 +154,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
     }
     if let Some(lost) = &outcome.lost {
         unfinished.push(CommandError::Lost(lost.clone()));
+    }
+    if let Err(e) = teardown {
+        unfinished.push(e);
     }
     let ended = match CommandError::all(unfinished) {
         Some(e) => Err(e),

@@ -27,6 +27,7 @@ pub fn run(args: &RunArgs) -> Result<Setup, CommandError> {
         scenario: read(args.scenario.as_deref())?,
         overrides,
         purpose: Purpose::Run,
+        setup_values: Vec::new(),
     })
 }
 
@@ -38,6 +39,7 @@ pub fn check(scenario: &Path) -> Result<Setup, CommandError> {
         scenario: read(Some(scenario))?,
         overrides: Overrides::default(),
         purpose: Purpose::Run,
+        setup_values: Vec::new(),
     })
 }
 
@@ -77,10 +79,12 @@ pub fn find(args: &FindArgs) -> Result<FindSetup, CommandError> {
     } else {
         overrides.fallback_rate = Some(1.0);
     }
+    overrides.workload = args.workload.clone();
     let setup = Setup {
         scenario: read(args.scenario.as_deref())?,
         overrides,
         purpose: Purpose::Search,
+        setup_values: Vec::new(),
     };
     Ok(FindSetup {
         setup,

@@ -268,6 +268,7 @@ fn figures(out: &mut String, s: &Summary) {
         }
         out.push('\n');
     }
+    crate::report::workloads::markdown(out, s);
     crate::report::streams::markdown(out, s);
     let kinds: Vec<_> = s.errors.by_kind.iter().filter(|(_, &n)| n > 0).collect();
     if !kinds.is_empty() {

@@ -36,3 +36,4 @@ pub mod text;
 pub mod timing;
 pub use headroom_format::units;
 pub mod view;
+pub mod workloads;

@@ -36,6 +36,7 @@ pub fn render(summary: &Summary) -> String {
     if summary.by_name.len() > 1 {
         names(&mut out, summary);
     }
+    out.push_str(&crate::report::workloads::text(summary));
     flows::groups(&mut out, summary);
     out.push_str(&crate::report::streams::text(summary));
     if !summary.thresholds.is_empty() {
@@ -216,7 +217,7 @@ fn names(out: &mut String, s: &Summary) {
 
 /// The measured value of a threshold in its rule's unit, or why there is none.
 fn threshold_value(s: &Summary, r: &ThresholdResult) -> String {
-    let Ok(rule) = Threshold::parse(&r.expr) else {
+    let Ok(rule) = Threshold::parse(crate::report::workloads::own_rule(s, &r.expr)) else {
         return format!("{}", r.value);
     };
     match rule.metric {

@@ -106,7 +106,12 @@ impl StepRecord {
 
 /// `base` with its load replaced by a constant `value` (a rate for the arrival-rate
 /// model, a user count for the users model) for `duration`, keeping the model's other
-/// settings (in-flight and connection caps, think time).
+/// settings (in-flight and connection caps, think time; a count of iterations is
+/// dropped: a step lasts its duration).
+///
+/// With `workloads`, the searched one (whose own load is `None`) runs that load from
+/// the step's start, and every other runs as written, fitted to the step: from its
+/// `start:` to the step's end, a constant load held that long, a staged one cut there.
 pub fn plan_at(base: &Plan, value: f64, duration: Duration) -> Plan {
     let schedule = Schedule::constant(value, duration);
     let load = match &base.load {
@@ -117,12 +122,34 @@ pub fn plan_at(base: &Plan, value: f64, duration: Duration) -> Plan {
         Load::Users { think, .. } => Load::Users {
             schedule,
             think: *think,
+            // A step is measured over its window, never cut short by a count.
+            iterations: None,
         },
     };
-    Plan {
+    let mut plan = Plan {
         load,
+        // Every step hands out data rows and user numbers anew.
+        journey: base.journey.fresh(),
         ..base.clone()
+    };
+    for w in &mut plan.workloads {
+        match &mut w.load {
+            None => w.start = Duration::ZERO,
+            Some(load) => fit(load, duration.saturating_sub(w.start)),
+        }
     }
+    plan
+}
+
+/// A background workload's load over a step `length` long from its start: a constant
+/// one held that long, a staged one cut at it.
+fn fit(load: &mut Load, length: Duration) {
+    let (Load::ArrivalRate { schedule, .. } | Load::Users { schedule, .. }) = load;
+    let constant = matches!(schedule.stages(), [one] if one.target == schedule.start());
+    *schedule = match constant {
+        true => Schedule::constant(schedule.start(), length),
+        false => schedule.until(length),
+    };
 }
 
 /// The plan of search step `step` over `base`: its constant value for the warm-up and
@@ -217,7 +244,10 @@ mod tests {
         assert_eq!(Unit::of(&p), Unit::Rate);
 
         let u = plan_at(&base(true), 12.0, Duration::from_secs(2));
-        let Load::Users { schedule, think } = &u.load else {
+        let Load::Users {
+            schedule, think, ..
+        } = &u.load
+        else {
             panic!("{:?}", u.load)
         };
         assert_eq!(schedule.peak(), 12.0);

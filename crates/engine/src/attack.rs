@@ -13,6 +13,7 @@ use tokio::task::LocalSet;
 
 use crate::cpu::{thread_cpu_time, thread_times, ThreadTimes};
 use crate::iteration::{pick, run_iteration, think_for, Intended, Scratch};
+use crate::lanes::{Lane, LaneSeed};
 use crate::pacer::Pacer;
 use crate::start::StartLine;
 use crate::thread::{Pending, Seed, ThreadState, MEASURING, WARMING};
@@ -55,12 +56,15 @@ pub(crate) enum Report {
 }
 
 /// This thread's identity within the run: which shard of the run, which thread of the
-/// shard.
+/// shard; and what it is given for each of the run's loads.
+#[derive(Clone)]
 pub(crate) struct Slot {
     /// The shard's part of the whole run ([`Slice::WHOLE`] in a single process).
     pub(crate) shard: Slice,
     /// This thread's part of the shard.
     pub(crate) thread: Slice,
+    /// Each load's items and iteration budget, in the order of `Plan::loads`.
+    pub(crate) loads: Vec<LaneSeed>,
 }
 
 impl Slot {
@@ -78,8 +82,8 @@ impl Slot {
 
 /// Live gauges of one thread, read when a second is handed over.
 struct Gauges {
-    in_flight: Cell<u64>,
-    users: Cell<u64>,
+    /// Each load's lane, whose counts add up to the thread's.
+    lanes: Vec<Rc<Lane>>,
     /// The thread's CPU times when the measured window began (after a warm-up).
     measuring_since: Cell<Option<ThreadTimes>>,
     /// Woken when this thread enters the measured window.
@@ -89,10 +93,9 @@ struct Gauges {
 }
 
 impl Gauges {
-    fn new(tx: Sender<Report>) -> Gauges {
+    fn new(tx: Sender<Report>, lanes: Vec<Rc<Lane>>) -> Gauges {
         Gauges {
-            in_flight: Cell::default(),
-            users: Cell::default(),
+            lanes,
             measuring_since: Cell::default(),
             measuring: Notify::new(),
             tx,
@@ -144,24 +147,35 @@ pub(crate) fn run_thread(
     let runtime = runtime?;
     let times_before = thread_times();
     let state = Rc::new(state);
-    let gauges = Rc::new(Gauges::new(tx.clone()));
+    let lanes: Vec<Rc<Lane>> = (slot.loads.iter().cloned())
+        .zip(state.plan.loads())
+        .map(|(seed, (_, offset))| Rc::new(Lane::new(seed, start + offset)))
+        .collect();
+    let gauges = Rc::new(Gauges::new(tx.clone(), lanes.clone()));
     let local = LocalSet::new();
     let result = local.block_on(&runtime, async {
         tokio::task::spawn_local(hand_over_seconds(state.clone(), gauges.clone()));
-        match state.plan.load.clone() {
-            Load::ArrivalRate {
-                schedule,
-                max_in_flight,
-            } => {
-                let cap = slot.share(max_in_flight as u64).max(1);
-                let pacer = Pacer::new(schedule, slot.arrivals());
-                drive_open(&state, &gauges, pacer, cap).await
-            }
-            Load::Users { schedule, think } => {
-                drive_closed(&state, &gauges, &schedule, think, &slot).await;
-                Ok(())
-            }
+        if state.plan.workloads.is_empty() {
+            let load = state.plan.load.clone();
+            let lane = lanes[0].clone();
+            return drive(state.clone(), gauges.clone(), slot.clone(), load, lane).await;
         }
+        // Each workload's driver runs beside the others on this thread.
+        let loads: Vec<Load> = state.plan.loads().map(|(l, _)| l.clone()).collect();
+        let drivers: Vec<_> = (loads.into_iter().zip(lanes))
+            .map(|(load, lane)| {
+                let run = drive(state.clone(), gauges.clone(), slot.clone(), load, lane);
+                tokio::task::spawn_local(run)
+            })
+            .collect();
+        let mut result = Ok(());
+        for driver in drivers {
+            let done = driver
+                .await
+                .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+            result = result.and(done);
+        }
+        result
     });
     // Dropping the tasks drops their pending requests: those still in flight are
     // counted as abandoned here, before the recorder is handed over.
@@ -178,6 +192,32 @@ pub(crate) fn run_thread(
     result
 }
 
+/// Runs one load on this thread through its lane: the open or the closed model.
+async fn drive(
+    state: Rc<ThreadState>,
+    gauges: Rc<Gauges>,
+    slot: Slot,
+    load: Load,
+    lane: Rc<Lane>,
+) -> std::io::Result<()> {
+    match load {
+        Load::ArrivalRate {
+            schedule,
+            max_in_flight,
+        } => {
+            let cap = slot.share(max_in_flight as u64).max(1);
+            let pacer = Pacer::new(schedule, slot.arrivals());
+            drive_open(&state, &gauges, &lane, pacer, cap).await
+        }
+        Load::Users {
+            schedule, think, ..
+        } => {
+            drive_closed(&state, &lane, &schedule, think, &slot).await;
+            Ok(())
+        }
+    }
+}
+
 /// Hands each finished second to the coordinator, on the second boundaries of the
 /// measured window. After a warm-up, the window starts when this thread enters it.
 ///
@@ -190,12 +230,11 @@ pub(crate) fn run_thread(
 async fn hand_over_seconds(state: Rc<ThreadState>, gauges: Rc<Gauges>) {
     let warmup = state.plan.warmup;
     if state.phase.get() == WARMING {
-        match state.plan.load {
-            Load::ArrivalRate { .. } => gauges.measuring.notified().await,
-            Load::Users { .. } => {
-                tokio::time::sleep_until((state.start + warmup).into()).await;
-                enter_measured(&state, &gauges);
-            }
+        if state.plan.loads().all(|(load, _)| load.is_open()) {
+            gauges.measuring.notified().await
+        } else {
+            tokio::time::sleep_until((state.start + warmup).into()).await;
+            enter_measured(&state, &gauges);
         }
     }
     let from = state.start + warmup;
@@ -204,8 +243,8 @@ async fn hand_over_seconds(state: Rc<ThreadState>, gauges: Rc<Gauges>) {
     loop {
         tokio::time::sleep_until((from + Duration::from_secs(t + 1)).into()).await;
         let mut bucket = state.recorder.borrow_mut().take_second(t + 1);
-        bucket.in_flight = gauges.in_flight.get();
-        bucket.users = gauges.users.get();
+        bucket.in_flight = gauges.lanes.iter().map(|l| l.in_flight.get()).sum();
+        bucket.users = gauges.lanes.iter().map(|l| l.users.get()).sum();
         let cpu_now = thread_cpu_time();
         bucket.cpu_us = (cpu_now - cpu_before).as_micros() as u64;
         cpu_before = cpu_now;
@@ -220,6 +259,7 @@ async fn hand_over_seconds(state: Rc<ThreadState>, gauges: Rc<Gauges>) {
 async fn drive_open(
     state: &Rc<ThreadState>,
     gauges: &Rc<Gauges>,
+    lane: &Rc<Lane>,
     pacer: Pacer,
     cap: u64,
 ) -> std::io::Result<()> {
@@ -232,7 +272,7 @@ async fn drive_open(
     let measured_from = state.start + state.plan.warmup;
     while !state.stopping() {
         let Some(offset) = pacer.due(sent) else { break };
-        let scheduled = state.start + offset;
+        let scheduled = lane.at + offset;
         if scheduled >= measured_from {
             enter_measured(state, gauges);
         }
@@ -253,16 +293,16 @@ async fn drive_open(
             .recorder
             .borrow_mut()
             .record_lag(Instant::now().saturating_duration_since(scheduled));
-        if gauges.in_flight.get() >= cap {
+        if lane.in_flight.get() >= cap {
             // The schedule never waits on slow responses: it drops and counts instead.
             state.recorder.borrow_mut().record_dropped();
             continue;
         }
-        gauges.in_flight.set(gauges.in_flight.get() + 1);
+        lane.in_flight.set(lane.in_flight.get() + 1);
         let pending = Pending::begin(state);
-        let (state, gauges) = (state.clone(), gauges.clone());
+        let (state, lane) = (state.clone(), lane.clone());
         tokio::task::spawn_local(async move {
-            let work = pick(&state);
+            let work = pick_in(&state, &lane);
             // Each arrival is a session of its own: with the shared pool (the open
             // model's default) every request takes a pooled connection, and waiting
             // for one is part of it, timed from the schedule.
@@ -279,29 +319,41 @@ async fn drive_open(
             .await;
             // An arrival's streams end with its iteration.
             scratch.streams.close_all(STREAM_CLOSE_GRACE).await;
-            gauges.in_flight.set(gauges.in_flight.get() - 1);
+            lane.in_flight.set(lane.in_flight.get() - 1);
         });
     }
-    drain(state, || gauges.in_flight.get() == 0).await;
+    drain(state, || lane.in_flight.get() == 0).await;
     Ok(())
 }
 
-/// Closed model: keep the scheduled number of users looping iteration → think.
+/// Picks the next iteration's item from the lane's items (a workload's), else the
+/// plan's.
+fn pick_in<'a>(state: &'a ThreadState, lane: &'a Lane) -> &'a crate::work::Work {
+    match &lane.items {
+        None => pick(state),
+        Some(items) => items.pick(&mut *state.rng.borrow_mut()),
+    }
+}
+
+/// Closed model: keep the scheduled number of users looping iteration → think. A
+/// user of a load counted in iterations stops for good once its budget is spent, and
+/// the load ends when all of its users have.
 async fn drive_closed(
     state: &Rc<ThreadState>,
-    gauges: &Rc<Gauges>,
+    lane: &Rc<Lane>,
     schedule: &Schedule,
     think: Think,
     slot: &Slot,
 ) {
     // The start may be well ahead (a shard's is named by its coordinator): users begin
     // at it, not when this thread happens to be ready.
-    tokio::time::sleep_until(state.start.into()).await;
-    let end = state.start + schedule.duration();
+    tokio::time::sleep_until(lane.at.into()).await;
+    let end = lane.at + schedule.duration();
+    let counted = lane.quota.counted();
     let active = Rc::new(Cell::new(0u64));
     let alive: Rc<RefCell<Vec<bool>>> = Rc::default();
     while !state.stopping() && Instant::now() < end {
-        let elapsed = state.start.elapsed();
+        let elapsed = lane.at.elapsed();
         let want = slot.thread.users(slot.shard.users_at(schedule, elapsed));
         active.set(want);
         for id in 0..want as usize {
@@ -313,34 +365,49 @@ async fn drive_closed(
                 continue;
             }
             alive_now[id] = true;
-            gauges.users.set(gauges.users.get() + 1);
-            let (state, gauges, active, alive) =
-                (state.clone(), gauges.clone(), active.clone(), alive.clone());
+            lane.users.set(lane.users.get() + 1);
+            let (state, lane, active, alive) =
+                (state.clone(), lane.clone(), active.clone(), alive.clone());
             tokio::task::spawn_local(async move {
-                user(&state, id as u64, &active, end, think).await;
-                alive.borrow_mut()[id] = false;
-                gauges.users.set(gauges.users.get() - 1);
+                user(&state, id as u64, &active, end, think, &lane).await;
+                // A user whose iterations are done is not started again.
+                if !counted {
+                    alive.borrow_mut()[id] = false;
+                }
+                lane.users.set(lane.users.get() - 1);
             });
+        }
+        if counted && lane.users.get() == 0 {
+            break; // Every user of this thread ran its iterations.
         }
         let next = (Instant::now() + USER_TICK).min(end);
         tokio::time::sleep_until(next.into()).await;
     }
     active.set(0);
-    drain(state, || gauges.users.get() == 0).await;
+    drain(state, || lane.users.get() == 0).await;
 }
 
 /// One closed-model user: its own session (its own connections, by default), looping
 /// until told to stop.
-async fn user(state: &Rc<ThreadState>, id: u64, active: &Cell<u64>, end: Instant, think: Think) {
+async fn user(
+    state: &Rc<ThreadState>,
+    id: u64,
+    active: &Cell<u64>,
+    end: Instant,
+    think: Think,
+    lane: &Lane,
+) {
     let mut session = state.client.session();
     let mut scratch = Scratch::for_user();
+    let mut done = 0u64;
     loop {
         // One clock read both bounds the loop and starts the iteration.
         let now = Instant::now();
-        if id >= active.get() || state.stopping() || now >= end {
+        if id >= active.get() || state.stopping() || now >= end || !lane.quota.take(done) {
             break;
         }
-        let work = pick(state);
+        done += 1;
+        let work = pick_in(state, lane);
         let pending = Pending::begin(state);
         if !run_iteration(
             state,

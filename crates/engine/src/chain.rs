@@ -191,6 +191,9 @@ pub(crate) async fn run(
             Err(failure) => return Err(failure),
         };
         tally.redirects += 1;
+        if url.is_none() {
+            url = payload.path().and_then(|p| origin_url(&plan.target, p));
+        }
         let Some(next) = url
             .as_ref()
             .and_then(|u| u.join(location.trim()).ok())

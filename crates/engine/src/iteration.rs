@@ -45,6 +45,8 @@ pub(crate) struct Scratch {
     pub(crate) kept: Vars,
     /// The flows (by item index) whose `once:` steps this user ran.
     pub(crate) once_done: Vec<usize>,
+    /// The `unique` data files (indexes) this user took its row of.
+    pub(crate) rows: Vec<usize>,
     /// The user's open streams: kept across a closed-model user's iterations.
     pub(crate) streams: crate::stream::Streams,
     /// Whether the last iteration did nothing at all: every step was a `url:` for a
@@ -129,9 +131,18 @@ pub(crate) async fn run_iteration(
     intended: Intended,
     scratch: &mut Scratch,
 ) -> bool {
+    if scratch.user == 0 {
+        begin_user(state, scratch);
+    }
+    if !work.reads().is_empty() {
+        unique_rows(state, scratch, work.reads());
+    }
     // The iteration's variables start from the user's own: its data row, the run's
     // setup values and what its `once:` steps captured.
     scratch.vars.clone_from(&scratch.kept);
+    if !work.reads().is_empty() {
+        data_rows(state, scratch, work.reads());
+    }
     scratch.idle = false;
     let ok = match work {
         Work::Request(prepared) => {
@@ -170,6 +181,72 @@ pub(crate) async fn run_iteration(
     };
     scratch.iteration += 1;
     ok
+}
+
+/// A user's (or an arrival's) first iteration: its number and the run's `setup.`
+/// values, kept for its life.
+fn begin_user(state: &ThreadState, scratch: &mut Scratch) {
+    let journey = &state.plan.journey;
+    scratch.user = journey.next_user();
+    for (name, value, json) in &journey.setup_values {
+        if *json {
+            scratch.kept.set_json(name, value.clone());
+        } else {
+            scratch.kept.set(name, value.clone());
+        }
+    }
+}
+
+/// Takes the user's own row of each `unique` file among `reads` it has none of yet,
+/// kept for its life: a user takes a row only of a file its work reads, so another
+/// workload's users (or arrivals) leave the rows alone.
+fn unique_rows(state: &ThreadState, scratch: &mut Scratch, reads: &[usize]) {
+    use headroom_plan::data::Pick;
+    for &i in reads {
+        let source = &state.plan.journey.data.sets[i];
+        if source.pick() != Pick::Unique || scratch.rows.contains(&i) {
+            continue;
+        }
+        scratch.rows.push(i);
+        let set = source.set();
+        if set.is_empty() {
+            continue;
+        }
+        // Rows run out only when more users start than the load check counted (a
+        // ramp that restarts users): they are then shared, never refused.
+        let row = source
+            .take_unique()
+            .unwrap_or_else(|| (scratch.user as usize).saturating_sub(1) % set.len());
+        set_row(&mut scratch.kept, source, row);
+    }
+}
+
+/// Sets `data.SET.COLUMN` for this iteration from each `sequential` or `random` file
+/// among `reads`.
+fn data_rows(state: &ThreadState, scratch: &mut Scratch, reads: &[usize]) {
+    use headroom_plan::data::Pick;
+    for &i in reads {
+        let source = &state.plan.journey.data.sets[i];
+        if source.pick() == Pick::Unique || source.set().is_empty() {
+            continue;
+        }
+        let row = {
+            let mut rng = state.rng.borrow_mut();
+            source.next_row(&mut *rng).unwrap_or(0)
+        };
+        set_row(&mut scratch.vars, source, row);
+    }
+}
+
+/// Sets `data.SET.COLUMN` for every column of `row`.
+fn set_row(vars: &mut Vars, source: &headroom_plan::data::DataSource, row: usize) {
+    let set = source.set();
+    for (col, name) in set.columns().iter().enumerate() {
+        vars.set(
+            &format!("data.{}.{name}", source.name()),
+            set.cell(row, col).to_string(),
+        );
+    }
 }
 
 /// How a request ended, for the flow that sent it.

@@ -23,7 +23,9 @@ mod deadline;
 mod error;
 mod flow;
 pub(crate) mod iteration;
+mod lanes;
 mod merge;
+mod once;
 pub mod pacer;
 mod parallel;
 mod selfcheck;
@@ -36,6 +38,7 @@ pub(crate) mod thread;
 mod timeline;
 mod timer;
 pub(crate) mod work;
+mod workloads;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -43,6 +46,7 @@ use std::time::Duration;
 
 pub use error::{EngineError, Misfit, ShareMismatch, UnsendableRequest};
 pub use merge::merge;
+pub use once::{run_once, OnceError, Phase};
 pub use selfcheck::{
     generator_bound, starved, Evidence, BUSY_BOUND, HOST_SATURATED, LAG_BOUND, LATE_SHARE,
     MIN_LATE, OTHERS_SHARE, STARVED_WAIT,

@@ -41,6 +41,7 @@ pub fn merge(plan: &Plan, shares: &[Share]) -> Outcome {
     // Rules with `over D` are judged on windows of the merged seconds.
     let run_s = span.scheduled.as_secs_f64().ceil() as u64;
     summary.thresholds = judge_all(&plan.thresholds, &summary, &seconds, &plan.names, run_s);
+    super::workloads::complete(plan, &recorder, span.scheduled, &mut summary);
     let first = |f: fn(&Share) -> &Option<String>| shares.iter().find_map(|s| f(s).clone());
     if let Some(message) = first(|s| &s.failures.graphql) {
         summary

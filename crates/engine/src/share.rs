@@ -19,12 +19,12 @@ use super::cpu::ThreadTimes;
 use super::start::StartLine;
 use super::thread::Seed;
 use super::timeline::Timeline;
-use super::{work, Control, EngineError, Misfit, Observer, ShareMismatch, LAG_BOUND};
+use super::{lanes, work, Control, EngineError, Misfit, Observer, ShareMismatch, LAG_BOUND};
 use headroom_client::connect::{resolved, Connector};
 use headroom_client::Protocol;
 use headroom_metrics::recorder::{Recorder, SecondBucket};
 use headroom_metrics::summary::Generator;
-use headroom_plan::{Load, Plan, Slice};
+use headroom_plan::{Plan, Slice};
 
 /// The raw result of running one share of a plan: everything measured over the
 /// measured window, merged over this process's engine threads, not yet summarised.
@@ -150,6 +150,11 @@ pub fn run_share_at(
     });
     let tls_failure = Arc::new(Mutex::new(None));
     let workload = Arc::new(work::Workload::new(&plan).map_err(EngineError::Request)?);
+    let workloads = (plan.workloads.iter())
+        .map(|w| work::Workload::of(&plan, &w.items, &w.weights).map(Arc::new))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(EngineError::Request)?;
+    let loads = lanes::seeds(&plan, shard, &workloads);
     let connect_failure = Arc::new(Mutex::new(None));
     let graphql_failure = Arc::new(Mutex::new(None));
     let threads = plan.threads.max(1);
@@ -173,7 +178,11 @@ pub fn run_share_at(
         };
         let (tx, line) = (tx.clone(), start_line.clone());
         let thread = Slice::new(index as u64, threads as u64).expect("index < threads");
-        let slot = Slot { shard, thread };
+        let slot = Slot {
+            shard,
+            thread,
+            loads: loads.clone(),
+        };
         let handle = std::thread::Builder::new()
             .name(format!("headroom-engine-{index}"))
             .spawn(move || attack::run_thread(seed, slot, &line, tx));
@@ -251,6 +260,11 @@ pub fn run_share_at(
     let interrupted = stopped_at.is_some_and(|t| t < start + planned);
     let scheduled = match stopped_at {
         Some(t) if interrupted => t.saturating_duration_since(start),
+        // A run counted in iterations ran until its last request ended, when that was
+        // before its bound.
+        _ if plan.ends_by_count() => {
+            last_done.map_or(planned, |t| t.saturating_duration_since(start).min(planned))
+        }
         _ => planned,
     };
     let first =
@@ -296,7 +310,7 @@ fn self_check(plan: &Plan, rec: &Recorder, times: &[ThreadTimes], duration: Dura
     let wall = duration.as_secs_f64().max(1e-9);
     let us = |v: u64| Duration::from_micros(v);
     let evidence = super::Evidence {
-        open_model: matches!(plan.load, Load::ArrivalRate { .. }),
+        open_model: plan.loads().any(|(load, _)| load.is_open()),
         p99_lag: us(rec.lag.value_at_quantile(0.99)),
         max_lag: us(rec.lag.max()),
         arrivals: rec.lag.len(),

@@ -178,6 +178,7 @@ pub(crate) fn summarize(
         redirects: rec.redirects,
         cookies: rec.cookies,
         by_group: GroupSummary::by_name(&plan.groups, &rec.groups),
+        by_workload: BTreeMap::new(),
     };
     summary.thresholds = evaluate_all(&plan.thresholds, &summary);
     summary

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::{summarize, Live, Observer};
 use headroom_metrics::recorder::SecondBucket;
-use headroom_plan::{Load, Plan};
+use headroom_plan::Plan;
 
 /// Collects the parts' seconds and emits each second once every part reported it.
 /// Seconds are aligned by their index (`SecondBucket::t`), counted from the start of
@@ -80,7 +80,8 @@ impl<'a> Timeline<'a> {
         self.live.errors += second.errors;
         self.live.dropped += second.dropped;
         self.live.in_flight = bucket.in_flight;
-        self.live.users = matches!(self.plan.load, Load::Users { .. }).then_some(bucket.users);
+        let closed = self.plan.loads().any(|(load, _)| !load.is_open());
+        self.live.users = closed.then_some(bucket.users);
         self.live.last = second;
         self.live.last_bucket = bucket.clone();
         observer.second(&self.live);

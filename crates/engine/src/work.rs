@@ -23,6 +23,8 @@ pub(crate) struct Prepared {
     pub(crate) heads: Heads,
     /// The cookies its templates read (`{{ cookie.NAME }}`): the names, without `cookie.`.
     pub(crate) cookie_vars: Vec<String>,
+    /// For an item of its own: the data files its templates read (see [`Work::reads`]).
+    pub(crate) reads: Vec<usize>,
 }
 
 impl Prepared {
@@ -86,6 +88,7 @@ impl Prepared {
             captures: captures.to_vec(),
             heads,
             cookie_vars,
+            reads: Vec::new(),
         })
     }
 
@@ -132,6 +135,18 @@ pub(crate) struct PreparedFlow {
     pub(crate) steps: Vec<PreparedStep>,
     /// Steps run once per user before its first iteration.
     pub(crate) once: Vec<PreparedStep>,
+    /// The data files its templates read (indexes into the plan's `data.sets`).
+    pub(crate) reads: Vec<usize>,
+}
+
+impl Work {
+    /// The data files the item's templates read.
+    pub(crate) fn reads(&self) -> &[usize] {
+        match self {
+            Work::Request(p) => &p.reads,
+            Work::Flow(f) => &f.reads,
+        }
+    }
 }
 
 /// A prepared item.
@@ -185,24 +200,36 @@ impl Workload {
     /// Prepares every item of `plan`; fails (with the reason in words) when a request
     /// cannot be sent in the run's protocol.
     pub(crate) fn new(plan: &Plan) -> Result<Workload, UnsendableRequest> {
-        let items = plan
-            .items
+        Workload::of(plan, &plan.items, &plan.weights)
+    }
+
+    /// Prepares `items` of `plan` (a workload's), picked by `weights`.
+    pub(crate) fn of(
+        plan: &Plan,
+        items: &[Item],
+        weights: &[u32],
+    ) -> Result<Workload, UnsendableRequest> {
+        let items = items
             .iter()
             .enumerate()
             .map(|(index, item)| {
+                let reads = plan.journey.data_sets_of(item);
                 Ok(match item {
-                    Item::Request(r) => Work::Request(Prepared::new(plan, r, &[])?),
+                    Item::Request(r) => Work::Request(Prepared {
+                        reads,
+                        ..Prepared::new(plan, r, &[])?
+                    }),
                     Item::Flow(f) => Work::Flow(PreparedFlow {
                         index,
                         steps: prepare_steps(plan, &f.steps)?,
                         once: prepare_steps(plan, &f.once)?,
+                        reads,
                     }),
                 })
             })
             .collect::<Result<_, UnsendableRequest>>()?;
         let mut total = 0;
-        let cumulative = plan
-            .weights
+        let cumulative = weights
             .iter()
             .map(|w| {
                 total += u64::from(*w);

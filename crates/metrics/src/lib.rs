@@ -6,6 +6,7 @@ pub mod recorder;
 pub mod streams;
 pub mod summary;
 pub mod threshold;
+pub mod workloads;
 
 use std::fmt;
 

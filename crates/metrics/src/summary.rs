@@ -116,6 +116,10 @@ pub struct Summary {
     /// groups.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub by_group: BTreeMap<String, GroupSummary>,
+    /// Per workload (`workloads:`): figures, checks and its own thresholds; absent
+    /// for a run of one load.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_workload: BTreeMap<String, crate::workloads::WorkloadSummary>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -209,6 +213,7 @@ impl Summary {
             redirects: 0,
             cookies: CookieCounts::default(),
             by_group: BTreeMap::new(),
+            by_workload: BTreeMap::new(),
         }
     }
 }

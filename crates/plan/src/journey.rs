@@ -221,3 +221,136 @@ pub struct Once {
 /// Values captured by the run's `setup:` steps, read by every user as
 /// `{{ setup.NAME }}`: (name, text, whether the text is JSON of a non-string value).
 pub type SetupValues = Vec<(String, String, bool)>;
+
+/// What a plan holds for journeys outside its items: data files, the run's `setup:`
+/// and `teardown:` steps, and what `setup:` captured (filled by the command that runs
+/// the plan, before any load).
+#[derive(Debug, Clone, Default)]
+pub struct JourneyPlan {
+    /// The scenario's `data:` files.
+    pub data: crate::data::DataPlan,
+    /// Steps run once before the load.
+    pub setup: Vec<crate::Step>,
+    /// Steps run once after the load.
+    pub teardown: Vec<crate::Step>,
+    /// The values `setup:` captured, for every user as `setup.NAME`.
+    pub setup_values: SetupValues,
+    /// The variables `setup:` steps capture (their names, without `setup.`).
+    pub setup_captures: Vec<String>,
+    /// Users (and arrivals) numbered so far by this process's part of the run:
+    /// `user()` is made from it and [`JourneyPlan::shard`], unique across shards.
+    pub users: Arc<std::sync::atomic::AtomicU64>,
+    /// This process's part of the run (the whole in a single process).
+    pub shard: crate::Slice,
+}
+
+impl JourneyPlan {
+    /// The journey of shard `part`: its disjoint slice of every `unique` data file, and
+    /// user numbers of its own (numbered `n × count + index + 1`).
+    pub fn for_shard(&self, part: crate::Slice) -> JourneyPlan {
+        JourneyPlan {
+            data: self.data.slice(part),
+            shard: part,
+            users: Arc::default(),
+            ..self.clone()
+        }
+    }
+
+    /// The same journey with its cursors and user numbers back at the start: a new run
+    /// of the plan (each step of a search) hands out rows and numbers anew.
+    pub fn fresh(&self) -> JourneyPlan {
+        JourneyPlan {
+            data: self.data.restart(),
+            users: Arc::default(),
+            ..self.clone()
+        }
+    }
+
+    /// The next user's number (1-based, unique across shards).
+    pub fn next_user(&self) -> u64 {
+        let n = self
+            .users
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        n * self.shard.count() + self.shard.index() + 1
+    }
+}
+
+impl JourneyPlan {
+    /// The data files (indexes into `data.sets`) that `item`'s templates read
+    /// (`{{ data.NAME.COLUMN }}`), in conditions, counts and checks too: a user takes
+    /// a `unique` row only of a file its work reads.
+    pub fn data_sets_of(&self, item: &crate::Item) -> Vec<usize> {
+        let mut names: Vec<String> = Vec::new();
+        match item {
+            crate::Item::Request(r) => request_vars(r, &mut names),
+            crate::Item::Flow(f) => {
+                steps_vars(&f.steps, &mut names);
+                steps_vars(&f.once, &mut names);
+            }
+        }
+        let mut sets: Vec<usize> = names
+            .iter()
+            .filter_map(|n| n.strip_prefix("data."))
+            .filter_map(|rest| rest.split('.').next())
+            .filter_map(|set| self.data.index(set))
+            .collect();
+        sets.sort_unstable();
+        sets.dedup();
+        sets
+    }
+}
+
+/// Every variable a request's templates read.
+fn request_vars(r: &crate::RequestTemplate, out: &mut Vec<String>) {
+    let mut add = |t: &Template| out.extend(t.variables().into_iter().map(str::to_string));
+    add(&r.path);
+    r.headers.iter().for_each(|(_, t)| add(t));
+    if let Some(b) = &r.body {
+        add(b);
+    }
+    if let Some(m) = &r.multipart {
+        for p in &m.pieces {
+            if let Piece::Text(t) = p {
+                add(t);
+            }
+        }
+    }
+    if let Some(t) = &r.expect.body_contains {
+        add(t);
+    }
+    for j in &r.expect.json {
+        if let Some(Expected::Template(t)) = &j.equals {
+            add(t);
+        }
+    }
+    for c in &r.checks {
+        match &c.rule {
+            CheckRule::BodyContains(t) => add(t),
+            CheckRule::Json {
+                equals: Some(Expected::Template(t)),
+                ..
+            } => add(t),
+            _ => {}
+        }
+    }
+}
+
+/// Every variable a list of steps reads.
+fn steps_vars(steps: &[crate::Step], out: &mut Vec<String>) {
+    for s in steps {
+        match s {
+            crate::Step::Request { request, .. } => request_vars(request, out),
+            crate::Step::Block(b) => {
+                if let Some(c) = &b.when {
+                    out.extend(c.variables().into_iter().map(str::to_string));
+                }
+                if let Some(t) = &b.repeat {
+                    out.extend(t.variables().into_iter().map(str::to_string));
+                }
+                steps_vars(&b.steps, out);
+            }
+            crate::Step::Parallel(p) => p.requests.iter().for_each(|(r, _)| request_vars(r, out)),
+            crate::Step::Think(_) | crate::Step::Stream(_) => {}
+        }
+    }
+}

@@ -12,10 +12,12 @@ pub mod proto;
 mod schedule;
 mod slice;
 mod stream;
+mod workload;
 
 pub use schedule::{Schedule, Stage};
 pub use slice::{BadSlice, Slice};
 pub use stream::{GrpcCall, MessageExpect, Protocol, StreamStep};
+pub use workload::{ids_of, WorkloadPlan};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,7 +38,9 @@ pub struct Plan {
     pub weights: Vec<u32>,
     /// Request names; a request's `name_id` indexes this list. Used for per-name stats.
     pub names: Vec<String>,
-    /// The load model and its shape over time.
+    /// The load model and its shape over time. With `workloads`, the load of the
+    /// workload whose own `load` is `None` (the one `find --workload` searches), else
+    /// a copy of the first workload's: read [`Plan::loads`] for every load of a run.
     pub load: Load,
     /// Per-request timeout; a request exceeding it is an error of kind `timeout`.
     pub timeout: Duration,
@@ -70,6 +74,12 @@ pub struct Plan {
     /// Names of the flows' `group:` steps; a group's id (what the engine passes to
     /// `Recorder::group`) indexes it. Empty without groups.
     pub groups: Vec<String>,
+    /// The scenario's `workloads:`, each with its own items and load, run at once;
+    /// empty for a plan of one load (`load` with `items`), which the engine runs as
+    /// it always has. See [`WorkloadPlan`].
+    pub workloads: Vec<WorkloadPlan>,
+    /// Data files, `setup:` and `teardown:` steps, and the values `setup:` captured.
+    pub journey: journey::JourneyPlan,
 }
 
 /// A scenario's `cluster:` block.
@@ -206,12 +216,16 @@ impl Plan {
         self.duration().saturating_sub(self.warmup)
     }
 
-    /// Total scheduled duration of the run, warm-up included.
+    /// Total scheduled duration of the run, warm-up included: with `workloads`, the
+    /// latest end (start offset plus length) of any of them.
     pub fn duration(&self) -> Duration {
-        match &self.load {
-            Load::ArrivalRate { schedule, .. } => schedule.duration(),
-            Load::Users { schedule, .. } => schedule.duration(),
+        if self.workloads.is_empty() {
+            return self.load.duration();
         }
+        self.loads()
+            .map(|(load, start)| start.saturating_add(load.duration()))
+            .max()
+            .unwrap_or_default()
     }
 }
 
@@ -384,7 +398,51 @@ pub enum Load {
         schedule: Schedule,
         /// Pause after each iteration.
         think: Think,
+        /// `iterations:`: the users stop after so many iterations (the schedule's
+        /// length is then only an upper bound); `None` loops until the schedule ends.
+        iterations: Option<Iterations>,
     },
+}
+
+/// How many iterations a counted users load runs (`load.iterations`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Iterations {
+    /// `{per_user: K}`: each user runs K iterations, then stops.
+    PerUser(u64),
+    /// `{shared: K}`: the users together run K iterations (split over shards as users
+    /// are; the threads of one process take them from one counter).
+    Shared(u64),
+}
+
+impl Load {
+    /// The length of the load's schedule.
+    pub fn duration(&self) -> Duration {
+        match self {
+            Load::ArrivalRate { schedule, .. } | Load::Users { schedule, .. } => {
+                schedule.duration()
+            }
+        }
+    }
+
+    /// The load's schedule (a rate, or a user count).
+    pub fn schedule(&self) -> &Schedule {
+        match self {
+            Load::ArrivalRate { schedule, .. } | Load::Users { schedule, .. } => schedule,
+        }
+    }
+
+    /// Whether this is the open model (arrival rate).
+    pub fn is_open(&self) -> bool {
+        matches!(self, Load::ArrivalRate { .. })
+    }
+
+    /// The iteration count of a counted users load; `None` for the others.
+    pub fn iterations(&self) -> Option<Iterations> {
+        match self {
+            Load::Users { iterations, .. } => *iterations,
+            Load::ArrivalRate { .. } => None,
+        }
+    }
 }
 
 /// A pause: none, fixed, or uniform in a range.

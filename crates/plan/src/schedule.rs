@@ -151,11 +151,63 @@ impl Schedule {
         }
         None
     }
+
+    /// The first `length` of the schedule: stages past it dropped, the one it falls
+    /// in cut there at the value it has reached. A schedule no longer than `length`
+    /// is returned whole.
+    pub fn until(&self, length: Duration) -> Schedule {
+        let mut stages = Vec::new();
+        let mut left = length;
+        let mut from = self.start;
+        for stage in &self.stages {
+            if left.is_zero() {
+                break;
+            }
+            if stage.duration <= left {
+                stages.push(*stage);
+                left -= stage.duration;
+            } else {
+                let part = left.as_secs_f64() / stage.duration.as_secs_f64();
+                stages.push(Stage {
+                    duration: left,
+                    target: from + (stage.target - from) * part,
+                });
+                break;
+            }
+            from = stage.target;
+        }
+        Schedule::new(self.start, stages)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_schedule_cut_short_keeps_its_shape_up_to_the_cut() {
+        let s = Schedule::new(
+            0.0,
+            vec![
+                Stage {
+                    duration: secs(2.0),
+                    target: 100.0,
+                },
+                Stage {
+                    duration: secs(2.0),
+                    target: 100.0,
+                },
+            ],
+        );
+        let cut = s.until(secs(1.0));
+        assert_eq!(cut.duration(), secs(1.0));
+        assert!((cut.value_at(secs(1.0)) - 50.0).abs() < 1e-9);
+        assert!((cut.arrivals_by(secs(1.0)) - s.arrivals_by(secs(1.0))).abs() < 1e-9);
+        assert_eq!(s.until(secs(3.0)).duration(), secs(3.0));
+        assert_eq!(s.until(secs(9.0)), s);
+        assert_eq!(s.until(Duration::ZERO).duration(), Duration::ZERO);
+        assert_eq!(s.until(Duration::ZERO).time_of_arrival(0), None);
+    }
 
     fn secs(s: f64) -> Duration {
         Duration::from_secs_f64(s)

@@ -75,11 +75,21 @@ pub(crate) fn parse<'a>(
     }
 }
 
-/// Compiles a scenario file's text; `file` names it in errors.
+/// Compiles a scenario file's text for a run; `file` names it in errors.
 pub(crate) fn from_text(
     file: &str,
     text: &str,
     overrides: &Overrides,
+) -> Result<Plan, ScenarioError> {
+    from_text_for(file, text, overrides, false)
+}
+
+/// [`from_text`], for a search when `search` (which varies one workload's load).
+pub(crate) fn from_text_for(
+    file: &str,
+    text: &str,
+    overrides: &Overrides,
+    search: bool,
 ) -> Result<Plan, ScenarioError> {
     let (doc, src) = parse(file, text)?;
     let doc = &doc.value;
@@ -136,8 +146,29 @@ pub(crate) fn from_text(
         user_vars: Vec::new(),
     };
 
+    let (data, data_vars) = super::data::build(src, &doc.data)?;
+    cx.user_vars = data_vars;
+    let (setup, setup_captures) = super::data::once_steps(&mut cx, &doc.setup, "setup")?;
+    cx.user_vars
+        .extend(setup_captures.iter().map(|c| format!("setup.{c}")));
+    let (teardown, _) = super::data::once_steps(&mut cx, &doc.teardown, "teardown")?;
+    let journey = headroom_plan::journey::JourneyPlan {
+        data,
+        setup,
+        teardown,
+        setup_captures,
+        ..Default::default()
+    };
+
     let mut items = Vec::new();
     let mut weights = Vec::new();
+    let workloads = match doc.workloads.is_empty() {
+        true => None,
+        false => Some(super::workloads::compile(&mut cx, doc, overrides, search)?),
+    };
+    if let Some(w) = &workloads {
+        (items, weights) = (w.items.clone(), w.weights.clone());
+    }
     for (i, spec) in doc.requests.iter().enumerate() {
         let path = format!("requests[{i}]");
         weights.push(weight(src, spec.value.weight.as_ref(), &path)?);
@@ -173,6 +204,8 @@ pub(crate) fn from_text(
         );
     }
 
+    check_names(&thresholds, &checks).map_err(|e| src.at(src.root, "thresholds", e))?;
+
     let mut watches = Vec::new();
     for (i, node) in doc.watch.iter().enumerate() {
         headroom_watch::Spec::parse(&node.value)
@@ -184,12 +217,18 @@ pub(crate) fn from_text(
         Some(node) => Some(super::sink::build(src, node)?),
         None => None,
     };
-    let (load, pool) = load_model::build(Some(src), doc.load.as_ref(), overrides)?;
+    let (load, pool, client_load) = match &workloads {
+        Some(w) => (w.load.clone(), w.pool, w.client_load.clone()),
+        None => {
+            let (load, pool) = load_model::build(Some(src), doc.load.as_ref(), overrides)?;
+            (load.clone(), pool, load)
+        }
+    };
     let client = super::client::build(
         Some((src, doc.client.as_ref(), doc.defaults.as_ref())),
         overrides,
         &target,
-        &load,
+        &client_load,
         pool,
     )?;
     let name = doc.name.clone().unwrap_or_else(|| {
@@ -197,7 +236,7 @@ pub(crate) fn from_text(
             .file_stem()
             .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
     });
-    Ok(Plan {
+    let plan = Plan {
         name,
         items,
         weights,
@@ -216,7 +255,11 @@ pub(crate) fn from_text(
         cluster: super::cluster::build(src, doc.cluster.as_ref())?,
         checks,
         groups,
-    })
+        workloads: workloads.map(|w| w.workloads).unwrap_or_default(),
+        journey,
+    };
+    super::data::check_unique(src, &doc.data, &plan)?;
+    Ok(plan)
 }
 
 /// Builds the one-request plan of a run with no scenario file: GET of `--url`, or
@@ -285,10 +328,13 @@ pub(crate) fn quick(overrides: &Overrides) -> Result<Plan, ScenarioError> {
         cluster: Default::default(),
         checks: Vec::new(),
         groups: Vec::new(),
+        journey: Default::default(),
+        workloads: Vec::new(),
     })
 }
 
-fn weight(
+/// A `weight:` (1 when absent), a positive integer up to `u32::MAX`.
+pub(crate) fn weight(
     src: Source<'_>,
     node: Option<&super::format::Node>,
     path: &str,
@@ -306,7 +352,7 @@ fn weight(
 }
 
 /// Parses a threshold and checks that its scope names a request.
-fn threshold(
+pub(crate) fn threshold(
     expr: &str,
     names: &[String],
     streams: &[headroom_plan::StreamName],
@@ -326,10 +372,35 @@ fn threshold(
                 });
             }
         }
+    } else if t.metric == headroom_metrics::threshold::Metric::Checks {
+        // A check's name, known once every request compiled: see `check_names`.
     } else {
         check_scope(t.scope.as_deref(), names)?;
     }
     Ok(t)
+}
+
+/// A `checks{NAME}` rule must name one of the scenario's checks.
+fn check_names(thresholds: &[Threshold], checks: &[String]) -> Result<(), String> {
+    for t in thresholds {
+        if t.metric != headroom_metrics::threshold::Metric::Checks {
+            continue;
+        }
+        if let Some(name) = t.scope.as_deref() {
+            if !checks.iter().any(|c| c.trim() == name) {
+                let known = if checks.is_empty() {
+                    "none".to_string()
+                } else {
+                    checks.join(", ")
+                };
+                return Err(format!(
+                    "{:?}: {name:?} is not a check of the scenario (its checks: {known})",
+                    t.expr
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A threshold's scope must be one of the request names.

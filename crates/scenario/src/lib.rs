@@ -13,6 +13,7 @@
 mod client;
 mod cluster;
 mod compile;
+mod data;
 mod duration;
 mod errors;
 mod field_errors;
@@ -31,6 +32,7 @@ mod sink;
 mod streams;
 mod target;
 mod values;
+mod workloads;
 
 use std::path::Path;
 use std::time::Duration;
@@ -41,6 +43,7 @@ pub use field_errors::{
     DurationError, HeaderError, LimitError, QuickError, ReadError, ScopeError, SinkFieldError,
     TargetError,
 };
+pub use load_model::ITERATIONS_BOUND;
 pub use quick::{QuickBody, QuickRequest};
 pub use schema::scenario_schema;
 pub use setup::{Purpose, ScenarioText, Setup, SetupError, DEFAULT_ERROR_RULE, DEFAULT_THRESHOLDS};
@@ -84,6 +87,10 @@ pub struct Overrides {
     /// `-X`, `-H`, `--body`, `--json`, `--body-file`: quick mode's request (an error
     /// with a scenario file, whose requests say all that themselves).
     pub request: QuickRequest,
+    /// `find --workload NAME`: the workload of a scenario with `workloads:` whose load
+    /// a search varies (the others run as written in every step).
+    #[serde(default)]
+    pub workload: Option<String>,
 }
 
 /// The connection flags (`run` and `find`).

@@ -3,7 +3,10 @@
 //!
 //! Rules: `model: arrival-rate` takes `rate` + `duration` or `stages`, and optionally
 //! `max_in_flight`; `model: users` takes `users` + `duration` or `stages`, and
-//! optionally `think`. With no `model`, `users` or `think` imply the users model.
+//! optionally `think` and `iterations` (`{per_user: K}` or `{shared: K}`: the run ends
+//! when they are done, its `duration` then an upper bound defaulting to
+//! [`ITERATIONS_BOUND`]). With no `model`, `users`, `think` or `iterations` imply the
+//! users model.
 //! `--rate`/`--users` force their model with a constant schedule; `--duration` sets the
 //! length of a constant schedule and is refused for a staged one.
 
@@ -18,12 +21,15 @@ use super::values::{
     at_most, duration, non_negative_int, number, positive_int, think, MAX_CONCURRENCY, MAX_RATE,
 };
 use super::Overrides;
-use headroom_plan::{Load, Schedule, Stage, Think};
+use headroom_plan::{Iterations, Load, Schedule, Stage, Think};
 
 /// In-flight limit of the arrival-rate model when neither file nor flag sets one.
 pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 10_000;
 /// Run length of a constant load when nothing sets one.
 pub(crate) const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+/// The longest a load counted in `iterations` runs when nothing sets its `duration`:
+/// users that have not finished their iterations by then stop.
+pub const ITERATIONS_BOUND: Duration = Duration::from_secs(600);
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Model {
@@ -48,6 +54,7 @@ struct FileLoad {
     max_in_flight: Option<usize>,
     connections: Option<usize>,
     think: Think,
+    iterations: Option<Iterations>,
 }
 
 /// Builds the load from the file's section (if any) and the flags. `src` is `None`
@@ -57,9 +64,25 @@ pub(crate) fn build(
     spec: Option<&Spanned<LoadSpec>>,
     overrides: &Overrides,
 ) -> Result<(Load, Option<usize>), ScenarioError> {
+    build_at(src, spec, overrides, "load")
+}
+
+/// [`build`] for the load section at `at` (`load`, or `workloads[i].load`), which
+/// errors name.
+pub(crate) fn build_at(
+    src: Option<Source<'_>>,
+    spec: Option<&Spanned<LoadSpec>>,
+    overrides: &Overrides,
+    at: &str,
+) -> Result<(Load, Option<usize>), ScenarioError> {
     let file = match (src, spec) {
-        (Some(src), Some(spec)) => Some(read(src, spec)?),
+        (Some(src), Some(spec)) => Some(read(src, spec, at)?),
         _ => None,
+    };
+    // A counted load runs until its iterations are done, within a long bound.
+    let default_duration = match file.as_ref().and_then(|f| f.iterations) {
+        Some(_) => ITERATIONS_BOUND,
+        None => DEFAULT_DURATION,
     };
     flag_limits(overrides)?;
     let (model, value) = match (overrides.rate, overrides.users) {
@@ -79,7 +102,7 @@ pub(crate) fn build(
                 Some(src) => {
                     return Err(src.at(
                         src.root,
-                        "load",
+                        at,
                         "missing: add a `load` section (rate or users) or pass --rate/--users",
                     ))
                 }
@@ -97,7 +120,7 @@ pub(crate) fn build(
         }
         (Some(v), Some(Shape::Constant { duration, .. })) => Schedule::constant(
             v,
-            overrides.duration.or(*duration).unwrap_or(DEFAULT_DURATION),
+            overrides.duration.or(*duration).unwrap_or(default_duration),
         ),
         (Some(v), None) => Schedule::constant(v, overrides.duration.unwrap_or(DEFAULT_DURATION)),
         (None, None) => return Err(ScenarioError::command_line("--rate/--users is required")),
@@ -111,7 +134,7 @@ pub(crate) fn build(
         }
         (None, Some(Shape::Constant { value, duration })) => Schedule::constant(
             *value,
-            overrides.duration.or(*duration).unwrap_or(DEFAULT_DURATION),
+            overrides.duration.or(*duration).unwrap_or(default_duration),
         ),
     };
     if schedule.duration().is_zero() {
@@ -159,12 +182,17 @@ pub(crate) fn build(
                     "--max-in-flight applies to the arrival-rate model; the users model is limited by its user count",
                 ));
             }
-            let think = match (&file, file_model) {
-                (Some(f), Some(Model::Users)) => f.think,
-                _ => Think::None,
+            let (think, iterations) = match (&file, file_model) {
+                (Some(f), Some(Model::Users)) => (f.think, f.iterations),
+                _ => (Think::None, None),
+            };
+            let load = Load::Users {
+                schedule,
+                think,
+                iterations,
             };
             // `--connections N` sizes a shared pool for the users too.
-            Ok((Load::Users { schedule, think }, overrides.connections))
+            Ok((load, overrides.connections))
         }
     }
 }
@@ -210,7 +238,7 @@ fn concurrency(
     Ok(n)
 }
 
-fn read(src: Source<'_>, spec: &Spanned<LoadSpec>) -> Result<FileLoad, ScenarioError> {
+fn read(src: Source<'_>, spec: &Spanned<LoadSpec>, at: &str) -> Result<FileLoad, ScenarioError> {
     let load = &spec.value;
     let model = match &load.model {
         Some(m) => match m.value.as_str() {
@@ -219,19 +247,25 @@ fn read(src: Source<'_>, spec: &Spanned<LoadSpec>) -> Result<FileLoad, ScenarioE
             other => {
                 return Err(src.of(
                     m,
-                    "load.model",
+                    &format!("{at}.model"),
                     format!("expected `arrival-rate` or `users`, found {other:?}"),
                 ))
             }
         },
-        None if load.users.is_some() || load.think.is_some() => Model::Users,
+        None if load.users.is_some() || load.think.is_some() || load.iterations.is_some() => {
+            Model::Users
+        }
         None => Model::ArrivalRate,
     };
     let (value_key, value_node, misplaced) = match model {
         Model::ArrivalRate => (
             "rate",
             &load.rate,
-            vec![("users", &load.users), ("think", &load.think)],
+            vec![
+                ("users", &load.users),
+                ("think", &load.think),
+                ("iterations", &load.iterations),
+            ],
         ),
         Model::Users => (
             "users",
@@ -252,7 +286,7 @@ fn read(src: Source<'_>, spec: &Spanned<LoadSpec>) -> Result<FileLoad, ScenarioE
         if let Some(node) = node {
             return Err(src.of(
                 node,
-                &format!("load.{key}"),
+                &format!("{at}.{key}"),
                 format!(
                     "not allowed with `model: {model_name}`, which takes `{value_key}` or `stages`"
                 ),
@@ -263,12 +297,12 @@ fn read(src: Source<'_>, spec: &Spanned<LoadSpec>) -> Result<FileLoad, ScenarioE
         (Some(_), Some(stages)) => {
             return Err(src.of(
                 stages,
-                "load.stages",
+                &format!("{at}.stages"),
                 format!("give either `{value_key}` (with `duration`) or `stages`, not both"),
             ))
         }
         (Some(node), None) => {
-            let path = format!("load.{value_key}");
+            let path = format!("{at}.{value_key}");
             let value = match model {
                 Model::ArrivalRate => {
                     let rate = number(src, node, &path, true)?;
@@ -280,10 +314,14 @@ fn read(src: Source<'_>, spec: &Spanned<LoadSpec>) -> Result<FileLoad, ScenarioE
             let duration = load
                 .duration
                 .as_ref()
-                .map(|d| duration(src, d, "load.duration"))
+                .map(|d| duration(src, d, &format!("{at}.duration")))
                 .transpose()?;
             if let Some(start) = &load.start {
-                return Err(src.of(start, "load.start", "`start` only applies to `stages`"));
+                return Err(src.of(
+                    start,
+                    &format!("{at}.start"),
+                    "`start` only applies to `stages`",
+                ));
             }
             Shape::Constant { value, duration }
         }
@@ -291,31 +329,49 @@ fn read(src: Source<'_>, spec: &Spanned<LoadSpec>) -> Result<FileLoad, ScenarioE
             if let Some(d) = &load.duration {
                 return Err(src.of(
                     d,
-                    "load.duration",
+                    &format!("{at}.duration"),
                     "not allowed with `stages`, which set their own durations",
                 ));
             }
-            Shape::Staged(read_stages(src, model, load, stages)?)
+            if let Some(n) = &load.iterations {
+                return Err(src.of(
+                    n,
+                    &format!("{at}.iterations"),
+                    "`iterations` take a constant `users` count (with an optional \
+                     `duration` bound), not `stages`",
+                ));
+            }
+            Shape::Staged(read_stages(src, model, load, stages, at)?)
         }
         (None, None) => {
             return Err(src.of(
                 spec,
-                "load",
+                at,
                 format!("expected `{value_key}` (with `duration`) or `stages`"),
             ));
         }
     };
     let max_in_flight = match &load.max_in_flight {
-        Some(node) => Some(concurrency(src, node, "load.max_in_flight", "in flight")? as usize),
+        Some(node) => {
+            let path = format!("{at}.max_in_flight");
+            Some(concurrency(src, node, &path, "in flight")? as usize)
+        }
         None => None,
     };
     let connections = match &load.connections {
-        Some(node) => Some(concurrency(src, node, "load.connections", "connections")? as usize),
+        Some(node) => {
+            let path = format!("{at}.connections");
+            Some(concurrency(src, node, &path, "connections")? as usize)
+        }
         None => None,
     };
     let think = match &load.think {
-        Some(node) => think(src, node, "load.think")?,
+        Some(node) => think(src, node, &format!("{at}.think"))?,
         None => Think::None,
+    };
+    let iterations = match &load.iterations {
+        Some(node) => Some(iterations(src, node, &format!("{at}.iterations"))?),
+        None => None,
     };
     Ok(FileLoad {
         model,
@@ -323,6 +379,49 @@ fn read(src: Source<'_>, spec: &Spanned<LoadSpec>) -> Result<FileLoad, ScenarioE
         max_in_flight,
         connections,
         think,
+        iterations,
+    })
+}
+
+/// `iterations: {per_user: K}` or `{shared: K}`, K a positive integer.
+fn iterations(
+    src: Source<'_>,
+    node: &super::format::Node,
+    path: &str,
+) -> Result<Iterations, ScenarioError> {
+    let fail = |what: String| Err(src.of(node, path, what));
+    let serde_json::Value::Object(map) = &node.value else {
+        return fail(format!(
+            "expected {{per_user: K}} or {{shared: K}}, found {}",
+            found(&node.value)
+        ));
+    };
+    if let Some(k) = map.keys().find(|k| *k != "per_user" && *k != "shared") {
+        return fail(format!(
+            "unknown key `{k}`: expected `per_user` or `shared`"
+        ));
+    }
+    if map.len() > 1 {
+        return fail(
+            "give `per_user` (each user's count) or `shared` (the users' total), not both".into(),
+        );
+    }
+    let Some((key, value)) = map.iter().next() else {
+        return fail("expected {per_user: K} or {shared: K}, found an empty map".into());
+    };
+    let count = match value.as_u64() {
+        Some(n) if n > 0 => n,
+        _ => {
+            return Err(src.of(
+                node,
+                &format!("{path}.{key}"),
+                format!("expected a positive integer, found {}", found(value)),
+            ))
+        }
+    };
+    Ok(match key.as_str() {
+        "per_user" => Iterations::PerUser(count),
+        _ => Iterations::Shared(count),
     })
 }
 
@@ -331,11 +430,12 @@ fn read_stages(
     model: Model,
     load: &LoadSpec,
     stages: &Spanned<Vec<Spanned<super::format::StageSpec>>>,
+    at: &str,
 ) -> Result<Schedule, ScenarioError> {
     if stages.value.is_empty() {
         return Err(src.of(
             stages,
-            "load.stages",
+            &format!("{at}.stages"),
             "expected at least one stage {duration, target}",
         ));
     }
@@ -352,13 +452,13 @@ fn read_stages(
         Ok(v)
     };
     let start = match &load.start {
-        Some(node) => value(node, "load.start")?,
+        Some(node) => value(node, &format!("{at}.start"))?,
         None => 0.0,
     };
     let mut out = Vec::with_capacity(stages.value.len());
     let mut total = Duration::ZERO;
     for (i, stage) in stages.value.iter().enumerate() {
-        let path = format!("load.stages[{i}]");
+        let path = format!("{at}.stages[{i}]");
         let duration = duration(src, &stage.value.duration, &format!("{path}.duration"))?;
         let target = value(&stage.value.target, &format!("{path}.target"))?;
         total = total.saturating_add(duration);
@@ -375,7 +475,7 @@ fn read_stages(
     if schedule.duration().is_zero() {
         return Err(src.of(
             stages,
-            "load.stages",
+            &format!("{at}.stages"),
             "expected stages lasting more than 0s in all",
         ));
     }
@@ -383,7 +483,7 @@ fn read_stages(
         let what = found(&serde_json::json!(schedule.peak()));
         return Err(src.of(
             stages,
-            "load.stages",
+            &format!("{at}.stages"),
             format!("expected some stage target > 0, found a peak of {what}"),
         ));
     }

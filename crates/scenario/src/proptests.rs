@@ -38,7 +38,9 @@ fn compile_bounded(text: &str) -> Result<Plan, String> {
             };
             (schedule, vec![*max_in_flight, pool])
         }
-        Load::Users { schedule, think } => {
+        Load::Users {
+            schedule, think, ..
+        } => {
             if let Think::Fixed(d) | Think::Uniform(_, d) = think {
                 assert!(*d <= MAX_DURATION);
             }

@@ -194,7 +194,8 @@ pub(crate) fn compile(
             ))
         }
     };
-    if !path_node.value.starts_with('/') {
+    // A path may be a captured one (`{{ next }}`, a `Location` read earlier).
+    if !path_node.value.starts_with('/') && !path_node.value.starts_with("{{") {
         let msg = format!(
             "expected a path starting with `/`, found {:?}",
             path_node.value

@@ -65,6 +65,10 @@ pub struct Setup {
     pub overrides: Overrides,
     /// Run or search.
     pub purpose: Purpose,
+    /// What the scenario's `setup:` steps captured (run once by the command, on the
+    /// coordinator of a sharded run), for every user as `{{ setup.NAME }}`.
+    #[serde(default)]
+    pub setup_values: headroom_plan::journey::SetupValues,
 }
 
 /// Why a [`Setup`] does not compile into a plan.
@@ -84,12 +88,16 @@ impl Setup {
     /// scenario itself does (certificate files of `client:`, a gRPC schema).
     pub fn plan(&self) -> Result<Plan, SetupError> {
         let mut plan = match &self.scenario {
-            Some(s) => compile::from_text(&s.file, &s.text, &self.overrides)?,
+            Some(s) => {
+                let search = self.purpose == Purpose::Search;
+                compile::from_text_for(&s.file, &s.text, &self.overrides, search)?
+            }
             None => compile::quick(&self.overrides)?,
         };
         if self.purpose == Purpose::Search {
             search_thresholds(&mut plan)?;
         }
+        plan.journey.setup_values = self.setup_values.clone();
         Ok(plan)
     }
 }

@@ -191,7 +191,9 @@ fn users_model_with_stages_and_a_think_range() {
     );
     assert_eq!(plan.name, "scenario");
     match &plan.load {
-        Load::Users { schedule, think } => {
+        Load::Users {
+            schedule, think, ..
+        } => {
             let stages = vec![
                 Stage {
                     duration: secs(30.0),
@@ -228,7 +230,9 @@ fn users_model_with_stages_and_a_think_range() {
 fn users_are_implied_and_arrival_stages_ramp_from_zero() {
     let plan = plan("target: http://127.0.0.1:1\nload: {users: 3, duration: 5s, think: 2s}\nrequests: [{path: /}]\n");
     match &plan.load {
-        Load::Users { schedule, think } => {
+        Load::Users {
+            schedule, think, ..
+        } => {
             assert_eq!(*schedule, Schedule::constant(3.0, secs(5.0)));
             assert_eq!(*think, Think::Fixed(secs(2.0)));
         }

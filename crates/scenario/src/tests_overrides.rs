@@ -54,7 +54,7 @@ fn overrides_win_over_the_file() {
         },
     );
     assert!(
-        matches!(&p.load, Load::Users { schedule, think: Think::Fixed(t) }
+        matches!(&p.load, Load::Users { schedule, think: Think::Fixed(t), .. }
         if *schedule == Schedule::constant(9.0, secs(20.0)) && *t == secs(1.0))
     );
     let p = plan_with(

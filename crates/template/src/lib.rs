@@ -89,6 +89,18 @@ impl Vars {
         self.entry(name).map(|(v, _)| v)
     }
 
+    /// Whether `name` holds the JSON text of a non-string value (a number, an object).
+    pub fn is_json(&self, name: &str) -> bool {
+        self.entry(name).is_some_and(|(_, json)| json)
+    }
+
+    /// Every variable: (name, text, whether the text is JSON of a non-string value).
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str, bool)> {
+        self.entries
+            .iter()
+            .map(|(k, v, j)| (k.as_str(), v.as_str(), *j))
+    }
+
     /// The value of `name` and whether it is the JSON text of a non-string value.
     fn entry(&self, name: &str) -> Option<(&str, bool)> {
         self.entries

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::plan::{Item, Load, Plan, RequestTemplate, Schedule, Step, StreamStep, Think};
+use crate::plan::{
+    Item, Iterations, Load, Plan, RequestTemplate, Schedule, Step, StreamStep, Think,
+};
 
 /// A compiled plan, as `headroom check` prints it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -19,10 +21,15 @@ pub struct Outline {
     /// The base URL every request path is joined to.
     pub target: String,
     /// What an iteration runs, one of these picked by weight: requests and flows, in the
-    /// scenario's order.
+    /// scenario's order (empty with `workloads`, whose items are their own).
     pub items: Vec<ItemOutline>,
-    /// The load model and its shape over time.
-    pub load: LoadOutline,
+    /// The load model and its shape over time (absent with `workloads`, whose loads
+    /// are their own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadOutline>,
+    /// The scenario's `workloads:`, run at once; absent without.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<WorkloadOutline>,
     /// The run's request timeout (a request's own `timeout:` is not shown).
     pub timeout_s: f64,
     /// Engine threads.
@@ -39,6 +46,21 @@ pub struct Outline {
     /// The `cluster.shards:` the load is split over, if set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shards: Option<u64>,
+}
+
+/// One workload of `workloads:`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkloadOutline {
+    /// Its name.
+    pub name: String,
+    /// When it starts, from the start of the run.
+    pub start_s: f64,
+    /// Its load.
+    pub load: LoadOutline,
+    /// Its requests and flows, with shares of its own iterations.
+    pub items: Vec<ItemOutline>,
+    /// Its own pass/fail rules, as written.
+    pub thresholds: Vec<String>,
 }
 
 /// One weighted entry of the plan: a request or a flow.
@@ -146,6 +168,21 @@ pub struct LoadOutline {
     /// Closed model: each user's pause after an iteration (absent for none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub think: Option<ThinkOutline>,
+    /// Closed model: the iterations after which the users stop (`{"per_user": K}` or
+    /// `{"shared": K}`; absent when they loop until the schedule ends, which is
+    /// otherwise an upper bound).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<IterationsOutline>,
+}
+
+/// A load counted in iterations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IterationsOutline {
+    /// Each user runs this many.
+    PerUser(u64),
+    /// The users together run this many.
+    Shared(u64),
 }
 
 /// Which load model a plan runs.
@@ -170,40 +207,27 @@ pub struct StageOutline {
 impl Outline {
     /// The outline of `plan`, compiled from the scenario file `file`.
     pub fn of(file: &str, plan: &Plan) -> Outline {
-        let total: u64 = plan.weights.iter().map(|&w| u64::from(w)).sum();
-        let items = plan
-            .items
-            .iter()
-            .zip(&plan.weights)
-            .map(|(item, &weight)| {
-                let share_pct = crate::report::units::share(u64::from(weight), total);
-                match item {
-                    Item::Request(r) => ItemOutline {
-                        kind: "request",
-                        name: plan.names[r.name_id].clone(),
-                        weight,
-                        share_pct,
-                        request: Some(request(r)),
-                        steps: Vec::new(),
-                    },
-                    Item::Flow(f) => ItemOutline {
-                        kind: "flow",
-                        name: f.name.clone(),
-                        weight,
-                        share_pct,
-                        request: None,
-                        steps: f.steps.iter().map(|s| step(plan, s)).collect(),
-                    },
-                }
+        let workloads: Vec<WorkloadOutline> = (plan.workloads.iter())
+            .map(|w| WorkloadOutline {
+                name: w.name.clone(),
+                start_s: w.start.as_secs_f64(),
+                load: load(plan.load_of(w)),
+                items: items(plan, &w.items, &w.weights),
+                thresholds: w.thresholds.iter().map(|t| t.expr.clone()).collect(),
             })
             .collect();
+        let single = workloads.is_empty();
         let t = &plan.target;
         Outline {
             file: file.to_string(),
             name: plan.name.clone(),
             target: format!("{}://{}{}", t.scheme, t.authority, t.base_path),
-            items,
-            load: load(&plan.load),
+            items: match single {
+                true => items(plan, &plan.items, &plan.weights),
+                false => Vec::new(),
+            },
+            load: single.then(|| load(&plan.load)),
+            workloads,
             timeout_s: plan.timeout.as_secs_f64(),
             threads: plan.threads,
             thresholds: plan.thresholds.iter().map(|t| t.expr.clone()).collect(),
@@ -213,6 +237,36 @@ impl Outline {
             shards: plan.cluster.shards,
         }
     }
+}
+
+/// `items` weighted by `weights`, each with its share of their iterations.
+fn items(plan: &Plan, items: &[Item], weights: &[u32]) -> Vec<ItemOutline> {
+    let total: u64 = weights.iter().map(|&w| u64::from(w)).sum();
+    items
+        .iter()
+        .zip(weights)
+        .map(|(item, &weight)| {
+            let share_pct = crate::report::units::share(u64::from(weight), total);
+            match item {
+                Item::Request(r) => ItemOutline {
+                    kind: "request",
+                    name: plan.names[r.name_id].clone(),
+                    weight,
+                    share_pct,
+                    request: Some(request(r)),
+                    steps: Vec::new(),
+                },
+                Item::Flow(f) => ItemOutline {
+                    kind: "flow",
+                    name: f.name.clone(),
+                    weight,
+                    share_pct,
+                    request: None,
+                    steps: f.steps.iter().map(|s| step(plan, s)).collect(),
+                },
+            }
+        })
+        .collect()
 }
 
 /// A request's method and path.
@@ -311,8 +365,14 @@ fn load(load: &Load) -> LoadOutline {
             schedule,
             max_in_flight,
         } => (LoadModel::ArrivalRate, schedule, Some(*max_in_flight), None),
-        Load::Users { schedule, think: t } => (LoadModel::Users, schedule, None, think(*t)),
+        Load::Users {
+            schedule, think: t, ..
+        } => (LoadModel::Users, schedule, None, think(*t)),
     };
+    let iterations = load.iterations().map(|n| match n {
+        Iterations::PerUser(k) => IterationsOutline::PerUser(k),
+        Iterations::Shared(k) => IterationsOutline::Shared(k),
+    });
     LoadOutline {
         model,
         start: schedule.start(),
@@ -321,6 +381,7 @@ fn load(load: &Load) -> LoadOutline {
         peak: schedule.peak(),
         max_in_flight,
         think: pause,
+        iterations,
     }
 }
 

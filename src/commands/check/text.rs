@@ -4,7 +4,10 @@
 
 use crate::report::table::{Align, Table};
 
-use super::outline::{human, LoadModel, LoadOutline, Outline, StepOutline, ThinkOutline};
+use super::outline::{
+    human, ItemOutline, IterationsOutline, LoadModel, LoadOutline, Outline, StepOutline,
+    ThinkOutline,
+};
 
 /// Renders `outline`; every line ends in a newline.
 pub fn render(outline: &Outline) -> String {
@@ -14,8 +17,10 @@ pub fn render(outline: &Outline) -> String {
         format!("{} ({})", outline.name, outline.file),
     ]);
     settings.row(["target", outline.target.as_str()]);
-    for (i, line) in load_lines(&outline.load).into_iter().enumerate() {
-        settings.row([if i == 0 { "load" } else { "" }.to_string(), line]);
+    if let Some(load) = &outline.load {
+        for (i, line) in load_lines(load).into_iter().enumerate() {
+            settings.row([if i == 0 { "load" } else { "" }.to_string(), line]);
+        }
     }
     settings.row(["timeout".to_string(), human(outline.timeout_s)]);
     settings.row(["threads".to_string(), outline.threads.to_string()]);
@@ -24,8 +29,26 @@ pub fn render(outline: &Outline) -> String {
         settings.row(["also".to_string(), also.join(", ")]);
     }
     let mut out = settings.render(0);
-    out.push('\n');
-    out.push_str(&items(outline).render(0));
+    if !outline.items.is_empty() {
+        out.push('\n');
+        out.push_str(&items(&outline.items).render(0));
+    }
+    for w in &outline.workloads {
+        out.push_str(&format!(
+            "\nworkload {} (starts at {})\n",
+            w.name,
+            human(w.start_s)
+        ));
+        let mut load = Table::new(&[Align::Left, Align::Left]);
+        for (i, line) in load_lines(&w.load).into_iter().enumerate() {
+            load.row([if i == 0 { "load" } else { "" }.to_string(), line]);
+        }
+        out.push_str(&load.render(2));
+        out.push_str(&items(&w.items).render(2));
+        if !w.thresholds.is_empty() {
+            out.push_str(&format!("  thresholds: {}\n", w.thresholds.join(", ")));
+        }
+    }
     out.push_str("\nthresholds");
     if outline.thresholds.is_empty() {
         out.push_str(": none\n");
@@ -40,7 +63,7 @@ pub fn render(outline: &Outline) -> String {
 }
 
 /// The requests and flows (a flow's steps in the rows below it), with weights and shares.
-fn items(outline: &Outline) -> Table {
+fn items(items: &[ItemOutline]) -> Table {
     let mut table = Table::new(&[
         Align::Left,
         Align::Left,
@@ -50,7 +73,7 @@ fn items(outline: &Outline) -> Table {
         Align::Left,
     ]);
     table.row(["request", "method", "path", "weight", "share"]);
-    for item in &outline.items {
+    for item in items {
         let (method, path) = match &item.request {
             Some(r) => (r.method.as_str(), r.path.as_str()),
             None => ("flow", ""),
@@ -109,6 +132,15 @@ fn load_lines(load: &LoadOutline) -> Vec<String> {
     }
     if let Some(t) = &load.think {
         lines.push(format!("think {} after each iteration", pause(t)));
+    }
+    match load.iterations {
+        Some(IterationsOutline::PerUser(k)) => lines.push(format!(
+            "each user stops after {k} iterations (the duration is an upper bound)"
+        )),
+        Some(IterationsOutline::Shared(k)) => lines.push(format!(
+            "the users stop after {k} iterations in all (the duration is an upper bound)"
+        )),
+        None => {}
     }
     lines
 }

@@ -34,7 +34,6 @@ fn named(requests: u64, scale: f64, errors: u64) -> NameSummary {
 /// generator that was the bound.
 fn open_run() -> Summary {
     let mut s = Summary {
-        version: 1,
         name: "checkout".into(),
         model: "arrival-rate".into(),
         requests: 10_000,
@@ -64,7 +63,6 @@ fn open_run() -> Summary {
             ("get_task".to_string(), named(3000, 10.0, 50)),
         ]
         .into(),
-        thresholds: vec![],
         generator: Generator {
             cpu_percent: 97.4,
             threads: 2,
@@ -74,19 +72,8 @@ fn open_run() -> Summary {
             reason: "CPU at 97% of the engine threads' capacity".into(),
             ..Generator::default()
         },
-        timeline: vec![],
-        interrupted: false,
-        aborted: None,
-        watches: vec![],
-        delivery: None,
-        streams: Default::default(),
-        stream_totals: Default::default(),
-        shards: Vec::new(),
-        coordinator: None,
-        checks: Default::default(),
-        redirects: 0,
-        cookies: Default::default(),
-        by_group: Default::default(),
+        // The rest as a new run has them.
+        ..Summary::empty("t", 1.0)
     };
     let rules: Vec<Threshold> = ["p95 < 500ms", "get_task.p99 < 10ms", "nope.p95 < 1s"]
         .iter()

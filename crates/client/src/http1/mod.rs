@@ -49,8 +49,10 @@ pub use try_io::TryIo;
 
 /// Initial read buffer. Small, because a run may hold thousands of connections.
 const READ_CHUNK: usize = 4 * 1024;
-/// Most headers parsed per response.
-const MAX_HEADERS: usize = 48;
+/// Most headers parsed per response: a login page sets a dozen cookies, and a
+/// `Set-Cookie` flood must reach the jar's own bound (counted, not stored) rather
+/// than fail the response. Uninitialised slots: more costs no memset.
+const MAX_HEADERS: usize = 128;
 /// A kept body's space is given back before the next exchange when it grew past this,
 /// so an idle connection does not hold on to its largest body.
 const RETAINED_BODY: usize = 64 * 1024;

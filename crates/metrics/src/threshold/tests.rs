@@ -28,7 +28,6 @@ fn summary() -> Summary {
         timing_ms: Default::default(),
     };
     Summary {
-        version: 1,
         name: "t".into(),
         model: "arrival-rate".into(),
         requests: 10_000,
@@ -59,21 +58,9 @@ fn summary() -> Summary {
             ("idle".to_string(), name(0, 0.0, 0)),
         ]
         .into(),
-        thresholds: vec![],
         generator: Default::default(),
-        timeline: vec![],
-        interrupted: false,
-        aborted: None,
-        watches: vec![],
-        delivery: None,
-        streams: Default::default(),
-        stream_totals: Default::default(),
-        shards: Vec::new(),
-        coordinator: None,
-        checks: Default::default(),
-        redirects: 0,
-        cookies: Default::default(),
-        by_group: Default::default(),
+        // The rest as a new run has them.
+        ..Summary::empty("t", 1.0)
     }
 }
 

@@ -1,0 +1,287 @@
+//! Application journeys against go-httpbin on loopback (issue 29): cookies kept per
+//! user, redirects followed as browsers follow them, form and multipart bodies,
+//! captures from headers, cookies, regexes, CSS selectors and the status, and
+//! non-fatal checks. Every run's summary adds up (`read_summary`). Skipped when
+//! go-httpbin is not installed (a failure under `HEADROOM_REQUIRE_ALL`).
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::journey::GoHttpbin;
+use crate::support::{run_with_summary, stderr};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// Writes `body` as a scenario against `bin`, runs it, and returns the exit code, the
+/// summary as JSON (the new keys are read from it) and what headroom printed.
+fn run(dir: &Path, bin: &GoHttpbin, body: &str) -> (i32, Value, String) {
+    let path = dir.join("journey.yaml");
+    std::fs::write(&path, format!("target: {}\n{body}", bin.url())).unwrap();
+    let (out, _) = run_with_summary(dir, &[path.to_str().unwrap()], LIMIT);
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("s.json")).unwrap()).unwrap();
+    (out.status.code().unwrap_or(-1), json, stderr(&out))
+}
+
+fn count(s: &Value, name: &str, key: &str) -> u64 {
+    s["by_name"][name][key].as_u64().unwrap_or(0)
+}
+
+fn errors(s: &Value, name: &str) -> u64 {
+    s["by_name"][name]["errors"]["count"].as_u64().unwrap_or(0)
+}
+
+#[test]
+fn a_users_cookie_jar_carries_the_session_to_the_next_request() {
+    let Some(bin) = GoHttpbin::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // `set` answers 302 to /cookies (followed: its body shows what was sent), `read`
+    // asks again and must carry the cookie; `{{ cookie.session }}` reads the jar.
+    let flow = r#"load: {model: users, users: 2, duration: 2s}
+flows:
+  - name: session
+    steps:
+      - request: {name: set, path: "/cookies/set?session=abc{{ user() }}", expect: {json: {"$.cookies.session": "abc{{ user() }}"}}}
+      - request: {name: read, path: /cookies, expect: {json: {"$.cookies.session": "abc{{ user() }}"}}}
+      - request: {name: echo, path: "/anything?seen={{ cookie.session }}", expect: {json: {"$.args.seen[0]": "abc{{ user() }}"}}}
+"#;
+    let (code, s, err) = run(dir.path(), &bin, flow);
+    assert_eq!(code, 0, "{err}\n{s}");
+    for name in ["set", "read", "echo"] {
+        assert!(count(&s, name, "requests") >= 5, "{name}: {s}");
+        assert_eq!(errors(&s, name), 0, "{name}: {}", s["by_name"][name]);
+    }
+    assert!(
+        s["cookies"]["received"].as_u64().unwrap() >= 5,
+        "{}",
+        s["cookies"]
+    );
+    assert!(
+        s["cookies"]["sent"].as_u64().unwrap() >= 10,
+        "{}",
+        s["cookies"]
+    );
+    assert!(s["redirects"].as_u64().unwrap() >= 5, "{}", s["redirects"]);
+
+    // With the jar off, the session never comes back: every `read` fails its check.
+    let off = flow.replace("load:", "client: {cookies: false}\nload:");
+    let (code, s, err) = run(dir.path(), &bin, &off);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(errors(&s, "set"), count(&s, "set", "requests"), "{s}");
+    assert!(
+        s.get("cookies").is_none() || s["cookies"]["sent"] == 0,
+        "{s}"
+    );
+}
+
+#[test]
+fn redirects_are_followed_with_browser_methods_up_to_the_limit() {
+    let Some(bin) = GoHttpbin::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let flow = r#"load: {model: users, users: 1, duration: 1s}
+flows:
+  - name: hops
+    steps:
+      - request: {name: three, path: /redirect/3, expect: {status: 200, json: {"$.url": "URL/get"}}}
+      - request: {name: see_other, method: POST, path: "/redirect-to?url=/anything&status_code=303", body: "x=1", expect: {json: {"$.method": GET, "$.data": ""}}}
+      - request: {name: temporary, method: POST, path: "/redirect-to?url=/anything&status_code=307", form: {x: "1"}, expect: {json: {"$.method": POST, "$.form.x[0]": "1"}}}
+      - request: {name: not_followed, path: /redirect/1, redirects: 0, expect: {status: 302}}
+        capture: {to: "header:Location"}
+      - request: {name: to_captured, path: "{{ to }}", expect: {status: 200}}
+"#
+    .replace("URL", &bin.url());
+    let (code, s, err) = run(dir.path(), &bin, &flow);
+    assert_eq!(code, 0, "{err}\n{}", s["by_name"]);
+    for name in [
+        "three",
+        "see_other",
+        "temporary",
+        "not_followed",
+        "to_captured",
+    ] {
+        assert!(count(&s, name, "requests") >= 2, "{name}: {s}");
+    }
+    let iterations = count(&s, "three", "requests");
+    // 3 + 1 + 1 hops per iteration.
+    assert!(
+        s["redirects"].as_u64().unwrap() >= 5 * iterations - 5,
+        "{s}"
+    );
+
+    // One hop too many fails the request with `redirect`.
+    let short = r#"load: {model: users, users: 1, duration: 1s}
+client: {redirects: 2}
+requests:
+  - {name: far, path: /redirect/3}
+"#;
+    let (code, s, _) = run(dir.path(), &bin, short);
+    assert_eq!(code, 0);
+    assert!(count(&s, "far", "requests") >= 2, "{s}");
+    assert_eq!(errors(&s, "far"), count(&s, "far", "requests"));
+    assert_eq!(
+        s["errors"]["by_kind"]["redirect"].as_u64(),
+        Some(count(&s, "far", "requests")),
+        "{}",
+        s["errors"]
+    );
+}
+
+#[test]
+fn form_and_multipart_bodies_reach_the_server_as_sent() {
+    let Some(bin) = GoHttpbin::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let upload = dir.path().join("notes.txt");
+    std::fs::write(&upload, b"two lines\nof text\n").unwrap();
+    let flow = r#"load: {model: users, users: 2, duration: 1s}
+flows:
+  - name: bodies
+    steps:
+      - request:
+          name: form
+          method: POST
+          path: /post
+          form: {name: "user {{ user() }}", note: "a&b=c d"}
+          expect: {json: {"$.form.name[0]": "user {{ user() }}", "$.form.note[0]": "a&b=c d"}}
+      - request:
+          name: upload
+          method: POST
+          path: /post
+          multipart:
+            title: "report {{ user() }}"
+            doc: {file: notes.txt, content_type: text/plain}
+          expect: {json: {"$.form.title[0]": "report {{ user() }}", "$.files.doc[0]": "two lines\nof text\n"}}
+"#;
+    let (code, s, err) = run(dir.path(), &bin, flow);
+    assert_eq!(code, 0, "{err}\n{}", s["by_name"]);
+    for name in ["form", "upload"] {
+        assert!(count(&s, name, "requests") >= 4, "{name}: {s}");
+    }
+}
+
+#[test]
+fn captures_read_headers_cookies_html_regexes_and_status() {
+    let Some(bin) = GoHttpbin::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // /html is Moby-Dick in an <h1> and <p>; /links/5/0 lists four links.
+    let flow = r#"load: {model: users, users: 1, duration: 1s}
+flows:
+  - name: captures
+    steps:
+      - request: {name: page, path: /html}
+        capture:
+          title: "css:h1"
+          word: "regex:(Herman \\w+)"
+          code: status
+          missing: {from: "css:#nope", default: none}
+      - request: {name: links, path: /links/5/0}
+        capture:
+          any: {from: "css:a@href", pick: random}
+          all: {from: "css:a@href", pick: all}
+      - request: {name: cookie, path: "/cookies/set?k=v1", redirects: 0}
+        capture: {k: "cookie:k", to: "header:Location"}
+      - request: {name: echo, path: "/anything?t={{ urlencode(title) }}&w={{ urlencode(word) }}&c={{ code }}&m={{ missing }}&a={{ urlencode(any) }}&k={{ k }}&to={{ urlencode(to) }}"}
+        capture: {seen: "$.args"}
+"#;
+    let (code, s, err) = run(dir.path(), &bin, flow);
+    assert_eq!(code, 0, "{err}\n{}", s["by_name"]);
+    assert!(count(&s, "echo", "requests") >= 2, "{s}");
+
+    // A capture with no match and no default fails its step.
+    let strict = r#"load: {model: users, users: 1, duration: 1s}
+flows:
+  - name: strict
+    steps:
+      - request: {name: page, path: /html}
+        capture: {x: "css:#nope"}
+      - request: {name: never, path: /get}
+"#;
+    let (code, s, _) = run(dir.path(), &bin, strict);
+    assert_eq!(code, 0);
+    assert_eq!(errors(&s, "page"), count(&s, "page", "requests"), "{s}");
+    assert_eq!(count(&s, "never", "requests"), 0, "{s}");
+}
+
+#[test]
+fn checks_count_without_failing_requests_and_a_threshold_judges_them() {
+    let Some(bin) = GoHttpbin::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let flow = r#"load: {model: users, users: 1, duration: 1s}
+thresholds: ["checks > 99%"]
+flows:
+  - name: checked
+    steps:
+      - request:
+          name: page
+          path: /status/200
+          check: {status: 200, duration: "<5s"}
+      - request:
+          name: wrong
+          path: /json
+          check: {status: 201, json: {"$.slideshow.author": "Yours Truly"}}
+"#;
+    let (code, s, err) = run(dir.path(), &bin, flow);
+    // Requests all pass; one check of four fails each iteration: 75 % < 99 %.
+    assert_eq!(code, 99, "{err}\n{s}");
+    assert_eq!(s["errors"]["count"], 0, "{s}");
+    let n = count(&s, "page", "requests");
+    assert!(n >= 2, "{s}");
+    let checks = &s["checks"];
+    assert_eq!(checks["passed"].as_u64(), Some(3 * n), "{checks}");
+    assert_eq!(checks["failed"].as_u64(), Some(n), "{checks}");
+    assert_eq!(
+        checks["by_name"]["wrong.status"]["failed"].as_u64(),
+        Some(n),
+        "{checks}"
+    );
+    assert_eq!(
+        checks["by_name"]["page.duration"]["passed"].as_u64(),
+        Some(n),
+        "{checks}"
+    );
+    let rule = &s["thresholds"][0];
+    assert_eq!(
+        (rule["ok"].as_bool(), rule["expr"].as_str()),
+        (Some(false), Some("checks > 99%")),
+        "{rule}"
+    );
+}
+
+#[test]
+fn a_set_cookie_flood_is_counted_and_bounded() {
+    let Some(bin) = GoHttpbin::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // 80 cookies in one response: 50 are kept, 30 dropped; the next request sends 50.
+    let names: Vec<String> = (0..80).map(|i| format!("c{i}=v")).collect();
+    let flow = format!(
+        r#"load: {{model: users, users: 1, duration: 1s}}
+flows:
+  - name: flood
+    steps:
+      - request: {{name: set, path: "/cookies/set?{}", redirects: 0}}
+      - request: {{name: read, path: /cookies, expect: {{json_path: "$.cookies.c0"}}}}
+"#,
+        names.join("&")
+    );
+    let (code, s, err) = run(dir.path(), &bin, &flow);
+    assert_eq!(code, 0, "{err}\n{s}");
+    let n = count(&s, "set", "requests");
+    assert!(n >= 2, "{s}");
+    let cookies = &s["cookies"];
+    assert!(cookies["dropped"].as_u64().unwrap() >= 30, "{cookies}");
+    // Sent: at most 50 per request once the jar is full.
+    assert!(cookies["sent"].as_u64().unwrap() <= 50 * 2 * n, "{cookies}");
+}
