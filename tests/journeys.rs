@@ -285,3 +285,59 @@ flows:
     // Sent: at most 50 per request once the jar is full.
     assert!(cookies["sent"].as_u64().unwrap() <= 50 * 2 * n, "{cookies}");
 }
+
+#[test]
+fn the_guides_example_runs_its_logic_groups_and_parallel_requests() {
+    let Some(bin) = GoHttpbin::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let example = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/examples/httpbin-journey.yaml");
+    let (out, _) = run_with_summary(
+        dir.path(),
+        &[example.to_str().unwrap(), "--url", &bin.url()],
+        LIMIT,
+    );
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("s.json")).unwrap()).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        stderr(&out),
+        s["by_name"]
+    );
+    assert_eq!(s["errors"]["count"], 0, "{}", s["errors"]);
+    let n = count(&s, "set_cookie", "requests");
+    assert!(n >= 10, "{s}");
+    // Every step ran once per iteration, `twice` twice, `sometimes` about half the time.
+    for name in [
+        "echo_cookie",
+        "form",
+        "upload",
+        "links",
+        "follow",
+        "cart",
+        "price",
+        "pay",
+    ] {
+        let c = count(&s, name, "requests");
+        assert!(c + 2 >= n && c <= n, "{name}: {c} of {n}");
+    }
+    let twice = count(&s, "twice", "requests");
+    assert!(
+        twice + 4 >= 2 * n && twice <= 2 * n,
+        "twice: {twice} of {n}"
+    );
+    let sometimes = count(&s, "sometimes", "requests") as f64;
+    assert!(
+        sometimes > 0.2 * n as f64 && sometimes < 0.8 * n as f64,
+        "sometimes: {sometimes} of {n}"
+    );
+    // The group is timed once per iteration; its checks all passed.
+    let group = &s["by_group"]["checkout"];
+    assert!(group["count"].as_u64().unwrap() + 2 >= n, "{group}");
+    assert_eq!(group["failed"], 0, "{group}");
+    assert_eq!(s["checks"]["failed"], 0, "{}", s["checks"]);
+}

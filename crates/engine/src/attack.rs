@@ -273,9 +273,6 @@ async fn drive_open(
     while !state.stopping() {
         let Some(offset) = pacer.due(sent) else { break };
         let scheduled = lane.at + offset;
-        if scheduled >= measured_from {
-            enter_measured(state, gauges);
-        }
         if batch_end.is_none_or(|end| scheduled > end) {
             // Wake once for this arrival and start, with it, every arrival due within
             // the window: never late, at most 2 ms early. Early costs no accuracy
@@ -287,6 +284,11 @@ async fn drive_open(
             // and ~12.6 µs with 2 ms.
             timer.sleep_until(scheduled).await?;
             batch_end = Some(Instant::now() + window);
+        }
+        // Entered once this arrival starts, not before its wait: another workload's
+        // driver on this thread may start arrivals of the warm-up meanwhile.
+        if scheduled >= measured_from {
+            enter_measured(state, gauges);
         }
         sent += 1;
         state

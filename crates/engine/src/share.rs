@@ -135,6 +135,13 @@ pub fn run_share_at(
     control: &Control,
     observer: &mut dyn Observer,
 ) -> Result<Share, EngineError> {
+    // This share's users are numbered apart from other shards', and take rows of
+    // `unique` data files from its own slice; every run starts its cursors anew.
+    let plan = {
+        let mut own = (*plan).clone();
+        own.journey = plan.journey.for_shard(shard);
+        Arc::new(own)
+    };
     // Resolved once: every connection of the run goes to this address.
     let resolving = Instant::now();
     let addr = resolve(&plan)?;

@@ -482,8 +482,13 @@ fn source(text: &str) -> Result<CaptureFrom, String> {
         if attr.as_deref() == Some("") {
             return Err(format!("expected an attribute name after `@` in {css:?}"));
         }
-        let parsed = scraper::Selector::parse(selector.trim())
-            .map_err(|e| format!("bad CSS selector {selector:?}: {e}"))?;
+        if selector.trim().is_empty() {
+            return Err("expected a CSS selector after `css:`, such as css:h1 or css:input[name=csrf]@value".into());
+        }
+        let parsed = scraper::Selector::parse(selector.trim()).map_err(|e| {
+            let why = e.to_string().replace('\n', " ");
+            format!("bad CSS selector {selector:?}: {why}")
+        })?;
         return Ok(CaptureFrom::Css {
             selector: Box::new(parsed),
             attr,

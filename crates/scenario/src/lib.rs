@@ -178,8 +178,12 @@ mod tests_flows;
 #[cfg(test)]
 mod tests_graphql;
 #[cfg(test)]
+mod tests_journeys;
+#[cfg(test)]
 mod tests_overrides;
 #[cfg(test)]
 mod tests_sse;
 #[cfg(test)]
 mod tests_streams;
+#[cfg(test)]
+mod tests_workloads;

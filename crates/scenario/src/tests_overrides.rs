@@ -22,6 +22,7 @@ fn overrides_win_over_the_file() {
         client: ClientFlags::default(),
         request: Default::default(),
         proto_paths: Vec::new(),
+        workload: None,
     };
     let p = plan_with(file, &o);
     assert_eq!(
