@@ -341,3 +341,48 @@ fn the_guides_example_runs_its_logic_groups_and_parallel_requests() {
     assert_eq!(group["failed"], 0, "{group}");
     assert_eq!(s["checks"]["failed"], 0, "{}", s["checks"]);
 }
+
+#[test]
+fn a_redirect_to_another_origin_is_followed_there_without_credentials() {
+    let (Some(first), Some(second)) = (GoHttpbin::start(), GoHttpbin::start()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // The second origin (another port) sets a cookie on the way. Cookies are per host,
+    // not per port (RFC 6265 section 8.5), so the first origin gets it too; the
+    // `Authorization` header does not cross to the other origin.
+    let there = format!("{}/cookies/set?far=1", second.url());
+    let echo = format!("{}/anything", second.url());
+    let flow = format!(
+        r#"load: {{model: users, users: 1, duration: 1s}}
+flows:
+  - name: origins
+    steps:
+      - request: {{name: away, path: "/redirect-to?url={}", expect: {{json: {{"$.cookies.far": "1"}}}}}}
+      - request: {{name: home, path: /cookies, expect: {{json: {{"$.cookies.far": "1"}}}}}}
+      - request: {{name: auth, path: "/redirect-to?url={}", headers: {{Authorization: Bearer secret}}, expect: {{json: {{"$.url": "{}"}}}}}}
+        capture: {{auth: {{from: "$.headers.Authorization[0]", default: none}}}}
+      - request: {{name: check, path: "/anything?a={{{{ auth }}}}", expect: {{json: {{"$.args.a[0]": none}}}}}}
+"#,
+        urlencode(&there),
+        urlencode(&echo),
+        echo
+    );
+    let (code, s, err) = run(dir.path(), &first, &flow);
+    assert_eq!(code, 0, "{err}\n{}", s["by_name"]);
+    for name in ["away", "home", "auth", "check"] {
+        assert!(count(&s, name, "requests") >= 2, "{name}: {s}");
+        assert_eq!(errors(&s, name), 0, "{name}: {}", s["by_name"][name]);
+    }
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
