@@ -46,6 +46,30 @@ pub struct Outline {
     /// The `cluster.shards:` the load is split over, if set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shards: Option<u64>,
+    /// The scenario's `data:` files, read and counted; absent without.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub data: Vec<DataOutline>,
+    /// `setup:` steps, run once before the load; absent without.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub setup: Vec<StepOutline>,
+    /// `teardown:` steps, run once after it; absent without.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub teardown: Vec<StepOutline>,
+}
+
+/// One data file of `data:`, as loaded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DataOutline {
+    /// Its name (`{{ data.NAME.COLUMN }}`).
+    pub name: String,
+    /// The file read.
+    pub file: String,
+    /// Its rows.
+    pub rows: usize,
+    /// Its columns.
+    pub columns: Vec<String>,
+    /// `unique`, `sequential` or `random`.
+    pub pick: String,
 }
 
 /// One workload of `workloads:`.
@@ -80,6 +104,9 @@ pub struct ItemOutline {
     /// A flow: its steps in order (empty for a request).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepOutline>,
+    /// A flow's `once:` steps, run once per user before its first iteration.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub once: Vec<StepOutline>,
 }
 
 /// What a request sends.
@@ -235,6 +262,26 @@ impl Outline {
             hooks: !plan.hooks.is_empty(),
             sink: plan.sink.is_some(),
             shards: plan.cluster.shards,
+            data: plan
+                .journey
+                .data
+                .sets
+                .iter()
+                .map(|s| DataOutline {
+                    name: s.name().to_string(),
+                    file: s.set().file().display().to_string(),
+                    rows: s.set().len(),
+                    columns: s.set().columns().to_vec(),
+                    pick: s.pick().as_str().to_string(),
+                })
+                .collect(),
+            setup: plan.journey.setup.iter().map(|s| step(plan, s)).collect(),
+            teardown: plan
+                .journey
+                .teardown
+                .iter()
+                .map(|s| step(plan, s))
+                .collect(),
         }
     }
 }
@@ -255,6 +302,7 @@ fn items(plan: &Plan, items: &[Item], weights: &[u32]) -> Vec<ItemOutline> {
                     share_pct,
                     request: Some(request(r)),
                     steps: Vec::new(),
+                    once: Vec::new(),
                 },
                 Item::Flow(f) => ItemOutline {
                     kind: "flow",
@@ -263,6 +311,7 @@ fn items(plan: &Plan, items: &[Item], weights: &[u32]) -> Vec<ItemOutline> {
                     share_pct,
                     request: None,
                     steps: f.steps.iter().map(|s| step(plan, s)).collect(),
+                    once: f.once.iter().map(|s| step(plan, s)).collect(),
                 },
             }
         })

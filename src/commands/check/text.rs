@@ -22,6 +22,9 @@ pub fn render(outline: &Outline) -> String {
             settings.row([if i == 0 { "load" } else { "" }.to_string(), line]);
         }
     }
+    for (i, line) in data_lines(outline).into_iter().enumerate() {
+        settings.row([if i == 0 { "data" } else { "" }.to_string(), line]);
+    }
     settings.row(["timeout".to_string(), human(outline.timeout_s)]);
     settings.row(["threads".to_string(), outline.threads.to_string()]);
     let also = extras(outline);
@@ -85,7 +88,14 @@ fn items(items: &[ItemOutline]) -> Table {
             item.weight.to_string(),
             format!("{:.1}%", item.share_pct),
         ]);
-        rows(&mut table, &item.steps, "  ");
+        if !item.once.is_empty() {
+            table.row(["  once per user".to_string(), String::new(), String::new()]);
+            rows(&mut table, &item.once, "    ");
+            table.row(["  each iteration".to_string(), String::new(), String::new()]);
+            rows(&mut table, &item.steps, "    ");
+        } else {
+            rows(&mut table, &item.steps, "  ");
+        }
     }
     table
 }
@@ -180,7 +190,35 @@ fn extras(outline: &Outline) -> Vec<String> {
     if let Some(n) = outline.shards {
         also.push(format!("{n} shards"));
     }
+    if !outline.setup.is_empty() {
+        let n = outline.setup.len();
+        let steps = if n == 1 { "step" } else { "steps" };
+        also.push(format!("setup: {n} {steps} once before the load"));
+    }
+    if !outline.teardown.is_empty() {
+        let n = outline.teardown.len();
+        let steps = if n == 1 { "step" } else { "steps" };
+        also.push(format!("teardown: {n} {steps} once after it"));
+    }
     also
+}
+
+/// The data files' lines: name, file, rows, columns, pick.
+pub(super) fn data_lines(outline: &Outline) -> Vec<String> {
+    outline
+        .data
+        .iter()
+        .map(|d| {
+            format!(
+                "{}: {} rows of {} ({}), {}",
+                d.name,
+                d.rows,
+                d.file,
+                d.columns.join(", "),
+                d.pick
+            )
+        })
+        .collect()
 }
 
 /// The rows of `steps`, numbered, under `indent` (a block's steps one level deeper).
