@@ -386,3 +386,49 @@ fn urlencode(s: &str) -> String {
         })
         .collect()
 }
+
+/// `parallel:` against the built-in target: over HTTP/2 the requests are streams of
+/// the user's one connection; over HTTP/1.1 each runs on a connection of its own beside
+/// the user's, and all of them are accounted.
+#[test]
+fn parallel_requests_share_the_users_http2_connection_and_open_siblings_in_http1() {
+    use headroom::target::{self, TargetOptions};
+    let target = target::spawn(TargetOptions::loopback()).expect("built-in target");
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("parallel.yaml");
+    std::fs::write(
+        &scenario,
+        format!(
+            r#"target: http://{}
+load: {{model: users, users: 2, iterations: {{per_user: 5}}, duration: 20s}}
+client: {{connection: per-user}}
+flows:
+  - name: batch
+    steps:
+      - request: {{name: first, path: "/work?ms=1"}}
+      - parallel:
+          - {{name: a, path: "/work?ms=20"}}
+          - {{name: b, path: "/work?ms=20"}}
+          - {{name: c, path: "/work?ms=20"}}
+"#,
+            target.addr()
+        ),
+    )
+    .unwrap();
+    let path = scenario.to_str().unwrap();
+    let (out, s) = run_with_summary(dir.path(), &[path, "--http2"], LIMIT);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(s.errors.count, 0, "{:?}", s.errors);
+    // 2 users × 5 iterations × 4 requests, on the users' 2 connections.
+    assert_eq!(s.requests, 40);
+    for name in ["first", "a", "b", "c"] {
+        assert_eq!(s.by_name[name].requests, 10, "{name}");
+    }
+    assert_eq!(s.connections.opened, 2, "{:?}", s.connections);
+    let (out, s1) = run_with_summary(dir.path(), &[path], LIMIT);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(s1.requests, 40);
+    assert_eq!(s1.errors.count, 0, "{:?}", s1.errors);
+    // HTTP/1.1: a user's own connection and two siblings for each parallel step.
+    assert!(s1.connections.opened > 2, "{:?}", s1.connections);
+}
