@@ -432,3 +432,30 @@ flows:
     // HTTP/1.1: a user's own connection and two siblings for each parallel step.
     assert!(s1.connections.opened > 2, "{:?}", s1.connections);
 }
+
+/// A target with a base path: the request goes under it, the redirect's `Location` (an
+/// absolute path) does not, and the hop carries the cookie the first response set.
+#[test]
+fn a_redirect_under_a_base_path_goes_where_its_location_says() {
+    let Some(bin) = GoHttpbin::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("base.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            r#"target: {}/cookies
+load: {{model: users, users: 1, duration: 1s}}
+requests:
+  - {{name: set, path: "/set?a={{{{ user() }}}}", expect: {{json: {{"$.cookies.a": "{{{{ user() }}}}"}}}}}}
+"#,
+            bin.url()
+        ),
+    )
+    .unwrap();
+    let (out, s) = run_with_summary(dir.path(), &[path.to_str().unwrap()], LIMIT);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(s.requests >= 5, "{}", s.requests);
+    assert_eq!(s.errors.count, 0, "{:?}", s.errors);
+}

@@ -24,9 +24,9 @@ use crate::work::Prepared;
 use headroom_client::prepared::PreparedRequest;
 use headroom_client::session::{Client, Failure, Payload, Reply, Scratch, Session, Trace};
 use headroom_metrics::ErrorKind;
-use headroom_plan::journey::CheckRule;
+use headroom_plan::journey::{CheckRule, Multipart, Piece};
 use headroom_plan::{ClientPlan, RequestTemplate, Target};
-use headroom_template::{RenderContext, Template, Vars};
+use headroom_template::{Escape, RenderContext, Template, Vars};
 
 /// What a chain did besides its verdict, for the recorder.
 #[derive(Debug, Default)]
@@ -118,12 +118,11 @@ pub(crate) async fn run(
             Some((r, None)) => (r, &state.client),
         };
         // A hop is rendered here, its cookies for its own URL.
+        // A hop was rendered whole when it was made (`hop_request`): its prebuilt
+        // form, with its own target's authority and no base path.
         let rendered = match &hop {
             None => None,
             Some(_) => {
-                let extra = cookie_header(cookies, jar, url.as_ref(), tally);
-                let extra: Vec<(&str, &[u8])> =
-                    extra.iter().map(|v| ("cookie", v.as_bytes())).collect();
                 let mut rng = state.rng.borrow_mut();
                 let mut ctx = RenderContext {
                     rng: &mut rng,
@@ -131,7 +130,7 @@ pub(crate) async fn run(
                     user: who.0,
                     iteration: who.1,
                 };
-                Some(client.payload(request, &mut ctx, &extra, scratch))
+                Some(client.payload(request, &mut ctx, &[], scratch))
             }
         };
         let redirects_left = tally.redirects < u64::from(limit);
@@ -218,7 +217,22 @@ pub(crate) async fn run(
             }
         };
         let target = target_of(&next);
-        let hop_template = hop_request(&current, &next, to_get, same_origin);
+        let mut hop_template = {
+            let mut rng = state.rng.borrow_mut();
+            let mut ctx = RenderContext {
+                rng: &mut rng,
+                vars,
+                user: who.0,
+                iteration: who.1,
+            };
+            hop_request(&current, &next, to_get, same_origin, &mut ctx)
+        };
+        if let Some(cookie) = cookie_header(cookies, jar, Some(&next), tally) {
+            hop_template.headers.push((
+                "cookie".into(),
+                Template::literal(&cookie, headroom_template::Escape::None),
+            ));
+        }
         let mut hop_request = match PreparedRequest::new(
             &std::sync::Arc::new(hop_template),
             &target,
@@ -347,12 +361,14 @@ fn target_of(url: &Url) -> Target {
 
 /// The request of a hop: `current` sent to `url`, as a GET without body when the
 /// redirect says so; headers describing a body go with it, and credentials do not
-/// cross to another origin.
+/// cross to another origin. Everything is rendered now, so the hop is sent as it is
+/// (its path is the `Location`'s, never under the target's base path).
 fn hop_request(
     current: &RequestTemplate,
     url: &Url,
     to_get: bool,
     same_origin: bool,
+    ctx: &mut RenderContext<'_>,
 ) -> RequestTemplate {
     let mut path = url.path().to_string();
     if let Some(q) = url.query() {
@@ -360,7 +376,7 @@ fn hop_request(
         path.push_str(q);
     }
     let mut next = current.clone();
-    next.path = Template::literal(&path, headroom_template::Escape::None);
+    next.path = Template::literal(&path, Escape::None);
     next.headers.retain(|(name, _)| {
         let body_header = name.eq_ignore_ascii_case("content-type")
             || name.eq_ignore_ascii_case("content-length");
@@ -369,12 +385,40 @@ fn hop_request(
             || name.eq_ignore_ascii_case("host");
         !(to_get && body_header) && (same_origin || !credential)
     });
+    for (_, value) in next.headers.iter_mut() {
+        if value.as_static().is_none() {
+            let mut out = Vec::new();
+            value.render(ctx, &mut out);
+            *value = Template::literal(&String::from_utf8_lossy(&out), Escape::None);
+        }
+    }
     if to_get {
         if next.method != "HEAD" {
             next.method = "GET".into();
         }
         next.body = None;
         next.multipart = None;
+    } else {
+        // 307 and 308 send the same body again: rendered once more, kept as bytes.
+        let mut out = Vec::new();
+        let varies = match (&next.body, &next.multipart) {
+            (_, Some(m)) if m.as_static().is_none() => {
+                m.render(ctx, &mut out);
+                true
+            }
+            (Some(b), None) if b.as_static().is_none() => {
+                b.render(ctx, &mut out);
+                true
+            }
+            _ => false,
+        };
+        if varies {
+            next.body = None;
+            next.multipart = Some(std::sync::Arc::new(Multipart {
+                boundary: String::new(),
+                pieces: vec![Piece::Bytes(out.into())],
+            }));
+        }
     }
     next
 }
