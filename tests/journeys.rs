@@ -459,3 +459,80 @@ requests:
     assert!(s.requests >= 5, "{}", s.requests);
     assert_eq!(s.errors.count, 0, "{:?}", s.errors);
 }
+
+/// `setup:` that fails stops the run before any load, with exit 1 and the step named;
+/// a `teardown:` that fails after the load exits 1 too, its summary still written.
+#[test]
+fn a_failed_setup_or_teardown_fails_the_run_naming_the_step() {
+    let Some(bin) = GoHttpbin::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("setup.yaml");
+    let scenario = |setup: &str, teardown: &str| {
+        format!(
+            r#"target: {}
+load: {{model: users, users: 1, duration: 1s}}
+setup:
+  - request: {{name: prepare, path: "{setup}"}}
+    capture: {{token: "$.args.t[0]"}}
+teardown:
+  - request: {{name: clean, path: "{teardown}"}}
+requests:
+  - {{name: use, path: "/anything?t={{{{ setup.token }}}}", expect: {{json: {{"$.args.t[0]": abc}}}}}}
+"#,
+            bin.url()
+        )
+    };
+    std::fs::write(&path, scenario("/status/503", "/get")).unwrap();
+    let out = crate::support::run_headroom(["run", path.to_str().unwrap(), "--quiet"], LIMIT);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("`setup` failed at its request \"prepare\": status_5xx"),
+        "{err}"
+    );
+
+    // A working setup: every user reads its value; a failed teardown still exits 1.
+    std::fs::write(&path, scenario("/anything?t=abc", "/status/500")).unwrap();
+    let (out, s) = run_with_summary(dir.path(), &[path.to_str().unwrap()], LIMIT);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("`teardown` failed at its request \"clean\""),
+        "{err}"
+    );
+    assert!(s.requests >= 5, "{}", s.requests);
+    assert_eq!(s.errors.count, 0, "{:?}", s.errors);
+    // Neither counts in the load's figures.
+    assert!(!s.by_name.contains_key("prepare") || s.by_name["prepare"].requests == 0);
+    assert!(!s.by_name.contains_key("clean") || s.by_name["clean"].requests == 0);
+}
+
+/// A `once:` step that fails fails the iteration and runs again at the user's next
+/// one; the flow's steps run only once it passed, and then it is never run again.
+#[test]
+fn once_runs_until_it_passes_then_never_again() {
+    let Some(bin) = GoHttpbin::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // /status/200,500,500 answers one of them at random: the login fails two times in
+    // three until it passes, then the user browses.
+    let flow = r#"load: {model: users, users: 4, duration: 2s}
+flows:
+  - name: member
+    once:
+      - request: {name: login, path: "/status/200,500,500"}
+    steps:
+      - request: {name: browse, path: /get}
+"#;
+    let (code, s, err) = run(dir.path(), &bin, flow);
+    assert_eq!(code, 0, "{err}");
+    let login = count(&s, "login", "requests");
+    let failed = errors(&s, "login");
+    // Each of the 4 users passed once, after its failures.
+    assert_eq!(login - failed, 4, "{}", s["by_name"]["login"]);
+    assert!(failed > 0, "{}", s["by_name"]["login"]);
+    assert!(count(&s, "browse", "requests") > 20, "{}", s["by_name"]);
+}
