@@ -101,6 +101,15 @@ pub struct Response {
     pub first_byte: Option<Instant>,
 }
 
+/// Response headers a request keeps: the names asked for (lower case) and the values
+/// of the last response, by index into the names. Bounded by the head limit, as the
+/// head they were copied from.
+#[derive(Debug)]
+struct Kept {
+    names: Vec<String>,
+    values: Vec<(usize, Vec<u8>)>,
+}
+
 /// A keep-alive HTTP/1.1 connection over a byte stream (TCP by default).
 #[derive(Debug)]
 pub struct Conn<S = TcpStream> {
@@ -125,11 +134,10 @@ pub struct Conn<S = TcpStream> {
     closed: bool,
     /// Requests completed on this connection.
     served: u64,
-    /// Header names the current request keeps, lower case (see [`Conn::round_trip_keeping`]).
-    keep: Vec<String>,
-    /// The kept headers of the last response: (index into `keep`, value). Bounded by
-    /// the head limit, as the head they were copied from.
-    kept: Vec<(usize, Vec<u8>)>,
+    /// The response headers the current request keeps (see
+    /// [`Conn::round_trip_keeping`]), made on first use: boxed, so a connection that
+    /// keeps none stays small.
+    kept: Option<Box<Kept>>,
 }
 
 impl Conn<TcpStream> {
@@ -158,8 +166,7 @@ impl<S: AsyncRead + AsyncWrite + TryIo + Unpin> Conn<S> {
             first_byte: None,
             closed: false,
             served: 0,
-            keep: Vec::new(),
-            kept: Vec::new(),
+            kept: None,
         }
     }
 
@@ -181,7 +188,7 @@ impl<S: AsyncRead + AsyncWrite + TryIo + Unpin> Conn<S> {
     /// The headers of the last response whose names [`Conn::round_trip_keeping`] was
     /// asked to keep: (index into that list, value), in the order they came.
     pub fn kept_headers(&self) -> &[(usize, Vec<u8>)] {
-        &self.kept
+        self.kept.as_ref().map_or(&[], |k| k.values.as_slice())
     }
 
     /// Frees the kept body and gives its space back to the budget. Call it once the
@@ -219,9 +226,20 @@ impl<S: AsyncRead + AsyncWrite + TryIo + Unpin> Conn<S> {
         head: bool,
         keep: &[String],
     ) -> Result<Response, RoundTripError> {
-        self.kept.clear();
-        if self.keep != keep {
-            self.keep = keep.to_vec();
+        match (&mut self.kept, keep.is_empty()) {
+            (Some(k), _) => {
+                k.values.clear();
+                if k.names != keep {
+                    k.names = keep.to_vec();
+                }
+            }
+            (None, true) => {}
+            (None, false) => {
+                self.kept = Some(Box::new(Kept {
+                    names: keep.to_vec(),
+                    values: Vec::new(),
+                }))
+            }
         }
         let reused = self.served > 0;
         if self.body.capacity() > RETAINED_BODY {
@@ -361,14 +379,14 @@ impl<S: AsyncRead + AsyncWrite + TryIo + Unpin> Conn<S> {
                         }
                         let (framing, close) =
                             framing_of(status, head, parsed.headers, parsed.version)?;
-                        if !self.keep.is_empty() {
+                        if let Some(kept) = self.kept.as_mut() {
                             for h in parsed.headers.iter() {
-                                if let Some(i) = self
-                                    .keep
+                                if let Some(i) = kept
+                                    .names
                                     .iter()
                                     .position(|k| h.name.eq_ignore_ascii_case(k))
                                 {
-                                    self.kept.push((i, h.value.to_vec()));
+                                    kept.values.push((i, h.value.to_vec()));
                                 }
                             }
                         }

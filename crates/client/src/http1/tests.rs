@@ -8,7 +8,7 @@ use tokio::io::{duplex, AsyncReadExt, AsyncWriteExt, DuplexStream};
 use super::*;
 use headroom_metrics::ErrorKind;
 
-const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nHost: test\r\n\r\n";
+pub(super) const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nHost: test\r\n\r\n";
 /// Bounds every exchange: a hang fails the test instead of stalling the suite.
 const LIMIT: Duration = Duration::from_secs(5);
 

@@ -1,7 +1,7 @@
 //! Every limit of [`Limits`] exceeded by a flood, and memory staying bounded: the
 //! read buffer never past [`Limits::buffer`], a kept body never past its limit.
 
-use super::tests::{exchange, scripted, Act};
+use super::tests::{exchange, scripted, Act, REQUEST};
 use super::*;
 use headroom_metrics::ErrorKind;
 
@@ -219,4 +219,48 @@ async fn kept_bodies_together_stay_within_the_budget() {
     assert_eq!(a.body(), b"kkkkkkkkkk");
     drop(a);
     assert_eq!(budget.held(), 0);
+}
+
+/// Headers kept for the caller (`Set-Cookie` for the jar, `Location`): every value of
+/// the names asked for, in order, none of the others; a response with more headers
+/// than a head may hold fails as `protocol`, keeping nothing; a later request keeping
+/// nothing sees none.
+#[tokio::test]
+async fn kept_headers_are_the_ones_asked_for_within_the_head() {
+    let cookies: String = (0..100)
+        .map(|i| format!("Set-Cookie: c{i}=v\r\n"))
+        .collect();
+    let ok = format!(
+        "HTTP/1.1 302 Found\r\nLocation: /next\r\n{cookies}X-Other: 1\r\nContent-Length: 0\r\n\r\n"
+    );
+    let too_many: String = (0..200).map(|i| format!("X-{i}: v\r\n")).collect();
+    let bad = format!("HTTP/1.1 200 OK\r\n{too_many}Content-Length: 0\r\n\r\n");
+    let (mut conn, _server) = scripted(
+        vec![
+            Act::Reply(ok.clone().into_bytes()),
+            Act::Reply(ok.into_bytes()),
+            Act::Reply(bad.into_bytes()),
+        ],
+        Limits::default(),
+    );
+    let keep = ["set-cookie".to_string(), "location".to_string()];
+    let r = conn
+        .round_trip_keeping(REQUEST, false, false, &keep)
+        .await
+        .unwrap();
+    assert_eq!(r.status, 302);
+    let kept = conn.kept_headers();
+    assert_eq!(kept.len(), 101);
+    assert_eq!(kept[0], (1, b"/next".to_vec()));
+    assert_eq!(kept[1], (0, b"c0=v".to_vec()));
+    assert_eq!(kept[100], (0, b"c99=v".to_vec()));
+    // Keeping nothing: nothing is kept.
+    conn.round_trip(REQUEST, false, false).await.unwrap();
+    assert!(conn.kept_headers().is_empty());
+    let e = conn
+        .round_trip_keeping(REQUEST, false, false, &keep)
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Protocol, "{e}");
+    assert!(conn.kept_headers().is_empty());
 }
