@@ -316,6 +316,9 @@ def refs(prop):
             found += refs(alt)
     if "items" in prop:
         found += [(n, "[]" + s) for n, s in refs(prop["items"])]
+    extra = prop.get("additionalProperties")
+    if isinstance(extra, dict):
+        found += [(n, ".NAME" + s) for n, s in refs(extra)]
     return found
 
 
@@ -398,6 +401,15 @@ GUIDE = {
     "requests[]": ("Scenarios and flows", "../scenarios.md#requests"),
     "requests[].expect": ("Scenarios and flows", "../scenarios.md#expectations"),
     "requests[].graphql": ("GraphQL", "../protocols/graphql.md"),
+    "data": ("Application journeys", "../journeys.md#data-files"),
+    "setup": ("Application journeys", "../journeys.md#setup-once-teardown"),
+    "teardown": ("Application journeys", "../journeys.md#setup-once-teardown"),
+    "workloads": ("Load models", "../load-models.md#several-workloads-at-once"),
+    "setup[]": ("Application journeys", "../journeys.md"),
+    "setup[].group": ("Application journeys", "../journeys.md#logic"),
+    "setup[].grpc": ("Streams", "../protocols/streams.md"),
+    "setup[].grpc.expect": ("Streams", "../protocols/streams.md"),
+    "requests[].check": ("Application journeys", "../journeys.md#checks"),
 }
 
 

@@ -158,6 +158,45 @@ fn a_closed_model_shows_its_stages_and_think_time() {
 }
 
 #[test]
+fn workloads_and_counted_iterations_are_outlined_in_text_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "workloads.yaml",
+        "target: http://127.0.0.1:9\nworkloads:
+  - {name: players, load: {users: 4, iterations: {per_user: 5}}, requests: [{name: list, path: /}], thresholds: [\"p95 < 300ms\"]}
+  - {name: hammer, load: {rate: 200, duration: 30s}, start: 5s, requests: [{name: hit, path: /h}]}
+",
+    );
+    let out = run_headroom(["check", &file], LIMIT);
+    assert_exit(&out, 0);
+    let text = stdout(&out);
+    for shown in [
+        "workload players (starts at 0s)",
+        "users: 4 users for 10m",
+        "each user stops after 5 iterations",
+        "thresholds: p95 < 300ms",
+        "workload hammer (starts at 5s)",
+        "arrival rate: 200/s for 30s",
+    ] {
+        assert!(text.contains(shown), "{shown:?} not in:\n{text}");
+    }
+    let out = run_headroom(["check", "--format", "json", &file], LIMIT);
+    assert_exit(&out, 0);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let w = &json["workloads"];
+    assert_eq!(w[0]["name"], "players");
+    assert_eq!(
+        w[0]["load"]["iterations"],
+        serde_json::json!({"per_user": 5})
+    );
+    assert_eq!(w[0]["items"][0]["name"], "list");
+    assert_eq!(w[1]["start_s"], 5.0);
+    assert_eq!(w[1]["load"]["model"], "arrival-rate");
+    assert!(json.get("load").is_none() && json["items"].as_array().unwrap().is_empty());
+}
+
+#[test]
 fn a_broken_scenario_fails_with_runs_own_located_error() {
     let listener = silent_target();
     let target = format!("http://{}", listener.local_addr().unwrap());

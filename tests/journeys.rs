@@ -536,3 +536,38 @@ flows:
     assert!(failed > 0, "{}", s["by_name"]["login"]);
     assert!(count(&s, "browse", "requests") > 20, "{}", s["by_name"]);
 }
+
+/// The guide's data-file example: every user searches as its own account (a `unique`
+/// row kept for its life), with a random term, and posts events in file order.
+#[test]
+fn the_guides_data_files_example_gives_each_user_its_rows() {
+    let Some(bin) = GoHttpbin::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let example =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/examples/data-files.yaml");
+    let (out, _) = run_with_summary(
+        dir.path(),
+        &[example.to_str().unwrap(), "--url", &bin.url()],
+        LIMIT,
+    );
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("s.json")).unwrap()).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        stderr(&out),
+        s["by_name"]
+    );
+    assert_eq!(s["errors"]["count"], 0, "{}", s["errors"]);
+    assert!(count(&s, "search", "requests") >= 20, "{s}");
+    let checks = &s["checks"];
+    assert_eq!(checks["failed"], 0, "{checks}");
+    assert_eq!(
+        checks["passed"].as_u64(),
+        Some(count(&s, "search", "requests")),
+        "{checks}"
+    );
+}

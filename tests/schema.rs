@@ -70,6 +70,9 @@ fn the_schema_rejects_what_the_parser_rejects() {
     let good = "target: http://127.0.0.1:8080\nload: {rate: 10, duration: 5s}\nrequests: [{path: /, expect: {status: [200, 2xx]}}]\n";
     assert!(validator.is_valid(&yaml(good)));
     assert!(headroom::scenario::load_text("good", good, &Default::default()).is_ok());
+    let counted = "target: http://127.0.0.1:8080\nworkloads:\n  - {name: a, load: {users: 2, iterations: {per_user: 3}}, start: 1s, requests: [{path: /}]}\n";
+    assert!(validator.is_valid(&yaml(counted)));
+    assert!(headroom::scenario::load_text("counted", counted, &Default::default()).is_ok());
     for broken in [
         // A typo in a key.
         "target: http://127.0.0.1:8080\nrequets: [{path: /}]\n",
@@ -79,6 +82,11 @@ fn the_schema_rejects_what_the_parser_rejects() {
         "target: http://127.0.0.1:8080\nrequests: [{path: /, expect: {status: 700}}]\n",
         // An unknown connection model.
         "target: http://127.0.0.1:8080\nclient: {connection: pooled}\nrequests: [{path: /}]\n",
+        // Iterations counted both ways, or zero of them.
+        "target: http://127.0.0.1:8080\nload: {users: 2, iterations: {per_user: 2, shared: 3}}\nrequests: [{path: /}]\n",
+        "target: http://127.0.0.1:8080\nload: {users: 2, iterations: {shared: 0}}\nrequests: [{path: /}]\n",
+        // A workload with a key it does not take.
+        "target: http://127.0.0.1:8080\nworkloads: [{name: a, load: {rate: 1, duration: 1s}, requests: [{path: /}], weight: 2}]\n",
     ] {
         assert!(
             !validator.is_valid(&yaml(broken)),

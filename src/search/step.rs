@@ -256,6 +256,48 @@ mod tests {
     }
 
     #[test]
+    fn a_step_varies_the_searched_workload_and_fits_the_others_to_it() {
+        let text = "target: http://127.0.0.1:9\nworkloads:
+  - {name: api, load: {rate: 10, duration: 30s}, start: 5s, requests: [{name: a, path: /}]}
+  - {name: steady, load: {users: 3, duration: 30s}, start: 1s, requests: [{name: b, path: /}]}
+  - {name: ramp, load: {stages: [{duration: 2s, target: 100}, {duration: 9s, target: 100}]}, requests: [{name: c, path: /}]}
+";
+        let setup = scenario::Setup {
+            scenario: Some(scenario::ScenarioText {
+                file: "s.yaml".into(),
+                text: text.into(),
+            }),
+            overrides: Overrides {
+                fallback_rate: Some(1.0),
+                workload: Some("api".into()),
+                ..Overrides::default()
+            },
+            purpose: scenario::Purpose::Search,
+            setup_values: Default::default(),
+        };
+        let base = setup.plan().unwrap();
+        let p = plan_at(&base, 40.0, Duration::from_secs(3));
+        // The searched workload runs the step's load from the step's start.
+        assert!(p.workloads[0].load.is_none() && p.workloads[0].start.is_zero());
+        assert_eq!(
+            p.load.schedule(),
+            &Schedule::constant(40.0, Duration::from_secs(3))
+        );
+        // A constant one is held from its start to the step's end; stages are cut.
+        let steady = p.load_of(&p.workloads[1]);
+        assert_eq!(
+            steady.schedule(),
+            &Schedule::constant(3.0, Duration::from_secs(2))
+        );
+        let ramp = p.load_of(&p.workloads[2]).schedule();
+        assert_eq!(
+            (ramp.duration(), ramp.peak()),
+            (Duration::from_secs(3), 100.0)
+        );
+        assert_eq!(p.duration(), Duration::from_secs(3));
+    }
+
+    #[test]
     fn a_step_passes_only_with_requests_all_thresholds_and_a_whole_window() {
         use crate::metrics::summary::ThresholdResult;
         let mut s = Summary {

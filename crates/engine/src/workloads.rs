@@ -180,3 +180,63 @@ fn errors(t: &Tally) -> Errors {
         first_message: BTreeMap::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_metrics::recorder::{Hit, Timing};
+    use headroom_metrics::summary::Second;
+    use headroom_scenario::{self as scenario, Overrides};
+
+    #[test]
+    fn each_workload_sums_its_names_and_is_judged_by_its_own_rules() {
+        let yaml = "target: http://127.0.0.1:9\nworkloads:
+  - {name: a, load: {rate: 10, duration: 2s}, requests: [{name: x, path: /}], thresholds: [\"p95 < 1s\"]}
+  - {name: b, load: {users: 1, duration: 2s}, start: 1s, requests: [{name: y, path: /}], thresholds: [\"errors < 1%\"]}
+";
+        let plan = scenario::load_text("s.yaml", yaml, &Overrides::default()).unwrap();
+        let mut rec = Recorder::new(plan.names.len());
+        let hit = |name_id, error| Hit {
+            name_id,
+            corrected: Duration::from_millis(5),
+            uncorrected: Duration::from_millis(5),
+            error,
+            timing: Timing::default(),
+        };
+        (0..20).for_each(|_| rec.record(&hit(0, None)));
+        (0..7).for_each(|i| rec.record(&hit(1, (i == 0).then_some(ErrorKind::Timeout))));
+        let rec = rec.finish();
+        let mut s = Summary::empty("s", 2.0);
+        s.timeline = (0..2)
+            .map(|t| Second {
+                t,
+                ..Second::default()
+            })
+            .collect();
+        complete(&plan, &rec, Duration::from_secs(2), &mut s);
+        let (a, b) = (&s.by_workload["a"], &s.by_workload["b"]);
+        assert_eq!(
+            (a.requests, a.completed, a.model.as_str()),
+            (20, 20, "arrival-rate")
+        );
+        assert_eq!((a.rate.offered, a.rate.achieved), (10.0, 10.0));
+        assert_eq!((b.requests, b.completed, b.errors.count), (7, 6, 1));
+        // `b` ran from 1 s to the run's end: 7 requests in 1 s.
+        assert_eq!(
+            (b.start_s, b.rate.achieved, b.model.as_str()),
+            (1.0, 7.0, "users")
+        );
+        let rules: Vec<(&str, bool)> = s
+            .thresholds
+            .iter()
+            .map(|r| (r.expr.as_str(), r.ok))
+            .collect();
+        assert_eq!(rules, [("a: p95 < 1s", true), ("b: errors < 1%", false)]);
+        assert_eq!(b.thresholds[0].expr, "errors < 1%");
+        // The run offers `a`'s arrivals and what `b`'s user achieved.
+        assert_eq!(s.model, "arrival-rate");
+        assert_eq!(s.rate.offered, (20.0 + 7.0) / 2.0);
+        let offered: Vec<f64> = s.timeline.iter().map(|t| t.offered).collect();
+        assert_eq!(offered, [10.0, 10.0]);
+    }
+}

@@ -218,7 +218,7 @@ pub(crate) struct LoadSpec {
     pub(crate) think: Option<Node>,
     /// `{per_user: K}` or `{shared: K}` (users model): the run ends when they are done.
     #[serde(default)]
-    #[schemars(schema_with = "super::schema::any")]
+    #[schemars(schema_with = "super::schema::iterations")]
     pub(crate) iterations: Option<Node>,
 }
 
@@ -438,7 +438,9 @@ pub(crate) struct GroupSpec {
     pub(crate) steps: Vec<Spanned<StepSpec>>,
 }
 
-/// One flow step: a request (with optional captures) or a think time.
+/// One step (of a flow's `steps` or `once`, `setup`, `teardown` or a group): a request
+/// (with its captures), a think time, a stream step, a `group` or `parallel` requests,
+/// any of them under `if:` and `repeat:`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct StepSpec {

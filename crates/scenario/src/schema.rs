@@ -60,6 +60,19 @@ pub(crate) fn connection(_: &mut SchemaGenerator) -> Schema {
     })
 }
 
+/// `{per_user: K}` or `{shared: K}`, K ≥ 1.
+pub(crate) fn iterations(_: &mut SchemaGenerator) -> Schema {
+    let one = |key: &str| {
+        serde_json::json!({
+            "type": "object",
+            "properties": { key: { "type": "integer", "minimum": 1 } },
+            "required": [key],
+            "additionalProperties": false
+        })
+    };
+    json_schema!({ "oneOf": [one("per_user"), one("shared")] })
+}
+
 /// Accepted statuses: a code, a class such as `2xx`, or a list of them.
 pub(crate) fn status(_: &mut SchemaGenerator) -> Schema {
     let one = serde_json::json!({

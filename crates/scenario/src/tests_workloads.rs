@@ -179,7 +179,7 @@ fn a_run_refuses_the_flags_that_shape_one_load() {
             ..Overrides::default()
         },
         Overrides {
-            duration: Some(Duration::from_secs(1)),
+            max_in_flight: Some(9),
             ..Overrides::default()
         },
     ] {
@@ -189,6 +189,15 @@ fn a_run_refuses_the_flags_that_shape_one_load() {
             "{err}"
         );
     }
+    // `--duration` sets the length of each constant load.
+    let short = Overrides {
+        duration: Some(Duration::from_secs(1)),
+        ..Overrides::default()
+    };
+    let p = compile(&yaml, &short, false).unwrap();
+    let lengths: Vec<Duration> = p.loads().map(|(l, _)| l.duration()).collect();
+    assert_eq!(lengths, [Duration::from_secs(1); 2]);
+    assert_eq!(p.duration(), Duration::from_secs(6), "hammer starts at 5 s");
 }
 
 #[test]

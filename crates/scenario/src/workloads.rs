@@ -6,11 +6,12 @@
 //! names are unique and not empty; request names are unique across workloads (a
 //! workload's figures are the sum of its names'); a workload's thresholds judge its
 //! requests alone, so they take no `over D` and no run-wide figure (`dropped`,
-//! `abandoned`, delivery, streams). The flags that shape a load (`--rate`, `--users`,
-//! `--duration`, `--max-in-flight`, `--connections`) are refused by `run`; `find`
-//! applies them to the workload it searches (`--workload NAME`, needed when there are
-//! several), whose load becomes the plan's [`Plan::load`](headroom_plan::Plan) and
-//! whose own `load` is left `None`.
+//! `abandoned`, delivery, streams). `--duration` sets the length of every workload's
+//! constant load (a staged one is refused, as for `load`); the other flags that shape
+//! a load (`--rate`, `--users`, `--max-in-flight`, `--connections`) are refused by
+//! `run`; `find` applies them to the workload it searches (`--workload NAME`, needed
+//! when there are several), whose load becomes the plan's
+//! [`Plan::load`](headroom_plan::Plan) and whose own `load` is left `None`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,12 +43,11 @@ pub(crate) struct Built {
     pub(crate) client_load: Load,
 }
 
-/// The flags that shape a load, with whether each was given.
-fn load_flags(o: &Overrides) -> [(&'static str, bool); 5] {
+/// The flags that shape one load, with whether each was given.
+fn load_flags(o: &Overrides) -> [(&'static str, bool); 4] {
     [
         ("--rate", o.rate.is_some()),
         ("--users", o.users.is_some()),
-        ("--duration", o.duration.is_some()),
         ("--max-in-flight", o.max_in_flight.is_some()),
         ("--connections", o.connections.is_some()),
     ]
@@ -225,7 +225,11 @@ fn one(
         Some(node) => duration(src, node, &format!("{at}.start"))?,
         None => Duration::ZERO,
     };
-    let neutral = Overrides::default();
+    // The others keep their loads; `--duration` sets every constant one's length.
+    let neutral = Overrides {
+        duration: overrides.duration,
+        ..Overrides::default()
+    };
     let flags = if searched { overrides } else { &neutral };
     let (load, pool) =
         load_model::build_at(Some(src), Some(&w.load), flags, &format!("{at}.load"))?;
