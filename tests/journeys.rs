@@ -25,6 +25,26 @@ fn run(dir: &Path, bin: &GoHttpbin, body: &str) -> (i32, Value, String) {
     (out.status.code().unwrap_or(-1), json, stderr(&out))
 }
 
+/// Runs the guide's example `name` (`docs/examples/`) against `bin` (`--url` replaces
+/// its target) and returns its summary, after checking it exited 0 with no error.
+fn run_example(bin: &GoHttpbin, name: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let example = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/examples")
+        .join(name);
+    let (out, _) = run_with_summary(
+        dir.path(),
+        &[example.to_str().unwrap(), "--url", &bin.url()],
+        LIMIT,
+    );
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("s.json")).unwrap()).unwrap();
+    let code = out.status.code();
+    assert_eq!(code, Some(0), "{}\n{}", stderr(&out), s["by_name"]);
+    assert_eq!(s["errors"]["count"], 0, "{}", s["errors"]);
+    s
+}
+
 fn count(s: &Value, name: &str, key: &str) -> u64 {
     s["by_name"][name][key].as_u64().unwrap_or(0)
 }
@@ -291,24 +311,7 @@ fn the_guides_example_runs_its_logic_groups_and_parallel_requests() {
     let Some(bin) = GoHttpbin::start() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let example = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("docs/examples/httpbin-journey.yaml");
-    let (out, _) = run_with_summary(
-        dir.path(),
-        &[example.to_str().unwrap(), "--url", &bin.url()],
-        LIMIT,
-    );
-    let s: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("s.json")).unwrap()).unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\n{}",
-        stderr(&out),
-        s["by_name"]
-    );
-    assert_eq!(s["errors"]["count"], 0, "{}", s["errors"]);
+    let s = run_example(&bin, "httpbin-journey.yaml");
     let n = count(&s, "set_cookie", "requests");
     assert!(n >= 10, "{s}");
     // Every step ran once per iteration, `twice` twice, `sometimes` about half the time.
@@ -544,24 +547,7 @@ fn the_guides_data_files_example_gives_each_user_its_rows() {
     let Some(bin) = GoHttpbin::start() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let example =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/examples/data-files.yaml");
-    let (out, _) = run_with_summary(
-        dir.path(),
-        &[example.to_str().unwrap(), "--url", &bin.url()],
-        LIMIT,
-    );
-    let s: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("s.json")).unwrap()).unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\n{}",
-        stderr(&out),
-        s["by_name"]
-    );
-    assert_eq!(s["errors"]["count"], 0, "{}", s["errors"]);
+    let s = run_example(&bin, "data-files.yaml");
     assert!(count(&s, "search", "requests") >= 20, "{s}");
     let checks = &s["checks"];
     assert_eq!(checks["failed"], 0, "{checks}");

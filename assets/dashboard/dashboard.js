@@ -11,7 +11,7 @@
   // Everything received, for the charts (and for tests that read the page).
   const state = {
     meta: null, rows: [], steps: [], current: null, now: null, errorKinds: {},
-    watches: [], postgres: null, finished: null, stopping: false, kinds: [],
+    watches: [], postgres: null, finished: null, stopping: false, kinds: [], workloads: [],
   };
   window.headroomDashboard = state;
 
@@ -341,6 +341,23 @@
     }
   }
 
+  // Each workload's requests and errors so far (a run of several workloads).
+  function drawWorkloads() {
+    const panel = $("workloads-panel");
+    panel.hidden = state.workloads.length === 0;
+    const body = $("workloads").querySelector("tbody");
+    body.replaceChildren(...state.workloads.map((w) => {
+      const tr = document.createElement("tr");
+      const pct = w.requests > 0 ? (100 * w.errors / w.requests).toFixed(2) : "0.00";
+      for (const text of [w.name, String(w.requests), String(w.errors), pct]) {
+        const td = document.createElement("td");
+        td.textContent = text;
+        tr.appendChild(td);
+      }
+      return tr;
+    }));
+  }
+
   function drawOutcome() {
     const f = state.finished;
     if (!f) return;
@@ -414,10 +431,12 @@
       state.kinds = kinds;
       buildErrorChart();
     }
+    state.workloads = m.workloads || [];
     drawFigures();
     drawCharts();
     drawSteps();
     drawWatches();
+    drawWorkloads();
     drawOutcome();
     if (state.finished) {
       drawStatus("finished: the command has ended and its server stopped; this page keeps the figures", "finished");

@@ -39,6 +39,18 @@ pub struct Meta {
     pub threads: usize,
     /// Request names, as the plan numbers them.
     pub names: Vec<String>,
+    /// The plan's `workloads:` (empty for one load): each with its request names'
+    /// indexes into `names`, so the page shows each workload's figures.
+    pub workloads: Vec<WorkloadMeta>,
+}
+
+/// One workload of the plan, as the page groups request names by it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct WorkloadMeta {
+    /// Its name.
+    pub name: String,
+    /// Its request names' indexes into [`Meta::names`].
+    pub names: Vec<usize>,
 }
 
 /// One second of the measured load, as the page charts it.
@@ -411,7 +423,26 @@ impl Board {
             "postgres": &self.postgres,
             "stopping": self.stopping,
             "finished": &self.finished,
+            "workloads": self.workloads(),
         })
+    }
+
+    /// Each workload's requests and errors so far, from the seconds' per-name counts.
+    fn workloads(&self) -> Vec<Value> {
+        self.meta
+            .workloads
+            .iter()
+            .map(|w| {
+                let (mut requests, mut errors) = (0u64, 0u64);
+                for &i in &w.names {
+                    if let Some(c) = self.totals.by_name.get(i) {
+                        requests += c.requests;
+                        errors += c.errors.iter().sum::<u64>();
+                    }
+                }
+                json!({"name": w.name, "requests": requests, "errors": errors})
+            })
+            .collect()
     }
 
     /// Keeps the top statements and tables of the newest summary that watched

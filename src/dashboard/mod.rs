@@ -111,6 +111,14 @@ impl Dashboard {
             thresholds: plan.thresholds.iter().map(|t| t.expr.clone()).collect(),
             threads: plan.threads.max(1),
             names: plan.names.clone(),
+            workloads: plan
+                .workloads
+                .iter()
+                .map(|w| board::WorkloadMeta {
+                    name: w.name.clone(),
+                    names: w.names.clone(),
+                })
+                .collect(),
         };
         let board = Arc::new(Mutex::new(Board::new(meta)));
         let (changes, watcher) = watch::channel(0u64);

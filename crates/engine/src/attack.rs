@@ -12,12 +12,14 @@ use tokio::sync::Notify;
 use tokio::task::LocalSet;
 
 use crate::cpu::{thread_cpu_time, thread_times, ThreadTimes};
-use crate::iteration::{pick, run_iteration, think_for, Intended, Scratch};
+use crate::iteration::{pick, run_iteration};
 use crate::lanes::{Lane, LaneSeed};
 use crate::pacer::Pacer;
+use crate::request::think_for;
 use crate::start::StartLine;
 use crate::thread::{Pending, Seed, ThreadState, MEASURING, WARMING};
 use crate::timer::PreciseTimer;
+use crate::user::{Intended, Scratch};
 use headroom_client::ConnectionModel;
 use headroom_metrics::recorder::{Recorder, SecondBucket};
 use headroom_plan::{Load, Schedule, Slice, Think};

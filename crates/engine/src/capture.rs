@@ -10,7 +10,6 @@
 use rand::Rng;
 use serde_json::Value;
 
-use crate::check::Heads;
 use headroom_client::session::Reply;
 use headroom_metrics::ErrorKind;
 use headroom_plan::journey::{CaptureFrom, CapturePick, ResponseCapture};
@@ -23,6 +22,25 @@ pub(crate) const MAX_MATCHES: usize = 10_000;
 /// Captured values to store: (variable, text, whether the text is JSON of a
 /// non-string value).
 pub(crate) type Captured = Vec<(String, String, bool)>;
+
+/// Where the kept headers of a request's response are, by what reads them: indexes
+/// into its `keep_headers`.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Heads {
+    /// `set-cookie`, kept for the user's jar.
+    pub(crate) set_cookie: Option<usize>,
+    /// `location`, kept to follow a redirect.
+    pub(crate) location: Option<usize>,
+    /// The names kept, lower case, in order (the request's `keep_headers`).
+    pub(crate) names: Vec<String>,
+}
+
+impl Heads {
+    /// The index of a kept header.
+    pub(crate) fn index(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
+}
 
 /// Stores captured values into `vars`.
 pub(crate) fn store(captured: Captured, vars: &mut Vars) {

@@ -17,7 +17,8 @@ use std::rc::Rc;
 use url::Url;
 
 use crate::capture::Captured;
-use crate::check::{self, Heads};
+use crate::capture::Heads;
+use crate::check;
 use crate::cookies::Jar;
 use crate::thread::{ThreadState, MEASURING};
 use crate::work::Prepared;

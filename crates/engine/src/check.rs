@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::capture::Captured;
+use crate::capture::{Captured, Heads};
 use headroom_client::session::Reply;
 use headroom_metrics::ErrorKind;
 use headroom_plan::journey::{Expected, ResponseCapture};
@@ -86,25 +86,6 @@ pub(crate) fn expected_equal(found: &Value, want: &Expected, ctx: &mut RenderCon
                 other => other.to_string().as_bytes() == text.as_slice(),
             }
         }
-    }
-}
-
-/// Where the kept headers of a request's response are, by what reads them: indexes
-/// into its `keep_headers`.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct Heads {
-    /// `set-cookie`, kept for the user's jar.
-    pub(crate) set_cookie: Option<usize>,
-    /// `location`, kept to follow a redirect.
-    pub(crate) location: Option<usize>,
-    /// The names kept, lower case, in order (the request's `keep_headers`).
-    pub(crate) names: Vec<String>,
-}
-
-impl Heads {
-    /// The index of a kept header.
-    pub(crate) fn index(&self, name: &str) -> Option<usize> {
-        self.names.iter().position(|n| n == name)
     }
 }
 

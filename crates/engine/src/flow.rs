@@ -8,48 +8,14 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::rc::Rc;
 use std::time::Instant;
 
-use crate::iteration::{send, think_for, Intended, Scratch, Sent};
-use crate::thread::{Pending, ThreadState};
+use crate::request::{send, think_for, Sent};
+use crate::user::{Flowed, Intended, Run};
 use crate::work::{PreparedBlock, PreparedStep};
-use headroom_client::session::Session;
 use headroom_metrics::ErrorKind;
 use headroom_plan::journey::MAX_REPEAT;
 use headroom_template::RenderContext;
-
-/// How a run of steps ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Flowed {
-    /// Every step ran (or was skipped by its rule).
-    Ok,
-    /// A request or stream step failed: the iteration ends here.
-    Failed,
-    /// A connection could not be opened: the user backs off.
-    ConnectFailed,
-}
-
-/// The state one iteration's steps share.
-pub(crate) struct Run<'a> {
-    pub(crate) state: &'a Rc<ThreadState>,
-    pub(crate) session: &'a mut Session,
-    pub(crate) scratch: &'a mut Scratch,
-    /// The iteration's first request, until a step sends it.
-    pub(crate) first: Option<Pending>,
-    /// When the next request was meant to start.
-    pub(crate) intended: Intended,
-    /// Whether every step so far only held streams the user already had.
-    pub(crate) idle: bool,
-}
-
-impl Run<'_> {
-    pub(crate) fn pending(&mut self) -> Pending {
-        self.first
-            .take()
-            .unwrap_or_else(|| Pending::begin(self.state))
-    }
-}
 
 /// Runs `steps` in order.
 pub(crate) async fn run_steps(run: &mut Run<'_>, steps: &[PreparedStep]) -> Flowed {

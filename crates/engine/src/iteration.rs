@@ -1,116 +1,21 @@
 //! One iteration: pick a weighted item and run it — a single request, or a flow's
 //! steps in order with captured variables — on the caller's connection, recording
 //! every request in the thread's recorder. Hit errors are recorded, never returned.
+//! A user's first iteration numbers it and gives it the run's `setup.` values; each
+//! iteration fills the data rows its work reads.
 //!
 //! Every request is a [`Pending`] from the moment the run sets out to send it until
 //! its result is recorded; one dropped unrecorded (the run ended first) counts as
 //! abandoned. So each scheduled request lands in exactly one count (ARCHITECTURE.md rule 6).
 
-use std::cell::Cell;
-use std::future::Future;
-use std::pin::pin;
 use std::rc::Rc;
-use std::task::Poll;
-use std::time::{Duration, Instant};
 
-use rand::rngs::SmallRng;
-
-use crate::chain;
-use crate::deadline::RequestTimer;
+use crate::request::{send, Sent};
 use crate::thread::{Pending, ThreadState};
-use crate::work::{Prepared, Work};
-use headroom_client as client;
-use headroom_client::session::{Note, Session, Trace};
-use headroom_metrics::recorder::Hit;
-use headroom_metrics::ErrorKind;
-use headroom_plan::journey::CheckRule;
-use headroom_plan::Think;
-use headroom_template::{RenderContext, Vars};
-
-/// Per-task scratch space, reused across iterations so a warm task does not allocate.
-#[derive(Default)]
-pub(crate) struct Scratch {
-    client: client::session::Scratch,
-    /// Rendering space for redirect hops (the first hop's payload borrows `client`).
-    hops: client::session::Scratch,
-    pub(crate) vars: Vars,
-    /// The user's cookies: kept for a closed-model user's life, new for each arrival.
-    jar: crate::cookies::Jar,
-    /// The user's number (1-based, unique across shards: `user()`).
-    pub(crate) user: u64,
-    /// The user's iteration, from 0 (`iteration()`).
-    pub(crate) iteration: u64,
-    /// The variables the user keeps across iterations (data row, setup values,
-    /// `once:` captures): each iteration starts from them.
-    pub(crate) kept: Vars,
-    /// The flows (by item index) whose `once:` steps this user ran.
-    pub(crate) once_done: Vec<usize>,
-    /// The `unique` data files (indexes) this user took its row of.
-    pub(crate) rows: Vec<usize>,
-    /// The user's open streams: kept across a closed-model user's iterations.
-    pub(crate) streams: crate::stream::Streams,
-    /// Whether the last iteration did nothing at all: every step was a `url:` for a
-    /// stream the user already holds. Such an iteration never awaits, so a closed-model
-    /// user must not loop on it (see `engine::attack::user`).
-    pub(crate) idle: bool,
-    /// Whether the task keeps one request timer across its requests (see [`arm`]): a
-    /// closed-model user does; an open-model arrival, which sends one iteration, does
-    /// not, so it allocates none.
-    keeps_timer: bool,
-    /// The kept request timer (see `crate::deadline`).
-    timer: Option<RequestTimer>,
-}
-
-impl Scratch {
-    /// Scratch space for a request sent beside the user's others (`parallel:`): its
-    /// variables, cookies and number, with a timer of its own.
-    pub(crate) fn beside(&self) -> Scratch {
-        Scratch {
-            vars: self.vars.clone(),
-            jar: self.jar.clone(),
-            user: self.user,
-            iteration: self.iteration,
-            ..Scratch::default()
-        }
-    }
-
-    /// Takes back what a request sent beside the others learnt: its cookies.
-    pub(crate) fn absorb(&mut self, other: Scratch) {
-        self.jar.absorb(other.jar);
-    }
-
-    /// The scratch space of a closed-model user: it keeps its request timer.
-    pub(crate) fn for_user() -> Scratch {
-        Scratch {
-            keeps_timer: true,
-            ..Scratch::default()
-        }
-    }
-}
-
-/// When an iteration, or a step of its flow, was meant to start.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Intended {
-    /// The schedule's instant (open model). The send reads the clock itself: the
-    /// timer may wake a little early, and latency must never run from a point after
-    /// the actual send.
-    Scheduled(Instant),
-    /// Read from the clock just now (a closed-model user, a step after the first):
-    /// it is the send's instant too. Why not read it again: the only work between is
-    /// rendering the request, and a clock read is a tenth of the closed loop's
-    /// user-space time per request.
-    Now(Instant),
-}
-
-impl Intended {
-    /// The intended start, and the instant the request goes out.
-    fn and_sent(self) -> (Instant, Instant) {
-        match self {
-            Intended::Scheduled(at) => (at, Instant::now()),
-            Intended::Now(at) => (at, at),
-        }
-    }
-}
+use crate::user::{Flowed, Intended, Run, Scratch};
+use crate::work::Work;
+use headroom_client::session::Session;
+use headroom_template::Vars;
 
 /// Picks the next iteration's item by weight.
 pub(crate) fn pick(state: &ThreadState) -> &Work {
@@ -149,7 +54,7 @@ pub(crate) async fn run_iteration(
             send(state, prepared, first, session, intended, scratch).await != Sent::ConnectFailed
         }
         Work::Flow(flow) => {
-            let mut run = crate::flow::Run {
+            let mut run = Run {
                 state,
                 session,
                 scratch,
@@ -158,25 +63,25 @@ pub(crate) async fn run_iteration(
                 idle: true,
             };
             let done = run.scratch.once_done.contains(&flow.index);
-            let mut outcome = crate::flow::Flowed::Ok;
+            let mut outcome = Flowed::Ok;
             if !done && !flow.once.is_empty() {
                 run.idle = false;
                 outcome = crate::flow::run_steps(&mut run, &flow.once).await;
-                if outcome == crate::flow::Flowed::Ok {
+                if outcome == Flowed::Ok {
                     // What `once` captured lives as long as the user.
                     run.scratch.kept.clone_from(&run.scratch.vars);
                     run.scratch.once_done.push(flow.index);
                 }
             }
-            if outcome == crate::flow::Flowed::Ok {
+            if outcome == Flowed::Ok {
                 outcome = crate::flow::run_steps(&mut run, &flow.steps).await;
             }
             if let Some(unused) = run.first.take() {
                 unused.cancel();
             }
-            let idle = run.idle && outcome == crate::flow::Flowed::Ok;
+            let idle = run.idle && outcome == Flowed::Ok;
             scratch.idle = idle;
-            outcome != crate::flow::Flowed::ConnectFailed
+            outcome != Flowed::ConnectFailed
         }
     };
     scratch.iteration += 1;
@@ -247,292 +152,4 @@ fn set_row(vars: &mut Vars, source: &headroom_plan::data::DataSource, row: usize
             set.cell(row, col).to_string(),
         );
     }
-}
-
-/// How a request ended, for the flow that sent it.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Sent {
-    /// It passed.
-    Ok,
-    /// It failed (recorded).
-    Failed,
-    /// A connection could not be opened.
-    ConnectFailed,
-}
-
-/// Sends one request (its redirects followed) and records it.
-pub(crate) async fn send(
-    state: &Rc<ThreadState>,
-    prepared: &Prepared,
-    pending: Pending,
-    session: &mut Session,
-    intended: Intended,
-    scratch: &mut Scratch,
-) -> Sent {
-    let plan = &state.plan;
-    let template = prepared.template();
-    let sink = plan.sink.as_ref().and_then(|s| s.attached.as_ref());
-    let cookies = plan.client.cookies;
-    let who = (scratch.user, scratch.iteration);
-    let mut tally = chain::Tally::default();
-    if !prepared.cookie_vars.is_empty() {
-        cookie_vars(state, prepared, scratch);
-    }
-    // The request's URL when the user has cookies to send: they depend on its path.
-    let url = if cookies && !scratch.jar.is_empty() {
-        let mut path = Vec::new();
-        match template.path.as_static() {
-            Some(p) => path.extend_from_slice(p.as_bytes()),
-            None => {
-                let mut rng = state.rng.borrow_mut();
-                template.path.render(
-                    &mut RenderContext {
-                        rng: &mut rng,
-                        vars: &scratch.vars,
-                        user: scratch.user,
-                        iteration: scratch.iteration,
-                    },
-                    &mut path,
-                );
-            }
-        }
-        chain::target_url(&plan.target, &path)
-    } else {
-        None
-    };
-    let extra = chain::cookie_header(cookies, &scratch.jar, url.as_ref(), &mut tally);
-    let extra: Vec<(&str, &[u8])> = extra.iter().map(|v| ("cookie", v.as_bytes())).collect();
-    let payload = {
-        // Rendered before any await: the thread's random source is borrowed only here.
-        let mut rng = state.rng.borrow_mut();
-        if let Some(sink) = sink {
-            correlate(sink, template, &mut rng, &mut scratch.vars, who);
-        }
-        let mut ctx = RenderContext {
-            rng: &mut rng,
-            vars: &scratch.vars,
-            user: scratch.user,
-            iteration: scratch.iteration,
-        };
-        state
-            .client
-            .payload(&prepared.request, &mut ctx, &extra, &mut scratch.client)
-    };
-    let (intended, sent) = intended.and_sent();
-    if let (Some(sink), Some(_)) = (sink, &template.correlate) {
-        // Registered before the request leaves: a delivery can never beat its id here.
-        if let Some(id) = scratch.vars.get("correlation_id") {
-            sink.tracker.register(id, sent);
-        }
-    }
-    // Latency runs from the intended start, but never from a point after the actual
-    // send: a send a few microseconds early (see timer.rs) must not shrink latency.
-    let from = intended.min(sent);
-    // The timeout runs from the same point: a request that waited for a pooled
-    // connection or a stream, or started late, has had that long already. Its
-    // corrected latency can then never exceed the timeout by more than the timer's slack.
-    // A redirect chain is one request: one deadline for all its hops.
-    let deadline = from + template.timeout_in(plan);
-    let connecting = Cell::new(false);
-    let mut trace = Trace::default();
-    // Not registered with the runtime until polled: an unused one costs nothing.
-    let mut fresh = pin!(None::<tokio::time::Sleep>);
-    let mut kept = if scratch.keeps_timer {
-        let timer = scratch
-            .timer
-            .get_or_insert_with(|| RequestTimer::new(deadline));
-        timer.arm(deadline);
-        Some(timer)
-    } else {
-        fresh.set(Some(tokio::time::sleep_until(deadline.into())));
-        None
-    };
-    let outcome = {
-        let user = chain::User {
-            jar: &mut scratch.jar,
-            vars: &scratch.vars,
-            scratch: &mut scratch.hops,
-            who: (scratch.user, scratch.iteration),
-        };
-        let mut exchange = pin!(chain::run(
-            state,
-            prepared,
-            &payload,
-            url,
-            session,
-            &connecting,
-            &mut trace,
-            user,
-            &mut tally,
-        ));
-        // The exchange first, as tokio's `timeout` does: a response that is ready
-        // counts even when the deadline has just passed.
-        std::future::poll_fn(|cx| match exchange.as_mut().poll(cx) {
-            Poll::Ready(done) => Poll::Ready(Ok(done)),
-            Poll::Pending => match kept.as_mut() {
-                Some(timer) => timer.poll_expired(cx),
-                None => fresh
-                    .as_mut()
-                    .as_pin_mut()
-                    .expect("set when no timer is kept")
-                    .poll(cx),
-            }
-            .map(|()| Err(())),
-        })
-        .await
-    };
-    let done = Instant::now();
-    let error = match outcome {
-        Err(()) if connecting.get() => {
-            // The handshake never completed (a full accept backlog drops the SYN, a
-            // host that does not answer): the target did not take the connection.
-            // A TLS handshake that runs out of time counts alike: the connection was
-            // never ready to carry a request, as with a dropped SYN, and the closed
-            // model's users back off the same way.
-            session.forget();
-            let reason = if state.client.is_tls() {
-                "connect or TLS handshake timed out"
-            } else {
-                "connect timed out"
-            };
-            state.note_connect_failure(reason);
-            Some(ErrorKind::Connect)
-        }
-        Err(()) => {
-            // The connection may still carry the unread rest of the response.
-            session.forget();
-            Some(ErrorKind::Timeout)
-        }
-        Ok(Err(failure)) => {
-            match &failure.note {
-                Some(Note::Connect(reason)) => state.note_connect_failure(reason),
-                Some(Note::Tls(reason)) => state.note_tls_failure(reason),
-                None => {}
-            }
-            Some(failure.kind)
-        }
-        Ok(Ok(Ok(captured))) => {
-            crate::capture::store(captured, &mut scratch.vars);
-            None
-        }
-        Ok(Ok(Err(kind))) => Some(kind),
-    };
-    if trace.retried {
-        state.recorder.borrow_mut().retries += 1;
-    }
-    // One subtraction for both latencies when the request went out when it was meant
-    // to (the closed model's, and any open-model request not held for the pool).
-    let sent_at = trace.sent(sent);
-    let corrected = done - from;
-    let uncorrected = if sent_at == from {
-        corrected
-    } else {
-        done - sent_at
-    };
-    let since_sent = if sent_at == sent {
-        uncorrected
-    } else {
-        done - sent
-    };
-    if !template.checks.is_empty() {
-        // No response at all: every check of the request failed, as k6 counts a
-        // check on a response that never came.
-        let answered = matches!(
-            error,
-            None | Some(
-                ErrorKind::Check | ErrorKind::Status4xx | ErrorKind::Status5xx | ErrorKind::Graphql
-            )
-        );
-        for c in &template.checks {
-            match c.rule {
-                CheckRule::Duration(bound) => {
-                    tally.checks.push((c.id, answered && corrected < bound))
-                }
-                _ if !answered => tally.checks.push((c.id, false)),
-                _ => {}
-            }
-        }
-    }
-    if tally.redirects + tally.received + tally.sent + tally.dropped > 0 || !tally.checks.is_empty()
-    {
-        pending.also(|r| {
-            r.redirects += tally.redirects;
-            r.cookies.received += tally.received;
-            r.cookies.sent += tally.sent;
-            r.cookies.dropped += tally.dropped;
-            for (id, passed) in &tally.checks {
-                r.check(*id, *passed);
-            }
-        });
-    }
-    pending.record(&Hit {
-        name_id: template.name_id,
-        corrected,
-        uncorrected,
-        error,
-        timing: trace.timing(sent, done, since_sent),
-    });
-    state.last_done.set(Some(done));
-    match error {
-        None => Sent::Ok,
-        Some(ErrorKind::Connect) => Sent::ConnectFailed,
-        Some(_) => Sent::Failed,
-    }
-}
-
-/// Sets `cookie.NAME` for each cookie the request's templates read: the value the
-/// user would send to the target, or empty.
-fn cookie_vars(state: &ThreadState, prepared: &Prepared, scratch: &mut Scratch) {
-    let origin = chain::target_url(&state.plan.target, b"/");
-    for name in &prepared.cookie_vars {
-        let value = origin
-            .as_ref()
-            .and_then(|u| scratch.jar.value(name, u))
-            .unwrap_or_default();
-        scratch.vars.set(&format!("cookie.{name}"), value);
-    }
-}
-
-/// Sets the sink's variables for one request: `sink_url`, and `correlation_id` rendered
-/// once from the request's `correlate:` so the body and the registry get the same id.
-fn correlate(
-    sink: &headroom_sink::Attached,
-    template: &headroom_plan::RequestTemplate,
-    rng: &mut SmallRng,
-    vars: &mut Vars,
-    who: (u64, u64),
-) {
-    if vars.get("sink_url") != Some(sink.url.as_str()) {
-        vars.set("sink_url", sink.url.clone());
-    }
-    if let Some(c) = &template.correlate {
-        let mut out = Vec::with_capacity(40);
-        c.render(
-            &mut RenderContext {
-                rng,
-                vars,
-                user: who.0,
-                iteration: who.1,
-            },
-            &mut out,
-        );
-        vars.set("correlation_id", String::from_utf8_lossy(&out).into_owned());
-    }
-}
-
-/// Keeps the run's first failure of one sort, as `address: reason`.
-/// Sleeps for a think time, cut short when the run is stopping.
-pub(crate) async fn think_for(state: &ThreadState, think: Think) {
-    let pause = match think {
-        Think::None => return,
-        Think::Fixed(d) => d,
-        Think::Uniform(lo, hi) => {
-            use rand::Rng;
-            let span = (hi - lo).as_nanos() as u64;
-            lo + Duration::from_nanos(state.rng.borrow_mut().random_range(0..=span))
-        }
-    };
-    let end = state.start + state.plan.duration();
-    let until = (Instant::now() + pause).min(end.max(Instant::now()));
-    tokio::time::sleep_until(until.into()).await;
 }

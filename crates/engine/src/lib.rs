@@ -28,6 +28,7 @@ mod merge;
 mod once;
 pub mod pacer;
 mod parallel;
+mod request;
 mod selfcheck;
 mod share;
 mod start;
@@ -37,6 +38,7 @@ mod summarize_streams;
 pub(crate) mod thread;
 mod timeline;
 mod timer;
+mod user;
 pub(crate) mod work;
 mod workloads;
 

@@ -14,9 +14,9 @@ use headroom_metrics::ErrorKind;
 use headroom_plan::journey::SetupValues;
 use headroom_plan::Plan;
 
-use crate::flow::{run_steps, Flowed, Run};
-use crate::iteration::{Intended, Scratch};
+use crate::flow::run_steps;
 use crate::thread::{Pending, Seed};
+use crate::user::{Flowed, Intended, Run, Scratch};
 use crate::EngineError;
 
 /// Which steps run.

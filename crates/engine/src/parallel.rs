@@ -7,9 +7,9 @@
 
 use futures_util::future::join_all;
 
-use crate::flow::{Flowed, Run};
-use crate::iteration::{send, Intended, Scratch, Sent};
+use crate::request::{send, Sent};
 use crate::thread::Pending;
+use crate::user::{Flowed, Intended, Run, Scratch};
 use crate::work::Prepared;
 use headroom_client::Protocol;
 

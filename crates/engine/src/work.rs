@@ -7,7 +7,7 @@ use std::sync::Arc;
 use rand::Rng;
 
 use super::UnsendableRequest;
-use crate::check::Heads;
+use crate::capture::Heads;
 use headroom_client::prepared::PreparedRequest;
 use headroom_plan::journey::{CaptureFrom, ResponseCapture};
 use headroom_plan::{Item, Plan, RequestTemplate, Step, StreamStep, Think};

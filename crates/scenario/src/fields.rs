@@ -1,14 +1,16 @@
 //! Single fields every part of a scenario compiles the same way: a template (its
 //! variables checked against what earlier flow steps capture), a JSONPath query, a
-//! `capture:` map. A leaf of the scenario module: requests, GraphQL, gRPC, flows and
+//! `capture:` map, an expected status. A leaf of the scenario module: requests, GraphQL, gRPC, flows and
 //! streams all import it, and it imports none of them.
 
 use serde_json_path::JsonPath;
 use serde_saphyr::Spanned;
 
-use super::errors::{ScenarioError, Source};
-use headroom_plan::Capture;
+use super::errors::{found, ScenarioError, Source};
+use super::format::Node;
+use headroom_plan::{Capture, StatusRange};
 use headroom_template::{Escape, Template};
+use serde_json::Value;
 
 /// Compiles a template and checks the captured variables it uses: `vars` is `None` for
 /// a plain request (no variables), else the variables captured by earlier flow steps.
@@ -89,4 +91,44 @@ pub(crate) fn captures_of(
         });
     }
     Ok(out)
+}
+
+/// Reads `status`: a code, a class (`2xx`), or a list of them.
+pub(crate) fn status(
+    src: Source<'_>,
+    node: &Node,
+    path: &str,
+) -> Result<Vec<StatusRange>, ScenarioError> {
+    let err = |v: &Value| {
+        src.of(
+            node,
+            path,
+            format!(
+            "expected a status code (100-599), a class such as 2xx, or a list of them, found {}",
+            found(v)
+        ),
+        )
+    };
+    let one = |v: &Value| -> Result<StatusRange, ScenarioError> {
+        let range = match v {
+            Value::Number(n) => n.as_u64().map(|c| (c, c)),
+            Value::String(s) => match s.strip_suffix("xx").or_else(|| s.strip_suffix("XX")) {
+                Some(d) if d.len() == 1 => d.parse::<u64>().ok().map(|d| (d * 100, d * 100 + 99)),
+                Some(_) => None,
+                None => s.parse::<u64>().ok().map(|c| (c, c)),
+            },
+            _ => None,
+        };
+        match range {
+            Some((lo, hi)) if (100..=599).contains(&lo) && hi <= 599 => Ok(StatusRange {
+                lo: lo as u16,
+                hi: hi as u16,
+            }),
+            _ => Err(err(v)),
+        }
+    };
+    match &node.value {
+        Value::Array(items) if !items.is_empty() => items.iter().map(one).collect(),
+        other => Ok(vec![one(other)?]),
+    }
 }

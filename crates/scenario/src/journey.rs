@@ -255,11 +255,7 @@ pub(crate) fn checks(
     if let Some(node) = &c.status {
         add(
             "status",
-            CheckRule::Status(super::requests::status(
-                src,
-                node,
-                &format!("{path}.status"),
-            )?),
+            CheckRule::Status(super::fields::status(src, node, &format!("{path}.status"))?),
         );
     }
     if let Some(text) = &c.body_contains {

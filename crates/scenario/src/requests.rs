@@ -5,16 +5,15 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
 use serde_saphyr::Spanned;
 
 use super::field_errors::HeaderError;
 
-use super::errors::{found, ScenarioError, Source};
+use super::errors::{ScenarioError, Source};
 use super::fields::{json_path, template};
-use super::format::{ExpectSpec, Node, RequestSpec};
+use super::format::{ExpectSpec, RequestSpec};
 use super::values::duration;
-use headroom_plan::{Expect, JsonExpect, RequestTemplate, StatusRange};
+use headroom_plan::{Expect, JsonExpect, RequestTemplate};
 use headroom_template::{Escape, Template};
 
 /// What every request compiles against.
@@ -384,7 +383,7 @@ fn expect(
     vars: Option<&[String]>,
 ) -> Result<Expect, ScenarioError> {
     let status = match &spec.status {
-        Some(node) => status(src, node, &format!("{path}.status"))?,
+        Some(node) => super::fields::status(src, node, &format!("{path}.status"))?,
         None => Vec::new(),
     };
     let mut json = Vec::new();
@@ -421,44 +420,4 @@ fn expect(
         json,
         graphql: false,
     })
-}
-
-/// Reads `status`: a code, a class (`2xx`), or a list of them.
-pub(crate) fn status(
-    src: Source<'_>,
-    node: &Node,
-    path: &str,
-) -> Result<Vec<StatusRange>, ScenarioError> {
-    let err = |v: &Value| {
-        src.of(
-            node,
-            path,
-            format!(
-            "expected a status code (100-599), a class such as 2xx, or a list of them, found {}",
-            found(v)
-        ),
-        )
-    };
-    let one = |v: &Value| -> Result<StatusRange, ScenarioError> {
-        let range = match v {
-            Value::Number(n) => n.as_u64().map(|c| (c, c)),
-            Value::String(s) => match s.strip_suffix("xx").or_else(|| s.strip_suffix("XX")) {
-                Some(d) if d.len() == 1 => d.parse::<u64>().ok().map(|d| (d * 100, d * 100 + 99)),
-                Some(_) => None,
-                None => s.parse::<u64>().ok().map(|c| (c, c)),
-            },
-            _ => None,
-        };
-        match range {
-            Some((lo, hi)) if (100..=599).contains(&lo) && hi <= 599 => Ok(StatusRange {
-                lo: lo as u16,
-                hi: hi as u16,
-            }),
-            _ => Err(err(v)),
-        }
-    };
-    match &node.value {
-        Value::Array(items) if !items.is_empty() => items.iter().map(one).collect(),
-        other => Ok(vec![one(other)?]),
-    }
 }

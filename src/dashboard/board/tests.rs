@@ -7,6 +7,7 @@ use crate::metrics::summary::Second;
 
 fn meta() -> Meta {
     Meta {
+        workloads: Vec::new(),
         command: "run",
         name: "t".into(),
         target: "http://127.0.0.1:9".into(),
@@ -71,4 +72,33 @@ fn seconds_become_rows_and_add_up_into_the_totals() {
     assert_eq!(totals.by_name[0].requests, 190);
     assert_eq!(totals.by_name[1].errors[ErrorKind::Status5xx as usize], 10);
     assert_eq!((totals.latency.len(), totals.seconds), (200, 2));
+}
+
+#[test]
+fn each_workload_adds_up_its_own_request_names() {
+    let mut m = meta();
+    m.workloads = vec![
+        WorkloadMeta {
+            name: "members".into(),
+            names: vec![0],
+        },
+        WorkloadMeta {
+            name: "anonymous".into(),
+            names: vec![1],
+        },
+    ];
+    let mut b = Board::new(m);
+    b.second(&live(0, 90, 10));
+    b.second(&live(1, 100, 5));
+    let msg = b.message(0, true);
+    assert_eq!(
+        msg["workloads"],
+        json!([
+            {"name": "members", "requests": 190, "errors": 0},
+            {"name": "anonymous", "requests": 15, "errors": 15}
+        ])
+    );
+    // One load: no workload table.
+    let plain = Board::new(meta());
+    assert_eq!(plain.message(0, true)["workloads"], json!([]));
 }
