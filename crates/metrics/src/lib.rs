@@ -6,7 +6,10 @@ pub mod recorder;
 pub mod streams;
 pub mod summary;
 pub mod threshold;
-pub mod workloads;
+/// Per-workload figures (`by_workload`), kept in the summary's module.
+pub mod workloads {
+    pub use crate::summary::WorkloadSummary;
+}
 
 use std::fmt;
 

@@ -6,11 +6,13 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 mod flows;
+mod workloads;
 
 pub use super::figures::{Errors, Latency};
 pub use super::recorder::{ByProtocol, CheckCounts, CookieCounts};
 pub use flows::{ChecksSummary, GroupSummary};
 use headroom_watch::{GeneratorVerdict, RunView};
+pub use workloads::WorkloadSummary;
 
 /// Everything a run measured, ready to print, judge and store.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -119,7 +121,7 @@ pub struct Summary {
     /// Per workload (`workloads:`): figures, checks and its own thresholds; absent
     /// for a run of one load.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub by_workload: BTreeMap<String, crate::workloads::WorkloadSummary>,
+    pub by_workload: BTreeMap<String, WorkloadSummary>,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -8,13 +8,12 @@ use std::time::Duration;
 use serde_saphyr::Spanned;
 
 use super::errors::{ScenarioError, Source};
-use super::field_errors::ScopeError;
 use super::format::ScenarioFile;
 use super::requests::{self, Context};
+use super::rules::{check_names, threshold, weight};
 use super::target::parse_target;
-use super::values::{duration, positive_int};
+use super::values::duration;
 use super::{flows, load_model, Overrides};
-use headroom_metrics::threshold::Threshold;
 use headroom_plan::{ClientPlan, Expect, Hooks, Item, Plan, RequestTemplate, Target, WaitUntil};
 use headroom_template::{Escape, Template};
 
@@ -331,87 +330,6 @@ pub(crate) fn quick(overrides: &Overrides) -> Result<Plan, ScenarioError> {
         journey: Default::default(),
         workloads: Vec::new(),
     })
-}
-
-/// A `weight:` (1 when absent), a positive integer up to `u32::MAX`.
-pub(crate) fn weight(
-    src: Source<'_>,
-    node: Option<&super::format::Node>,
-    path: &str,
-) -> Result<u32, ScenarioError> {
-    let Some(node) = node else { return Ok(1) };
-    let path = format!("{path}.weight");
-    let w = positive_int(src, node, &path)?;
-    u32::try_from(w).map_err(|_| {
-        src.of(
-            node,
-            &path,
-            format!("expected a positive integer up to {}, found {w}", u32::MAX),
-        )
-    })
-}
-
-/// Parses a threshold and checks that its scope names a request.
-pub(crate) fn threshold(
-    expr: &str,
-    names: &[String],
-    streams: &[headroom_plan::StreamName],
-) -> Result<Threshold, ScopeError> {
-    let t = Threshold::parse(expr)?;
-    if matches!(t.metric, headroom_metrics::threshold::Metric::Stream(_)) {
-        if streams.is_empty() {
-            return Err(ScopeError::NoStreams);
-        }
-        if let Some(scope) = t.scope.as_deref() {
-            let known = streams.iter().any(|s| s.name == scope)
-                || streams.iter().any(|s| s.protocol.as_str() == scope);
-            if !known {
-                return Err(ScopeError::NotAStream {
-                    scope: scope.to_string(),
-                    streams: streams.iter().map(|s| s.name.clone()).collect(),
-                });
-            }
-        }
-    } else if t.metric == headroom_metrics::threshold::Metric::Checks {
-        // A check's name, known once every request compiled: see `check_names`.
-    } else {
-        check_scope(t.scope.as_deref(), names)?;
-    }
-    Ok(t)
-}
-
-/// A `checks{NAME}` rule must name one of the scenario's checks.
-fn check_names(thresholds: &[Threshold], checks: &[String]) -> Result<(), String> {
-    for t in thresholds {
-        if t.metric != headroom_metrics::threshold::Metric::Checks {
-            continue;
-        }
-        if let Some(name) = t.scope.as_deref() {
-            if !checks.iter().any(|c| c.trim() == name) {
-                let known = if checks.is_empty() {
-                    "none".to_string()
-                } else {
-                    checks.join(", ")
-                };
-                return Err(format!(
-                    "{:?}: {name:?} is not a check of the scenario (its checks: {known})",
-                    t.expr
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// A threshold's scope must be one of the request names.
-pub(crate) fn check_scope(scope: Option<&str>, names: &[String]) -> Result<(), ScopeError> {
-    match scope {
-        Some(scope) if !names.iter().any(|n| n == scope) => Err(ScopeError::NotARequest {
-            scope: scope.to_string(),
-            known: names.to_vec(),
-        }),
-        _ => Ok(()),
-    }
 }
 
 /// Engine threads: `--threads`, else one per core; never more than a capped shared

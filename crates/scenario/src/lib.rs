@@ -26,6 +26,7 @@ mod journey;
 mod load_model;
 mod quick;
 mod requests;
+mod rules;
 mod schema;
 mod setup;
 mod sink;

@@ -408,12 +408,12 @@ fn command_line_errors() {
 fn threshold_scopes_must_name_a_request() {
     let names = vec!["create_task".to_string(), "list".to_string()];
     assert_eq!(
-        super::compile::check_scope(Some("create_task"), &names),
+        super::rules::check_scope(Some("create_task"), &names),
         Ok(())
     );
-    assert_eq!(super::compile::check_scope(None, &names), Ok(()));
+    assert_eq!(super::rules::check_scope(None, &names), Ok(()));
     assert_eq!(
-        super::compile::check_scope(Some("create_tsk"), &names).map_err(|e| e.to_string()),
+        super::rules::check_scope(Some("create_tsk"), &names).map_err(|e| e.to_string()),
         Err("`create_tsk` is not a request name (known: create_task, list)".to_string())
     );
 }

@@ -16,10 +16,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::compile::{threshold, weight};
 use super::errors::{ScenarioError, Source};
 use super::format::{ScenarioFile, WorkloadSpec};
 use super::requests::{self, Context};
+use super::rules::{threshold, weight};
 use super::values::duration;
 use super::{flows, load_model, Overrides};
 use headroom_metrics::threshold::{Metric, Threshold};

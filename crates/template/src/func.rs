@@ -6,9 +6,9 @@ use crate::encode::Encoding;
 use crate::error::{Problem, MAX_ENCODINGS, MAX_ISO_OFFSET_S, MAX_RAND_STRING};
 use crate::number;
 use crate::part::Part;
-use crate::render::json_escape;
 use crate::syntax::Expr;
 use crate::time::TimeFormat;
+use crate::write::json_escape;
 use crate::Escape;
 
 /// Compiles `expr` for a template escaped with `escape`.

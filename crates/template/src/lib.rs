@@ -54,6 +54,7 @@ mod part;
 mod render;
 mod syntax;
 mod time;
+mod write;
 
 pub use cond::Condition;
 pub use error::{Problem, TemplateError};

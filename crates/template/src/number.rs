@@ -139,7 +139,7 @@ pub(crate) fn write_micros(micros: i64, out: &mut Vec<u8>) {
         out.push(b'-');
     }
     let abs = micros.unsigned_abs();
-    crate::render::write_u64(abs / 1_000_000, out);
+    crate::write::write_u64(abs / 1_000_000, out);
     let mut frac = abs % 1_000_000;
     if frac == 0 {
         return;

@@ -9,6 +9,7 @@ use rand::{Rng, RngCore};
 
 use crate::number::write_micros;
 use crate::part::Part;
+use crate::write::{json_escape, write_i64, write_u64};
 use crate::{Escape, RenderContext};
 
 /// The process-wide `seq()` counter: every render anywhere takes the next value.
@@ -88,29 +89,6 @@ fn typed(inner: &Part, ctx: &mut RenderContext<'_>, out: &mut Vec<u8>) {
     }
 }
 
-/// Writes the decimal digits of `n`.
-pub(crate) fn write_u64(mut n: u64, out: &mut Vec<u8>) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
-}
-
-/// Writes the decimal digits of `n`, with a leading `-` when negative.
-pub(crate) fn write_i64(n: i64, out: &mut Vec<u8>) {
-    if n < 0 {
-        out.push(b'-');
-    }
-    write_u64(n.unsigned_abs(), out);
-}
-
 /// Writes a version 4 (random) UUID made of two random words, in its hyphenated
 /// lower-case form.
 fn write_uuid(hi: u64, lo: u64, out: &mut Vec<u8>) {
@@ -149,31 +127,4 @@ pub(crate) fn write_iso_at(now: u64, offset: i64, out: &mut Vec<u8>) {
     let at = UNIX_EPOCH + Duration::from_secs(at);
     // Writing into a Vec cannot fail, and the time is in the formatter's range.
     let _ = write!(out, "{}", humantime::format_rfc3339_seconds(at));
-}
-
-/// Appends `value` escaped for the inside of a JSON string (RFC 8259 section 7).
-pub(crate) fn json_escape(value: &[u8], out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut start = 0;
-    for (i, &b) in value.iter().enumerate() {
-        let escape: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0..=0x1f => b"",
-            _ => continue,
-        };
-        out.extend_from_slice(&value[start..i]);
-        if escape.is_empty() {
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[(b >> 4) as usize]);
-            out.push(HEX[(b & 0xf) as usize]);
-        } else {
-            out.extend_from_slice(escape);
-        }
-        start = i + 1;
-    }
-    out.extend_from_slice(&value[start..]);
 }

@@ -7,7 +7,7 @@ use chrono::format::{Item, StrftimeItems};
 use chrono::{DateTime, Utc};
 
 use crate::error::Problem;
-use crate::render::json_escape;
+use crate::write::json_escape;
 use crate::Escape;
 
 /// A compiled `now_format`.

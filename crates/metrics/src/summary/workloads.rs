@@ -5,8 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::figures::{Errors, Latency};
-use crate::summary::{ChecksSummary, Rates, ThresholdResult};
+use super::{ChecksSummary, Errors, Latency, Rates, ThresholdResult};
 
 /// One workload's figures.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
