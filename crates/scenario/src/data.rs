@@ -18,7 +18,7 @@ use super::flows::{self, Where};
 use super::format::{DataSpec, StepSpec};
 use super::requests::Context;
 use super::streams::FlowStreams;
-use headroom_plan::data::{DataLimits, DataPlan, DataSet, DataSource, Pick};
+use headroom_plan::data::{DataError, DataLimits, DataPlan, DataSet, DataSource, Pick, Problem};
 use headroom_plan::{Item, Load, Plan, Step};
 
 /// Files read by this process: (path, size, modified) → the table.
@@ -69,9 +69,8 @@ pub(crate) fn build(
 }
 
 /// Loads `path`, or takes it from the cache when it has not changed.
-fn load(name: &str, path: &Path) -> Result<DataSet, String> {
-    let meta =
-        std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+fn load(name: &str, path: &Path) -> Result<DataSet, DataError> {
+    let meta = std::fs::metadata(path).map_err(|e| DataError::new(path, None, Problem::Io(e)))?;
     let key = (path.to_path_buf(), meta.len(), meta.modified().ok());
     let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((_, set)) = cache
@@ -80,7 +79,7 @@ fn load(name: &str, path: &Path) -> Result<DataSet, String> {
     {
         return Ok(set.clone());
     }
-    let set = DataSet::load(name, path, &DataLimits::default()).map_err(|e| e.to_string())?;
+    let set = DataSet::load(name, path, &DataLimits::default())?;
     if cache.len() >= CACHED {
         cache.remove(0);
     }

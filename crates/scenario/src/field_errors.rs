@@ -111,6 +111,16 @@ pub enum ScopeError {
         /// The scenario's stream names.
         streams: Vec<String>,
     },
+    /// A `checks{NAME}` rule whose name is no check of the scenario.
+    #[error("{expr:?}: {scope:?} is not a check of the scenario (its checks: {})", if known.is_empty() { "none".to_string() } else { known.join(", ") })]
+    NotACheck {
+        /// The rule as written.
+        expr: String,
+        /// The name given.
+        scope: String,
+        /// The scenario's check names.
+        known: Vec<String>,
+    },
     /// A request rule's scope that is no request's name.
     #[error("`{scope}` is not a request name (known: {})", known.join(", "))]
     NotARequest {

@@ -381,5 +381,5 @@ fn captures(
     step: &StepSpec,
     path: &str,
 ) -> Result<Vec<ResponseCapture>, ScenarioError> {
-    super::journey::captures(src, &step.capture, path)
+    super::captures::captures(src, &step.capture, path)
 }

@@ -13,9 +13,7 @@ use super::errors::{found, ScenarioError, Source};
 use super::fields::{json_path, template};
 use super::format::{CheckSpec, Node};
 use super::values::non_negative_int;
-use headroom_plan::journey::{
-    CaptureFrom, CapturePick, Check, CheckRule, Expected, Multipart, Piece, ResponseCapture,
-};
+use headroom_plan::journey::{Check, CheckRule, Expected, Multipart, Piece};
 use headroom_template::{Escape, Template};
 
 /// Largest file a `multipart:` body reads: it is kept in memory and sent with every
@@ -23,11 +21,6 @@ use headroom_template::{Escape, Template};
 pub(crate) const MAX_UPLOAD: u64 = 16 * 1024 * 1024;
 /// Most redirects a request may be told to follow.
 const MAX_REDIRECTS: u64 = 100;
-/// Longest `regex:` pattern, and the most memory its compiled form may take.
-const MAX_REGEX: usize = 4096;
-const REGEX_SIZE_LIMIT: usize = 1 << 20;
-/// Longest `css:` selector.
-const MAX_SELECTOR: usize = 4096;
 
 /// Reads a `redirects:` count.
 pub(crate) fn redirects(src: Source<'_>, node: &Node, path: &str) -> Result<u32, ScenarioError> {
@@ -336,169 +329,4 @@ pub(crate) fn expected(
         }
         other => Ok(Expected::Value(other.clone())),
     }
-}
-
-/// Compiles a step's `capture:` map: variable → source, or `{from, pick, default}`.
-pub(crate) fn captures(
-    src: Source<'_>,
-    capture: &BTreeMap<String, Node>,
-    path: &str,
-) -> Result<Vec<ResponseCapture>, ScenarioError> {
-    let mut out = Vec::with_capacity(capture.len());
-    for (var, node) in capture {
-        let var_path = format!("{path}.capture.{var}");
-        let mut chars = var.chars();
-        let identifier = matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !identifier || ["env", "cookie", "data", "setup"].contains(&var.as_str()) {
-            return Err(src.of(
-                node,
-                &var_path,
-                format!(
-                    "expected a variable name (letters, digits, `_`; not `env`, `cookie`, \
-                     `data` or `setup`), found {var:?}"
-                ),
-            ));
-        }
-        let (from, pick, default) = match &node.value {
-            Value::String(s) => (s.clone(), CapturePick::First, None),
-            Value::Object(o) => {
-                if let Some(key) = o
-                    .keys()
-                    .find(|k| !["from", "pick", "default"].contains(&k.as_str()))
-                {
-                    return Err(src.of(
-                        node,
-                        &format!("{var_path}.{key}"),
-                        "unknown key: a capture has `from`, `pick` and `default`",
-                    ));
-                }
-                let Some(Value::String(from)) = o.get("from") else {
-                    return Err(src.of(
-                        node,
-                        &format!("{var_path}.from"),
-                        "expected `from:` with a source such as $.id or header:Location",
-                    ));
-                };
-                let pick = match o.get("pick") {
-                    None => CapturePick::First,
-                    Some(Value::String(p)) if p == "first" => CapturePick::First,
-                    Some(Value::String(p)) if p == "random" => CapturePick::Random,
-                    Some(Value::String(p)) if p == "all" => CapturePick::All,
-                    Some(other) => {
-                        return Err(src.of(
-                            node,
-                            &format!("{var_path}.pick"),
-                            format!("expected first, random or all, found {}", found(other)),
-                        ))
-                    }
-                };
-                let default = match o.get("default") {
-                    None => None,
-                    Some(Value::String(s)) => Some(s.clone()),
-                    Some(other) => Some(other.to_string()),
-                };
-                (from.clone(), pick, default)
-            }
-            other => {
-                return Err(src.of(
-                    node,
-                    &var_path,
-                    format!(
-                        "expected a source such as $.id, header:NAME, cookie:NAME, regex:P, \
-                         css:SELECTOR or status, or {{from, pick, default}}; found {}",
-                        found(other)
-                    ),
-                ))
-            }
-        };
-        let compiled = source(&from).map_err(|e| src.of(node, &var_path, e))?;
-        out.push(ResponseCapture {
-            var: var.clone(),
-            from: compiled,
-            pick,
-            default,
-            source: from,
-        });
-    }
-    Ok(out)
-}
-
-/// Compiles one capture source.
-fn source(text: &str) -> Result<CaptureFrom, String> {
-    if text == "status" {
-        return Ok(CaptureFrom::Status);
-    }
-    if let Some(name) = text.strip_prefix("header:") {
-        let name = name.trim();
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_graphic() && c != ':') {
-            return Err(format!(
-                "expected a header name after `header:`, found {name:?}"
-            ));
-        }
-        return Ok(CaptureFrom::Header(name.to_ascii_lowercase()));
-    }
-    if let Some(name) = text.strip_prefix("cookie:") {
-        let name = name.trim();
-        if name.is_empty() || name.contains([';', '=', ' ']) {
-            return Err(format!(
-                "expected a cookie name after `cookie:`, found {name:?}"
-            ));
-        }
-        return Ok(CaptureFrom::Cookie(name.to_string()));
-    }
-    if let Some(pattern) = text.strip_prefix("regex:") {
-        if pattern.len() > MAX_REGEX {
-            return Err(format!(
-                "a regex of at most {MAX_REGEX} bytes, found {}",
-                pattern.len()
-            ));
-        }
-        return regex::RegexBuilder::new(pattern)
-            .size_limit(REGEX_SIZE_LIMIT)
-            .build()
-            .map(CaptureFrom::Regex)
-            .map_err(|e| format!("bad regex {pattern:?}: {e}"));
-    }
-    if let Some(css) = text.strip_prefix("css:") {
-        if css.len() > MAX_SELECTOR {
-            return Err(format!(
-                "a selector of at most {MAX_SELECTOR} bytes, found {}",
-                css.len()
-            ));
-        }
-        // `@ATTR` after the selector reads an attribute; an `@` inside brackets
-        // (`[href^="mailto:a@b"]`) is part of the selector.
-        let (selector, attr) = match css.rfind('@') {
-            Some(at) if !css[at..].contains(']') => {
-                (&css[..at], Some(css[at + 1..].trim().to_string()))
-            }
-            _ => (css, None),
-        };
-        if attr.as_deref() == Some("") {
-            return Err(format!("expected an attribute name after `@` in {css:?}"));
-        }
-        if selector.trim().is_empty() {
-            return Err("expected a CSS selector after `css:`, such as css:h1 or css:input[name=csrf]@value".into());
-        }
-        let parsed = scraper::Selector::parse(selector.trim()).map_err(|e| {
-            let why = e.to_string().replace('\n', " ");
-            format!("bad CSS selector {selector:?}: {why}")
-        })?;
-        return Ok(CaptureFrom::Css {
-            selector: Box::new(parsed),
-            attr,
-        });
-    }
-    if text.starts_with('$') {
-        return serde_json_path::JsonPath::parse(text)
-            .map(CaptureFrom::Json)
-            .map_err(|e| {
-                format!("expected a JSONPath query such as $.data, found {text:?} ({e})")
-            });
-    }
-    Err(format!(
-        "expected a source such as $.id, header:NAME, cookie:NAME, regex:PATTERN, \
-         css:SELECTOR[@ATTR] or status, found {text:?}"
-    ))
 }

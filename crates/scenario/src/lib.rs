@@ -10,6 +10,7 @@
 //! `run`, `find` and shards compile their plan from a [`Setup`] (the scenario's text,
 //! read once, and the overrides; serializable, so a coordinator sends it to its shards).
 
+mod captures;
 mod client;
 mod cluster;
 mod compile;

@@ -55,22 +55,18 @@ pub(crate) fn threshold(
 }
 
 /// A `checks{NAME}` rule must name one of the scenario's checks.
-pub(crate) fn check_names(thresholds: &[Threshold], checks: &[String]) -> Result<(), String> {
+pub(crate) fn check_names(thresholds: &[Threshold], checks: &[String]) -> Result<(), ScopeError> {
     for t in thresholds {
         if t.metric != headroom_metrics::threshold::Metric::Checks {
             continue;
         }
         if let Some(name) = t.scope.as_deref() {
             if !checks.iter().any(|c| c.trim() == name) {
-                let known = if checks.is_empty() {
-                    "none".to_string()
-                } else {
-                    checks.join(", ")
-                };
-                return Err(format!(
-                    "{:?}: {name:?} is not a check of the scenario (its checks: {known})",
-                    t.expr
-                ));
+                return Err(ScopeError::NotACheck {
+                    expr: t.expr.clone(),
+                    scope: name.to_string(),
+                    known: checks.to_vec(),
+                });
             }
         }
     }

@@ -20,7 +20,8 @@ pub struct DataError {
 }
 
 impl DataError {
-    pub(super) fn new(file: &Path, line: Option<u64>, problem: Problem) -> DataError {
+    /// A problem with `file` (at `line`, when known).
+    pub fn new(file: &Path, line: Option<u64>, problem: Problem) -> DataError {
         DataError {
             file: file.to_path_buf(),
             line,
