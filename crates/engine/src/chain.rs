@@ -118,22 +118,11 @@ pub(crate) async fn run(
             Some((r, Some(other))) => (r, other),
             Some((r, None)) => (r, &state.client),
         };
-        // A hop is rendered here, its cookies for its own URL.
         // A hop was rendered whole when it was made (`hop_request`): its prebuilt
         // form, with its own target's authority and no base path.
-        let rendered = match &hop {
-            None => None,
-            Some(_) => {
-                let mut rng = state.rng.borrow_mut();
-                let mut ctx = RenderContext {
-                    rng: &mut rng,
-                    vars,
-                    user: who.0,
-                    iteration: who.1,
-                };
-                Some(client.payload(request, &mut ctx, &[], scratch))
-            }
-        };
+        let rendered = hop
+            .as_ref()
+            .map(|_| state.render(vars, who, |ctx| client.payload(request, ctx, &[], scratch)));
         let redirects_left = tally.redirects < u64::from(limit);
         let heads = &prepared.heads;
         let judge = |reply: &Reply<'_>| -> Judged {
@@ -218,16 +207,9 @@ pub(crate) async fn run(
             }
         };
         let target = target_of(&next);
-        let mut hop_template = {
-            let mut rng = state.rng.borrow_mut();
-            let mut ctx = RenderContext {
-                rng: &mut rng,
-                vars,
-                user: who.0,
-                iteration: who.1,
-            };
-            hop_request(&current, &next, to_get, same_origin, &mut ctx)
-        };
+        let mut hop_template = state.render(vars, who, |ctx| {
+            hop_request(&current, &next, to_get, same_origin, ctx)
+        });
         if let Some(cookie) = cookie_header(cookies, jar, Some(&next), tally) {
             hop_template.headers.push((
                 "cookie".into(),

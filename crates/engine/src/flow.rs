@@ -15,7 +15,6 @@ use crate::user::{Flowed, Intended, Run};
 use crate::work::{PreparedBlock, PreparedStep};
 use headroom_metrics::ErrorKind;
 use headroom_plan::journey::MAX_REPEAT;
-use headroom_template::RenderContext;
 
 /// Runs `steps` in order.
 pub(crate) async fn run_steps(run: &mut Run<'_>, steps: &[PreparedStep]) -> Flowed {
@@ -71,20 +70,14 @@ pub(crate) async fn run_steps(run: &mut Run<'_>, steps: &[PreparedStep]) -> Flow
 /// Runs a block: its condition, then its steps as many times as `repeat` says, timed
 /// as a group when it is one.
 async fn run_block(run: &mut Run<'_>, block: &PreparedBlock) -> Flowed {
-    let (go, times) = {
-        let mut rng = run.state.rng.borrow_mut();
-        let mut ctx = RenderContext {
-            rng: &mut rng,
-            vars: &run.scratch.vars,
-            user: run.scratch.user,
-            iteration: run.scratch.iteration,
-        };
-        let go = block.when.as_ref().is_none_or(|c| c.eval(&mut ctx));
+    let who = (run.scratch.user, run.scratch.iteration);
+    let (go, times) = run.state.render(&run.scratch.vars, who, |ctx| {
+        let go = block.when.as_ref().is_none_or(|c| c.eval(ctx));
         let times = match &block.repeat {
             None => 1,
             Some(t) => {
                 let mut out = Vec::new();
-                t.render(&mut ctx, &mut out);
+                t.render(ctx, &mut out);
                 // A count that does not read as one runs nothing: the rendering came
                 // from a captured value the scenario could not check at load.
                 std::str::from_utf8(&out)
@@ -95,7 +88,7 @@ async fn run_block(run: &mut Run<'_>, block: &PreparedBlock) -> Flowed {
             }
         };
         (go, times)
-    };
+    });
     if !go || times == 0 {
         return Flowed::Ok;
     }

@@ -122,7 +122,12 @@ fn unique_rows(state: &ThreadState, scratch: &mut Scratch, reads: &[usize]) {
         let row = source
             .take_unique()
             .unwrap_or_else(|| (scratch.user as usize).saturating_sub(1) % set.len());
-        set_row(&mut scratch.kept, source, row);
+        set_row(
+            &mut scratch.kept,
+            &state.plan.journey.data_vars[i],
+            set,
+            row,
+        );
     }
 }
 
@@ -139,17 +144,18 @@ fn data_rows(state: &ThreadState, scratch: &mut Scratch, reads: &[usize]) {
             let mut rng = state.rng.borrow_mut();
             source.next_row(&mut *rng).unwrap_or(0)
         };
-        set_row(&mut scratch.vars, source, row);
+        set_row(
+            &mut scratch.vars,
+            &state.plan.journey.data_vars[i],
+            source.set(),
+            row,
+        );
     }
 }
 
 /// Sets `data.SET.COLUMN` for every column of `row`.
-fn set_row(vars: &mut Vars, source: &headroom_plan::data::DataSource, row: usize) {
-    let set = source.set();
-    for (col, name) in set.columns().iter().enumerate() {
-        vars.set(
-            &format!("data.{}.{name}", source.name()),
-            set.cell(row, col).to_string(),
-        );
+fn set_row(vars: &mut Vars, names: &[String], set: &headroom_plan::data::DataSet, row: usize) {
+    for (col, name) in names.iter().enumerate() {
+        vars.set(name, set.cell(row, col).to_string());
     }
 }

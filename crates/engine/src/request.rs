@@ -258,12 +258,13 @@ pub(crate) async fn send(
 /// user would send to the target, or empty.
 fn cookie_vars(state: &ThreadState, prepared: &Prepared, scratch: &mut Scratch) {
     let origin = chain::target_url(&state.plan.target, b"/");
-    for name in &prepared.cookie_vars {
+    for var in &prepared.cookie_vars {
+        let name = &var["cookie.".len()..];
         let value = origin
             .as_ref()
             .and_then(|u| scratch.jar.value(name, u))
             .unwrap_or_default();
-        scratch.vars.set(&format!("cookie.{name}"), value);
+        scratch.vars.set(var, value);
     }
 }
 

@@ -110,6 +110,24 @@ impl ThreadState {
         self.stop.load(Ordering::Relaxed)
     }
 
+    /// Runs `f` with a rendering context of this thread's random source and a user's
+    /// `vars` and `who` (its number and iteration). The source is borrowed only for `f`,
+    /// which must not await.
+    pub(crate) fn render<R>(
+        &self,
+        vars: &headroom_template::Vars,
+        who: (u64, u64),
+        f: impl FnOnce(&mut headroom_template::RenderContext<'_>) -> R,
+    ) -> R {
+        let mut rng = self.rng.borrow_mut();
+        f(&mut headroom_template::RenderContext {
+            rng: &mut rng,
+            vars,
+            user: who.0,
+            iteration: who.1,
+        })
+    }
+
     /// Keeps `reason` as the run's first connect failure, unless one was kept already.
     pub(crate) fn note_connect_failure(&self, reason: &str) {
         self.note_first(&self.connect_failure, reason);

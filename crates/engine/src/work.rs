@@ -21,7 +21,8 @@ pub(crate) struct Prepared {
     pub(crate) captures: Vec<ResponseCapture>,
     /// Which of the response's headers are kept, and for what.
     pub(crate) heads: Heads,
-    /// The cookies its templates read (`{{ cookie.NAME }}`): the names, without `cookie.`.
+    /// The cookies its templates read: their variables (`cookie.NAME`), set before each
+    /// send.
     pub(crate) cookie_vars: Vec<String>,
     /// For an item of its own: the data files its templates read (see [`Work::reads`]).
     pub(crate) reads: Vec<usize>,
@@ -64,10 +65,8 @@ impl Prepared {
         let mut cookie_vars: Vec<String> = Vec::new();
         let mut read = |t: &headroom_template::Template| {
             for v in t.variables() {
-                if let Some(name) = v.strip_prefix("cookie.") {
-                    if !cookie_vars.iter().any(|c| c == name) {
-                        cookie_vars.push(name.to_string());
-                    }
+                if v.starts_with("cookie.") && !cookie_vars.iter().any(|c| c == v) {
+                    cookie_vars.push(v.to_string());
                 }
             }
         };

@@ -229,6 +229,9 @@ pub type SetupValues = Vec<(String, String, bool)>;
 pub struct JourneyPlan {
     /// The scenario's `data:` files.
     pub data: crate::data::DataPlan,
+    /// For each of `data.sets`, the variable of each column (`data.SET.COLUMN`), made
+    /// once at load so an iteration sets its row's values without formatting names.
+    pub data_vars: Vec<Vec<String>>,
     /// Steps run once before the load.
     pub setup: Vec<crate::Step>,
     /// Steps run once after the load.

@@ -146,13 +146,14 @@ pub(crate) fn from_text_for(
     };
 
     let (data, data_vars) = super::data::build(src, &doc.data)?;
-    cx.user_vars = data_vars;
+    cx.user_vars = data_vars.concat();
     let (setup, setup_captures) = super::data::once_steps(&mut cx, &doc.setup, "setup")?;
     cx.user_vars
         .extend(setup_captures.iter().map(|c| format!("setup.{c}")));
     let (teardown, _) = super::data::once_steps(&mut cx, &doc.teardown, "teardown")?;
     let journey = headroom_plan::journey::JourneyPlan {
         data,
+        data_vars,
         setup,
         teardown,
         setup_captures,

@@ -27,12 +27,12 @@ static CACHE: Mutex<Cache> = Mutex::new(Vec::new());
 /// Most files the cache keeps (the oldest is let go).
 const CACHED: usize = 16;
 
-/// Compiles `data:`: every file loaded (or taken from the cache) with its pick, and the
-/// names `data.NAME.COLUMN` templates may read.
+/// Compiles `data:`: every file loaded (or taken from the cache) with its pick, and,
+/// for each, the names `data.NAME.COLUMN` templates may read.
 pub(crate) fn build(
     src: Source<'_>,
     specs: &BTreeMap<String, Spanned<DataSpec>>,
-) -> Result<(DataPlan, Vec<String>), ScenarioError> {
+) -> Result<(DataPlan, Vec<Vec<String>>), ScenarioError> {
     let mut plan = DataPlan::default();
     let mut vars = Vec::new();
     let dir = Path::new(src.file).parent().unwrap_or(Path::new(""));
@@ -60,9 +60,12 @@ pub(crate) fn build(
         let file = &spec.value.file;
         let set = load(name, &dir.join(&file.value))
             .map_err(|e| src.of(file, &format!("{path}.file"), e))?;
-        for column in set.columns() {
-            vars.push(format!("data.{name}.{column}"));
-        }
+        vars.push(
+            set.columns()
+                .iter()
+                .map(|column| format!("data.{name}.{column}"))
+                .collect(),
+        );
         plan.sets.push(DataSource::new(set, pick));
     }
     Ok((plan, vars))
