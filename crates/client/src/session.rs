@@ -28,7 +28,10 @@ use headroom_metrics::ErrorKind;
 use headroom_plan::{ClientPlan, Target};
 use headroom_template::RenderContext;
 
+mod payload;
 mod pool;
+
+pub use payload::{H2Payload, Payload, Reply};
 
 /// Sends requests for one engine thread (never shared across threads).
 pub struct Client {
@@ -99,67 +102,11 @@ struct Pool {
     opened: Notify,
 }
 
-/// A request rendered for sending: borrowed prebuilt bytes, or this send's rendering.
-pub enum Payload<'a> {
-    /// HTTP/1.1 wire bytes.
-    H1(&'a [u8]),
-    /// An HTTP/2 request and its body, made anew for each attempt.
-    H2(H2Payload<'a>),
-}
-
-impl Payload<'_> {
-    /// The request target as sent (path and query, the target's base path included);
-    /// `None` for a request that could not be rendered.
-    pub fn path(&self) -> Option<&[u8]> {
-        match self {
-            Payload::H1(bytes) => {
-                let start = bytes.iter().position(|&b| b == b' ')? + 1;
-                let len = bytes[start..].iter().position(|&b| b == b' ')?;
-                Some(&bytes[start..start + len])
-            }
-            Payload::H2(H2Payload::Prebuilt(p)) => Some(p.path().as_bytes()),
-            Payload::H2(H2Payload::Rendered(p)) => Some(p.path().as_bytes()),
-            Payload::H2(H2Payload::Invalid(_)) => None,
-        }
-    }
-}
-
-/// An HTTP/2 request to send, made anew (cheaply) for each attempt.
-pub enum H2Payload<'a> {
-    /// Nothing in the request varies.
-    Prebuilt(&'a Prebuilt),
-    /// Rendered for this send.
-    Rendered(Box<Prebuilt>),
-    /// The rendering failed: a rendered path or header value HTTP/2 cannot carry.
-    Invalid(String),
-}
-
 /// Reused space for rendering requests, so a warm task renders without allocating.
 #[derive(Default)]
 pub struct Scratch {
     wire: Vec<u8>,
     render: Vec<u8>,
-}
-
-/// A response as the caller's `judge` sees it, while its connection is still held.
-pub struct Reply<'a> {
-    /// Status code.
-    pub status: u16,
-    /// The response headers the request asked to keep ([`PreparedRequest::keep_headers`]):
-    /// (index into that list, value), in the order they came.
-    pub headers: &'a [(usize, Vec<u8>)],
-    /// The body when the request keeps it, else empty.
-    pub body: &'a [u8],
-}
-
-impl Reply<'_> {
-    /// The values of the kept header at `index` of [`PreparedRequest::keep_headers`].
-    pub fn header(&self, index: usize) -> impl Iterator<Item = &[u8]> {
-        self.headers
-            .iter()
-            .filter(move |(i, _)| *i == index)
-            .map(|(_, v)| v.as_slice())
-    }
 }
 
 /// Why a request got no judged response.
