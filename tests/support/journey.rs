@@ -215,6 +215,16 @@ impl JourneyApp {
             .unwrap_or_else(|e| panic!("GET /stats/: {e}: {}", reply.text()))
     }
 
+    /// `GET /stats/requests/`: every request that reached the app since the start or
+    /// the last reset (but `/stats/`), as the app saw it.
+    #[track_caller]
+    pub(crate) fn requests(&self) -> Received {
+        let reply = exchange(self.addr(), "GET", "/stats/requests/", &[], b"");
+        assert_eq!(reply.status, 200, "GET /stats/requests/: {}", reply.text());
+        serde_json::from_slice(&reply.body)
+            .unwrap_or_else(|e| panic!("GET /stats/requests/: {e}: {}", reply.text()))
+    }
+
     /// `POST /stats/reset/`: every count back to zero.
     #[track_caller]
     pub(crate) fn reset_stats(&self) {
@@ -227,6 +237,52 @@ impl Drop for JourneyApp {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// What reached the journey app (`GET /stats/requests/`).
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct Received {
+    /// Requests per `METHOD /path` (the query left out).
+    pub(crate) counts: BTreeMap<String, u64>,
+    /// The requests in the order they arrived (the first 20,000).
+    pub(crate) requests: Vec<ReceivedRequest>,
+}
+
+impl Received {
+    /// Requests to `METHOD /path` (0 when none came).
+    pub(crate) fn count(&self, route: &str) -> u64 {
+        self.counts.get(route).copied().unwrap_or(0)
+    }
+
+    /// The requests to `METHOD /path`, in order.
+    pub(crate) fn to(&self, method: &str, path: &str) -> Vec<&ReceivedRequest> {
+        self.requests
+            .iter()
+            .filter(|r| r.method == method && r.path == path)
+            .collect()
+    }
+}
+
+/// One request as the journey app saw it.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct ReceivedRequest {
+    /// The method.
+    pub(crate) method: String,
+    /// The path, without the query.
+    pub(crate) path: String,
+    /// The query string as sent (`a=1&b=2`).
+    pub(crate) query: String,
+    /// The headers, names lower-cased.
+    pub(crate) headers: BTreeMap<String, String>,
+    /// The body's first 8 KiB, as text.
+    pub(crate) body: String,
+}
+
+impl ReceivedRequest {
+    /// A header's value (`name` lower-case).
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(String::as_str)
     }
 }
 
@@ -244,6 +300,8 @@ pub(crate) struct JourneyStats {
     pub(crate) failed_logins: u64,
     /// Requests to `/public/` (any answer).
     pub(crate) public_requests: u64,
+    /// Successful `POST /api/login` per account.
+    pub(crate) api_logins: BTreeMap<String, u64>,
 }
 
 impl JourneyStats {

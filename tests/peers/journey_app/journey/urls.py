@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import api, views
 
 urlpatterns = [
     path("login/", views.login_view),
@@ -10,4 +10,12 @@ urlpatterns = [
     path("logout/", views.logout_view),
     path("stats/", views.stats),
     path("stats/reset/", views.stats_reset),
+    path("stats/requests/", views.stats_requests),
+    path("api/login", api.login),
+    path("api/whoami", api.whoami),
+    path("api/items", api.items),
+    path("api/items/<int:item_id>", api.item),
+    path("echo", api.echo),
+    path("echo/", api.echo),
+    path("echo/<path:rest>", api.echo),
 ]

@@ -13,6 +13,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from . import api, recorder
 from .models import Counter, LoginTally
 
 # Requests to /public/, counted in memory: the app is one process (waitress's threads),
@@ -110,6 +111,7 @@ def stats(request):
             "total_logins": sum(logins.values()),
             "failed_logins": failed or 0,
             "public_requests": public_requests,
+            "api_logins": api.api_logins(),
         }
     )
 
@@ -123,4 +125,14 @@ def stats_reset(request):
     Counter.objects.update(value=0)
     with _public_lock:
         _public_requests = 0
+    api.reset()
+    recorder.reset()
     return JsonResponse({"reset": True})
+
+
+@csrf_exempt
+@require_GET
+def stats_requests(request):
+    """Test-only: what reached the app (but /stats/): counts per `METHOD /path` and the
+    requests themselves (method, path, query, headers, body's first bytes), in order."""
+    return JsonResponse(recorder.snapshot())
