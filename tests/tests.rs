@@ -5,6 +5,8 @@ mod accounting;
 mod check_cli;
 mod connections;
 mod convert_cli;
+mod convert_fronts;
+mod convert_k6;
 mod dashboard;
 mod delivery;
 mod demo_tls;

@@ -34,7 +34,8 @@ use super::values::{self, ValueError};
     )),
 )]
 pub struct FindArgs {
-    /// Scenario file (YAML); its load section only picks the model (rate or users).
+    /// Scenario file (YAML), or a k6 script (`.js`, `.ts`) converted as it is read;
+    /// its load section only picks the model (rate or users).
     pub scenario: Option<PathBuf>,
     /// Target base URL (replaces the scenario's `target`).
     #[arg(long)]
@@ -169,7 +170,8 @@ fn share(s: &str) -> Result<f64, ValueError> {
 /// Flags of `headroom run`.
 #[derive(Debug, Args, Clone, Default)]
 pub struct RunArgs {
-    /// Scenario file (YAML). Flags override its values.
+    /// Scenario file (YAML), or a k6 script (`.js`, `.ts`) converted as it is read.
+    /// Flags override its values.
     pub scenario: Option<PathBuf>,
     /// Target base URL (replaces the scenario's `target`).
     #[arg(long)]
@@ -201,6 +203,10 @@ pub struct RunArgs {
 /// progress and the run store. The help texts are `run`'s; [`FindArgs`] rewords some.
 #[derive(Debug, Args, Clone, Default)]
 pub struct CommonArgs {
+    /// With a k6 script (`.js`, `.ts`) instead of a scenario: exit 2 when the
+    /// conversion had to leave a construct out (`headroom convert k6 SCRIPT` lists them).
+    #[arg(long)]
+    pub strict: bool,
     /// Engine threads (default: number of cores).
     #[arg(long)]
     pub threads: Option<usize>,

@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use crate::convert::{fronts, ConvertError};
 use crate::plan::Plan;
 use crate::scenario::{Overrides, Purpose, ScenarioText, Setup};
 use crate::search::{IsolationOptions, Order, Range, SearchOptions, StepTiming, Trials, Unit};
@@ -24,7 +25,7 @@ pub fn run(args: &RunArgs) -> Result<Setup, CommandError> {
         ..common::overrides(args.url.as_deref(), &args.common)?
     };
     Ok(Setup {
-        scenario: read(args.scenario.as_deref())?,
+        scenario: read(args.scenario.as_deref(), args.common.strict)?,
         overrides,
         purpose: Purpose::Run,
         setup_values: Vec::new(),
@@ -36,7 +37,7 @@ pub fn run(args: &RunArgs) -> Result<Setup, CommandError> {
 /// `run` would (and fails with `run`'s errors).
 pub fn check(scenario: &Path) -> Result<Setup, CommandError> {
     Ok(Setup {
-        scenario: read(Some(scenario))?,
+        scenario: read(Some(scenario), false)?,
         overrides: Overrides::default(),
         purpose: Purpose::Run,
         setup_values: Vec::new(),
@@ -81,7 +82,7 @@ pub fn find(args: &FindArgs) -> Result<FindSetup, CommandError> {
     }
     overrides.workload = args.workload.clone();
     let setup = Setup {
-        scenario: read(args.scenario.as_deref())?,
+        scenario: read(args.scenario.as_deref(), args.common.strict)?,
         overrides,
         purpose: Purpose::Search,
         setup_values: Vec::new(),
@@ -152,9 +153,37 @@ impl FindSetup {
     }
 }
 
-/// The scenario file's text, when there is a file.
-fn read(path: Option<&Path>) -> Result<Option<ScenarioText>, CommandError> {
-    Ok(path.map(ScenarioText::read).transpose()?)
+/// The scenario file's text, when there is a file; a k6 script is converted here, in
+/// memory, and the rest of the run reads the scenario it became (shards too: they
+/// receive the scenario's text, never the script).
+fn read(path: Option<&Path>, strict: bool) -> Result<Option<ScenarioText>, CommandError> {
+    match path {
+        Some(script) if fronts::is_k6_script(script) => Ok(Some(k6_scenario(script, strict)?)),
+        _ => Ok(path.map(ScenarioText::read).transpose()?),
+    }
+}
+
+/// A k6 script's scenario. The report's closing line is printed first, so the user
+/// knows what the numbers that follow measure; with `strict`, a left-out construct
+/// stops here (bad input).
+fn k6_scenario(script: &Path, strict: bool) -> Result<ScenarioText, CommandError> {
+    let converted = fronts::k6(script, &[], None).map_err(ConvertError::from)?;
+    let shown = script.display();
+    eprintln!(
+        "k6 script {shown}: {} (`headroom convert k6 {shown}` lists each)",
+        converted.report.summary()
+    );
+    if strict {
+        converted
+            .strict(&shown.to_string())
+            .map_err(ConvertError::from)?;
+    }
+    // Named after the script, so a message points at it; its directory is the
+    // script's, so a data file it opens resolves as the script wrote it.
+    Ok(ScenarioText {
+        file: format!("{shown} (converted from k6)"),
+        text: converted.yaml,
+    })
 }
 
 #[cfg(test)]

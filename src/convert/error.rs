@@ -19,6 +19,19 @@ pub enum ConvertError {
     /// The HAR file is not valid or holds nothing to convert.
     #[error("HAR: {0}")]
     Har(#[from] HarError),
+    /// A k6 script, OpenAPI document, Postman collection or `.http` file could not be
+    /// converted (its own message names the file, line and column).
+    #[error(transparent)]
+    Front(#[from] headroom_convert::ConvertError),
+    /// A file a conversion reads beside its input (a Postman environment, a `.http`
+    /// file's `http-client.env.json`) is not what it should be.
+    #[error("{file}: {reason}")]
+    Beside {
+        /// The file.
+        file: String,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 /// A curl command line headroom cannot convert.

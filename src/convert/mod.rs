@@ -10,6 +10,7 @@
 
 pub mod curl;
 mod error;
+pub mod fronts;
 pub mod har;
 
 use std::fmt::Write;

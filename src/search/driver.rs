@@ -193,7 +193,9 @@ pub fn search(
             if !observer.warm {
                 observer.measuring();
             }
-            run_step(runner, base, value, opts.timing, control, &mut observer)
+            let capped = super::inflight::capped(base, value, &steps);
+            let plan = capped.as_ref().unwrap_or(base);
+            run_step(runner, plan, value, opts.timing, control, &mut observer)
         };
         let (mut step, recorder) = match measured {
             Ok(measured) => measured,

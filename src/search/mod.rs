@@ -19,6 +19,7 @@ pub mod driver;
 pub mod estimate;
 pub mod hold;
 pub mod hooks;
+pub mod inflight;
 pub mod interval;
 pub mod isolation;
 pub mod keepup;

@@ -173,6 +173,23 @@ fn quote(text: &str) -> String {
     serde_json::Value::String(text.to_string()).to_string()
 }
 
+/// A mapping key as a person writes it: bare when it is a plain word YAML reads back as
+/// that same string (`name`, `x-api-key`, `json_path`), JSON-quoted otherwise (`$.id`,
+/// `Content-Type: x`, `true`, `on`, a number...).
+fn key(text: &str) -> String {
+    const RESERVED: &[&str] = &["true", "false", "null", "yes", "no", "on", "off", "y", "n"];
+    let bare = text.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && !RESERVED.iter().any(|r| r.eq_ignore_ascii_case(text));
+    if bare {
+        text.to_string()
+    } else {
+        quote(text)
+    }
+}
+
 /// Whether a node is written on its key's line (scalars, empty collections).
 fn is_inline(node: &Yaml) -> bool {
     match node {
@@ -205,7 +222,7 @@ fn write_map(out: &mut String, entries: &[(String, Yaml)], indent: usize) {
         if i > 0 || !out.ends_with("- ") {
             out.push_str(&" ".repeat(indent));
         }
-        out.push_str(&quote(key));
+        out.push_str(&self::key(key));
         out.push(':');
         write_value(out, value, indent);
     }
@@ -298,6 +315,29 @@ mod tests {
                 "nested": [[1], "x"]
             })
         );
+    }
+
+    #[test]
+    fn plain_keys_are_bare_and_the_rest_quoted() {
+        let doc = Yaml::map()
+            .with("name", "a")
+            .with("x-api-key", "b")
+            .with("Content-Type", "c")
+            .with("$.id", "d")
+            .with("on", "e")
+            .with("NO", "f")
+            .with("1st", "g")
+            .with("a b", "h")
+            .with("", "i");
+        let text = doc.document(&[]);
+        assert_eq!(
+            text,
+            "name: \"a\"\nx-api-key: \"b\"\nContent-Type: \"c\"\n\"$.id\": \"d\"\n\"on\": \"e\"\n\"NO\": \"f\"\n\"1st\": \"g\"\n\"a b\": \"h\"\n\"\": \"i\"\n"
+        );
+        let back: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+        assert_eq!(back["on"], "e");
+        assert_eq!(back["NO"], "f");
+        assert_eq!(back["x-api-key"], "b");
     }
 
     #[test]

@@ -1,9 +1,0 @@
-//! An OpenAPI 3.0/3.1 document as a scenario.
-
-use crate::{ConvertError, Converted, Source};
-
-/// Converts `source`.
-pub fn convert(source: Source<'_>) -> Result<Converted, ConvertError> {
-    source.check_size()?;
-    Err(source.unusable(0, "not built yet"))
-}
