@@ -402,3 +402,69 @@ fn built_in_target_examples_run() {
         "only {ran} examples ran against the built-in target"
     );
 }
+
+/// The guide's k6 scripts, `docs/examples/*.js`: each converts with nothing left out
+/// (`--strict`), passes `headroom check`, is included by a chapter, and runs for two
+/// seconds against the built-in target as `headroom run SCRIPT.js` (its `BASE_URL`
+/// from the environment, as k6 users write it) with no failure a wrong request causes.
+#[test]
+fn k6_examples_convert_whole_and_run_against_the_built_in_target() {
+    let scripts = files_with(&repo().join("docs/examples"), ".js");
+    assert!(!scripts.is_empty(), "no k6 example in docs/examples");
+    let chapters: String = markdown_under(&repo().join("docs/src"))
+        .iter()
+        .map(|p| read(p))
+        .collect();
+    let target = target::spawn(TargetOptions::loopback()).expect("start the built-in target");
+    for script in scripts {
+        let file = script.display().to_string();
+        let name = script.file_name().unwrap().to_string_lossy().to_string();
+        assert!(
+            chapters.contains(&format!("{{{{#include ../examples/{name}}}}}")),
+            "{name} is included by no chapter"
+        );
+        assert!(
+            read(&script).starts_with("// Against the built-in target"),
+            "{name}"
+        );
+        let out = run_headroom(
+            ["convert", "k6", &file, "--strict"],
+            Duration::from_secs(30),
+        );
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        let out = run_headroom(["check", &file], Duration::from_secs(30));
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        let dir = tempfile::tempdir().unwrap();
+        let summary_file = dir.path().join("s.json");
+        let mut command = Command::new(headroom_bin());
+        command
+            .args([
+                "run",
+                &file,
+                "--users",
+                "2",
+                "--duration",
+                "2s",
+                "--quiet",
+                "--out",
+            ])
+            .arg(&summary_file)
+            .env("BASE_URL", target.url());
+        let out = crate::support::run_command(command, Duration::from_secs(60));
+        assert!(
+            matches!(out.status.code(), Some(0 | 99)),
+            "{name} exited {:?}:\n{}",
+            out.status.code(),
+            stderr(&out)
+        );
+        let summary = crate::support::read_summary(&summary_file);
+        assert!(summary.requests > 0, "{name}: no requests");
+        for kind in EXAMPLE_FAULTS {
+            assert!(
+                !summary.errors.by_kind.contains_key(kind),
+                "{name}: {kind} errors: {:?}",
+                summary.errors.by_kind
+            );
+        }
+    }
+}

@@ -167,7 +167,7 @@ fn read(path: Option<&Path>, strict: bool) -> Result<Option<ScenarioText>, Comma
 /// knows what the numbers that follow measure; with `strict`, a left-out construct
 /// stops here (bad input).
 fn k6_scenario(script: &Path, strict: bool) -> Result<ScenarioText, CommandError> {
-    let converted = fronts::k6(script, &[], None).map_err(ConvertError::from)?;
+    let converted = fronts::k6(script, &[], None)?;
     let shown = script.display();
     eprintln!(
         "k6 script {shown}: {} (`headroom convert k6 {shown}` lists each)",

@@ -277,7 +277,7 @@ impl<'a> Interp<'a, '_> {
                 Value::Tpl("{{ user() }}".into())
             }
             "__ITER" => {
-                self.approx(span, "__ITER", "`{{ iteration() }}`: k6 counts each VU's iterations from 0; check the base headroom counts from before relying on the value");
+                self.approx(span, "__ITER", "`{{ iteration() }}`: a user's iterations from 0, as k6's; but in an arrival-rate workload each arrival is a new user (0), where k6 reuses its VUs");
                 Value::Tpl("{{ iteration() }}".into())
             }
             g if GLOBALS.contains(&g) => Value::Builtin(g.to_string()),

@@ -132,7 +132,7 @@ pub(crate) fn too_deep(text: &str) -> Option<usize> {
                 {
                     i += 1;
                 }
-                let word = &text[start..i];
+                let word = text.get(start..i).unwrap_or_default();
                 if CHAIN_WORDS.contains(&word) {
                     chain += 1;
                 }

@@ -31,6 +31,8 @@ pub(crate) struct LoadPlan {
     pub(crate) headers: Vec<(String, String)>,
     /// `thresholds`, as written.
     pub(crate) thresholds: Option<Value<'static>>,
+    /// Where `options` is (for the report of its thresholds).
+    pub(crate) span: Span,
 }
 
 /// Reads a field of an object.
@@ -78,6 +80,9 @@ impl Interp<'_, '_> {
     /// Reads `options` (None: k6's default, one VU running one iteration).
     pub(crate) fn load_plan(&mut self, options: Option<(Value<'_>, Span)>) -> LoadPlan {
         let mut plan = LoadPlan::default();
+        if let Some((_, span)) = &options {
+            plan.span = *span;
+        }
         let Some((options, span)) = options else {
             plan.workloads.push(Workload {
                 name: "default".into(),

@@ -192,7 +192,7 @@ impl<'a> Interp<'a, '_> {
             workloads.iter().map(|w| w.name.clone()).collect()
         };
         let placed = match plan.thresholds {
-            Some(t) => self.thresholds(t, at, &wnames, &names),
+            Some(t) => self.thresholds(t, plan.span, &wnames, &names),
             None => Vec::new(),
         };
         let top: Vec<Yaml> = placed

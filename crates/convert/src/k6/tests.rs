@@ -81,7 +81,7 @@ fn options_are_chosen_by_the_env_profile_and_urls_built_from_base_url() {
     assert_eq!(y["target"], "https://api.example.test:8443");
     assert_eq!(
         y["load"]["stages"][1],
-        json!({"duration": "60s", "target": 20})
+        json!({"duration": "1m", "target": 20})
     );
     assert_eq!(y["load"]["model"], "users");
     assert_eq!(outcome(&load, "http.get"), "translated");
@@ -320,4 +320,28 @@ fn shared_arrays_of_csv_and_json_files_become_data_files() {
     let loaded = headroom_scenario::load(Some(&file), &Default::default());
     let _ = std::fs::remove_dir_all(&dir);
     loaded.unwrap_or_else(|e| panic!("{e}\n{}", c.yaml));
+}
+
+#[test]
+fn durations_read_as_k6_writes_them_and_write_as_a_person_would() {
+    use super::value::{parse_duration, seconds_text};
+    assert_eq!(parse_duration("1m30s"), Some(90.0));
+    assert_eq!(parse_duration("500ms"), Some(0.5));
+    assert_eq!(
+        parse_duration("1500"),
+        Some(1.5),
+        "a bare number is milliseconds"
+    );
+    assert_eq!(parse_duration("2h"), Some(7200.0));
+    for bad in ["", "10 parsecs", "m", "1.2.3s"] {
+        assert_eq!(parse_duration(bad), None, "{bad:?}");
+    }
+    let written: Vec<String> = [0.0, 0.25, 1.5, 45.0, 90.0, 120.0, 3600.0, 3661.0]
+        .into_iter()
+        .map(seconds_text)
+        .collect();
+    assert_eq!(
+        written,
+        ["0s", "250ms", "1.5s", "45s", "1m30s", "2m", "1h", "1h1m1s"]
+    );
 }

@@ -53,23 +53,23 @@ fn scenarios_become_workloads_and_thresholds_are_placed() {
     assert_eq!(w[0]["name"], "api");
     assert_eq!(
         w[0]["load"],
-        json!({"model": "arrival-rate", "rate": 10, "duration": "120s", "max_in_flight": 50})
+        json!({"model": "arrival-rate", "rate": 10, "duration": "2m", "max_in_flight": 50})
     );
     assert_eq!(w[0]["flows"][0]["steps"][0]["request"]["name"], "login");
     assert_eq!(
         w[1]["load"]["stages"],
-        json!([{"duration": "60s", "target": 10}, {"duration": "30s", "target": 0}])
+        json!([{"duration": "1m", "target": 10}, {"duration": "30s", "target": 0}])
     );
     assert_eq!(w[1]["load"]["start"], 0);
     assert_eq!(w[1]["start"], "10s");
     assert_eq!(w[1]["thresholds"], json!(["p95 < 200ms"]));
     assert_eq!(
         w[2]["load"],
-        json!({"model": "users", "users": 3, "duration": "60s"})
+        json!({"model": "users", "users": 3, "duration": "1m"})
     );
     assert_eq!(w[3]["load"]["iterations"], json!({"per_user": 5}));
     assert_eq!(w[4]["load"]["iterations"], json!({"shared": 100}));
-    assert_eq!(w[4]["load"]["duration"], "300s");
+    assert_eq!(w[4]["load"]["duration"], "5m");
     // The same function in two workloads: the copy's requests are renamed, since
     // request names are unique across workloads.
     assert_eq!(

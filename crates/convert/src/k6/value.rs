@@ -202,14 +202,33 @@ pub(crate) fn number_text(n: f64) -> String {
     }
 }
 
-/// A duration in seconds as headroom writes it (`1s`, `500ms`, `1.5s`).
+/// A duration in seconds as headroom writes it (`500ms`, `1.5s`, `45s`, `2m`,
+/// `1m30s`, `1h`).
 pub(crate) fn seconds_text(s: f64) -> String {
     let ms = (s * 1000.0).round();
-    if ms % 1000.0 == 0.0 {
-        format!("{}s", number_text(ms / 1000.0))
-    } else {
-        format!("{}ms", number_text(ms))
+    if ms % 1000.0 != 0.0 {
+        return if ms < 1000.0 {
+            format!("{}ms", number_text(ms))
+        } else {
+            format!("{}s", number_text(ms / 1000.0))
+        };
     }
+    let secs = ms / 1000.0;
+    if !(60.0..1e12).contains(&secs) {
+        return format!("{}s", number_text(secs));
+    }
+    let (h, m, s) = (
+        (secs / 3600.0).floor(),
+        ((secs % 3600.0) / 60.0).floor(),
+        secs % 60.0,
+    );
+    let mut out = String::new();
+    for (n, unit) in [(h, "h"), (m, "m"), (s, "s")] {
+        if n > 0.0 {
+            out.push_str(&format!("{}{unit}", number_text(n)));
+        }
+    }
+    out
 }
 
 /// Parses a k6 duration (`30s`, `1m30s`, `500ms`, `2h`; a bare number is

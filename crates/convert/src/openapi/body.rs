@@ -5,7 +5,7 @@
 
 use super::node::Node;
 use super::refs::{Doc, Problem};
-use super::sample::{Gen, Origin, Val};
+use super::sample::{from_json, Gen, Origin, Val};
 use super::text::{escape_braces, json_text, json_yaml, render, scalar, Enc, Piece};
 use crate::Yaml;
 
@@ -83,6 +83,16 @@ pub(crate) fn body<'a>(
     for p in &gen.remote {
         notes.push(format!("optional part of the body left out: {}", p.message));
     }
+    // Documents often give a JSON example as the text of the JSON: sent as that JSON
+    // (the text is within the value bound already).
+    let value = match (&value, rank(media_type)) {
+        (Val::Str(text), 0) => serde_json::from_str::<serde_json::Value>(text)
+            .ok()
+            .filter(|j| j.is_object() || j.is_array())
+            .and_then(|j| from_json(&j, 0))
+            .unwrap_or(value),
+        _ => value,
+    };
     let plain_type = media_type
         .split(';')
         .next()
@@ -128,11 +138,11 @@ pub(crate) fn body<'a>(
 
 /// A form or multipart body's fields: scalars as text, arrays joined by `,`, objects
 /// as JSON text; a multipart file (`format: binary`) as a text part.
-fn fields(
-    doc: &Doc<'_>,
+fn fields<'a>(
+    doc: &Doc<'a>,
     value: &Val,
     multipart: bool,
-    media: &Node,
+    media: &'a Node,
     notes: &mut Vec<String>,
 ) -> Result<Body, Problem> {
     let Val::Map(entries) = value else {
@@ -186,7 +196,7 @@ fn fields(
 
 /// Whether the media type's schema makes `field` a file (`format: binary` or
 /// `base64`, or a `contentMediaType`).
-fn is_file(doc: &Doc<'_>, media: &Node, field: &str) -> bool {
+fn is_file<'a>(doc: &Doc<'a>, media: &'a Node, field: &str) -> bool {
     let Some(schema) = media.get("schema").and_then(|s| doc.resolve(s).ok()) else {
         return false;
     };

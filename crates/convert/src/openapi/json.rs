@@ -5,7 +5,7 @@
 
 use serde::de::IgnoredAny;
 
-use super::node::{Entry, Node, Value, MAX_NODES};
+use super::node::{Entry, Map, Node, Value, MAX_NODES};
 use crate::{ConvertError, Source, MAX_DEPTH};
 
 /// Reads a JSON document.
@@ -111,7 +111,7 @@ impl Scan<'_> {
                         _ => return Err(self.odd()),
                     }
                 }
-                Value::Map(entries)
+                Value::Map(Map::new(entries))
             }
             b'[' => {
                 self.pos += 1;

@@ -11,10 +11,14 @@
 //! why, and where).
 //!
 //! Bounds: the input size ([`crate::MAX_INPUT`]), nesting and `$ref` chains
-//! ([`crate::MAX_DEPTH`]), values in the document ([`node::MAX_NODES`]), operations
-//! kept ([`crate::MAX_ITEMS`]), and each generated value ([`sample::MAX_BODY`],
-//! [`sample::MAX_STEPS`]). Nothing outside the document is read: a `$ref` to another
-//! file or a URL is reported, never fetched.
+//! ([`crate::MAX_DEPTH`]), 2,000,000 values in the document (YAML aliases expanded
+//! included), operations kept ([`crate::MAX_ITEMS`]), each generated value (64 KiB of
+//! JSON, 100,000 schema steps) and all of them (20,000,000 steps). Nothing outside the
+//! document is read: a `$ref` to another file or a URL is reported, never fetched.
+//!
+//! Secrets are never written into the scenario: a credential is `{{ env.NAME }}`,
+//! `NAME` the security scheme's name in SCREAMING_SNAKE_CASE, listed in a comment at
+//! the top (an unset variable is an error when the scenario loads).
 
 mod body;
 mod formats;
@@ -31,6 +35,8 @@ mod text;
 mod tests;
 #[cfg(test)]
 mod tests_hostile;
+#[cfg(test)]
+mod tests_limits;
 #[cfg(test)]
 mod tests_values;
 
@@ -63,10 +69,7 @@ pub fn convert(source: Source<'_>, options: &Options) -> Result<Converted, Conve
     let root = node::parse(&source)?;
     check_version(&source, &root)?;
     let globs = globs(&source, &options.operations)?;
-    let doc = Doc {
-        root: &root,
-        source,
-    };
+    let doc = Doc::new(&root, source);
     let target = target(&doc, options)?;
     let lines = Locator::new(source.text);
     let mut report = Report::new(source.file, "operations");

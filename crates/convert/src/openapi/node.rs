@@ -6,6 +6,8 @@
 //! and for YAML serde_saphyr's budget, which refuses an alias bomb while it replays
 //! it, long before the expansion would fit in memory.
 
+use std::collections::HashMap;
+
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::budget::BudgetBreach;
 use serde_saphyr::{Location, Spanned};
@@ -39,7 +41,40 @@ pub(crate) enum Value {
     Float(f64),
     Str(String),
     Seq(Vec<Node>),
-    Map(Vec<Entry>),
+    Map(Map),
+}
+
+/// A mapping's entries in document order, with an index by key when it is large (a
+/// schema of thousands of keys must not make every lookup a scan).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Map {
+    entries: Vec<Entry>,
+    /// Key → position of its first entry, for mappings above [`INDEXED`] entries.
+    index: Option<HashMap<String, usize>>,
+}
+
+/// Mappings larger than this are indexed.
+const INDEXED: usize = 16;
+
+impl Map {
+    /// A mapping of `entries`, indexed when large.
+    pub(crate) fn new(entries: Vec<Entry>) -> Map {
+        let index = (entries.len() > INDEXED).then(|| {
+            let mut index = HashMap::with_capacity(entries.len());
+            for (i, e) in entries.iter().enumerate() {
+                index.entry(e.key.clone()).or_insert(i);
+            }
+            index
+        });
+        Map { entries, index }
+    }
+
+    fn get(&self, key: &str) -> Option<&Entry> {
+        match &self.index {
+            Some(index) => index.get(key).and_then(|&i| self.entries.get(i)),
+            None => self.entries.iter().find(|e| e.key == key),
+        }
+    }
 }
 
 /// One key of a mapping, where the key starts, and its value.
@@ -58,13 +93,16 @@ impl Node {
 
     /// The entry of `key` in a mapping.
     pub(crate) fn entry(&self, key: &str) -> Option<&Entry> {
-        self.entries().iter().find(|e| e.key == key)
+        match &self.value {
+            Value::Map(map) => map.get(key),
+            _ => None,
+        }
     }
 
     /// A mapping's entries (none for another value).
     pub(crate) fn entries(&self) -> &[Entry] {
         match &self.value {
-            Value::Map(entries) => entries,
+            Value::Map(map) => &map.entries,
             _ => &[],
         }
     }
@@ -222,7 +260,7 @@ fn node(source: &Source<'_>, spanned: Spanned<Raw>) -> Node {
         Raw::Float(f) => Value::Float(f),
         Raw::Str(s) => Value::Str(s),
         Raw::Seq(items) => Value::Seq(items.into_iter().map(|i| node(source, i)).collect()),
-        Raw::Map(entries) => Value::Map(
+        Raw::Map(entries) => Value::Map(Map::new(
             entries
                 .into_iter()
                 .map(|(k, v)| Entry {
@@ -231,7 +269,7 @@ fn node(source: &Source<'_>, spanned: Spanned<Raw>) -> Node {
                     value: node(source, v),
                 })
                 .collect(),
-        ),
+        )),
     };
     Node { at, value }
 }

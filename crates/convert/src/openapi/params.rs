@@ -136,7 +136,7 @@ pub(crate) fn apply<'a>(
 }
 
 /// Whether a parameter (or its content, or its schema) gives an example.
-fn has_example(doc: &Doc<'_>, p: &Node) -> bool {
+fn has_example<'a>(doc: &Doc<'a>, p: &'a Node) -> bool {
     let holder_has = |n: &Node| n.get("example").is_some() || n.get("examples").is_some();
     if holder_has(p) {
         return true;
@@ -254,8 +254,8 @@ fn form(name: &str, v: &Val, style: &str, explode: bool) -> Vec<String> {
     }
 }
 
-/// The path with each `{name}` replaced (literal text escaped, never encoded: the
-/// document wrote it); an undeclared one gets `1`, noted.
+/// The path with each `{name}` replaced (the document's text percent-encoded where a
+/// path may not hold it); an undeclared one gets `1`, noted.
 fn substitute(template: &str, values: &[(String, Vec<Piece>)], notes: &mut Vec<String>) -> String {
     let mut pieces = Vec::new();
     let mut rest = template;
@@ -267,13 +267,13 @@ fn substitute(template: &str, values: &[(String, Vec<Piece>)], notes: &mut Vec<S
             // Not a parameter: text, escaped with the text before it.
             pieces.push(render(
                 &[Piece::Lit(rest[..open + 2].to_string())],
-                Enc::Plain,
+                Enc::Path,
             ));
             rest = &rest[open + 2..];
             continue;
         }
         let name = &rest[open + 1..close];
-        pieces.push(render(&[Piece::Lit(rest[..open].to_string())], Enc::Plain));
+        pieces.push(render(&[Piece::Lit(rest[..open].to_string())], Enc::Path));
         match values.iter().find(|(n, _)| n == name) {
             Some((_, value)) => pieces.push(render(value, Enc::Url)),
             None => {
@@ -285,7 +285,7 @@ fn substitute(template: &str, values: &[(String, Vec<Piece>)], notes: &mut Vec<S
         }
         rest = &rest[close + 1..];
     }
-    pieces.push(render(&[Piece::Lit(rest.to_string())], Enc::Plain));
+    pieces.push(render(&[Piece::Lit(rest.to_string())], Enc::Path));
     pieces.concat()
 }
 

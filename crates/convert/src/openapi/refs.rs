@@ -3,6 +3,9 @@
 //! links, a loop refused naming its links), and remote refs (another file, a URL)
 //! reported, never fetched.
 
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+
 use super::locate::Locator;
 use super::node::{Node, Value};
 use crate::{Source, MAX_DEPTH};
@@ -36,12 +39,21 @@ impl Problem {
     }
 }
 
+/// The most schema steps one conversion takes over all its values: each value has
+/// its own bound, and this one keeps thousands of operations of costly schemas from
+/// adding up to minutes.
+pub(crate) const MAX_WORK: usize = 20_000_000;
+
 /// The document being converted.
 pub(crate) struct Doc<'a> {
     /// Its root.
     pub(crate) root: &'a Node,
     /// Its text and name.
     pub(crate) source: Source<'a>,
+    /// Each `$ref` text already followed one link, and where it led.
+    cache: RefCell<HashMap<&'a str, Result<&'a Node, Problem>>>,
+    /// Schema steps taken so far (see [`MAX_WORK`]).
+    work: Cell<usize>,
 }
 
 /// A node reached through `$ref`s, with the last reference followed (the name
@@ -55,6 +67,22 @@ pub(crate) struct Resolved<'a> {
 }
 
 impl<'a> Doc<'a> {
+    /// The document `root` read from `source`.
+    pub(crate) fn new(root: &'a Node, source: Source<'a>) -> Doc<'a> {
+        Doc {
+            root,
+            source,
+            cache: RefCell::new(HashMap::new()),
+            work: Cell::new(0),
+        }
+    }
+
+    /// Counts one schema step; false past [`MAX_WORK`].
+    pub(crate) fn work(&self) -> bool {
+        self.work.set(self.work.get() + 1);
+        self.work.get() <= MAX_WORK
+    }
+
     /// Follows `node`'s `$ref` (and the target's, and so on) to a node without one.
     pub(crate) fn resolve(&self, node: &'a Node) -> Result<Resolved<'a>, Problem> {
         let mut current = node;
@@ -78,10 +106,20 @@ impl<'a> Doc<'a> {
                 ));
             }
             chain.push(text);
-            current = self.pointer(text, reference.at)?;
+            current = self.cached(text, reference.at)?;
             via = Some(text);
         }
         Ok(Resolved { node: current, via })
+    }
+
+    /// [`Doc::pointer`], remembered by `$ref` text.
+    fn cached(&self, reference: &'a str, at: usize) -> Result<&'a Node, Problem> {
+        if let Some(known) = self.cache.borrow().get(reference) {
+            return known.clone().map_err(|p| Problem { at, ..p });
+        }
+        let found = self.pointer(reference, at);
+        self.cache.borrow_mut().insert(reference, found.clone());
+        found
     }
 
     /// The node a `$ref` text names.
@@ -154,10 +192,7 @@ mod tests {
             text,
         };
         let root = parse(&source).unwrap();
-        f(&Doc {
-            root: &root,
-            source,
-        });
+        f(&Doc::new(&root, source));
     }
 
     #[test]

@@ -2,16 +2,18 @@
 //! `default`, `enum`, `const`) when it gives one, else generated from the schema
 //! (`type`, `format`, bounds, `allOf` merged, the first of `oneOf`/`anyOf`).
 //!
-//! Generation is bounded three ways: a recursive schema stops where it would enter a
-//! `$ref` it is already inside (an optional property is omitted, an array is `[]`; a
-//! required one with no other way out is a [`Problem`]), nesting stops at
-//! [`MAX_DEPTH`], and a value is cut at [`MAX_BODY`] bytes (optional properties stop
-//! being added; what the schema requires beyond that is a problem) and at
-//! [`MAX_STEPS`] schema nodes visited, whatever the `$ref`s multiply.
+//! Generation is bounded: a recursive schema stops where it would enter a `$ref` it is
+//! already inside (an optional property is omitted, an array is `[]`, a `oneOf` takes
+//! its next alternative; a required one with no other way out is a [`Problem`]),
+//! nesting stops at [`MAX_DEPTH`], optional properties stop being added once the value
+//! holds half of [`MAX_BODY`] (so what is required still fits; a value the schema
+//! requires beyond [`MAX_BODY`] is a problem), and generation stops at [`MAX_STEPS`]
+//! schema nodes visited, whatever the `$ref`s multiply, and at [`MAX_WORK`] for the
+//! whole document.
 
 use super::formats::{count, integer, kind, number, string};
 use super::node::{Node, Value};
-use super::refs::{Doc, Problem};
+use super::refs::{Doc, Problem, MAX_WORK};
 use crate::MAX_DEPTH;
 
 /// The largest generated (or example) body or parameter value, bytes of JSON.
@@ -188,6 +190,14 @@ impl<'d, 'a> Gen<'d, 'a> {
             return Err(Stop::Problem(Problem::new(
                 at,
                 format!("the schema takes more than {MAX_STEPS} steps to generate"),
+            )));
+        }
+        if !self.doc.work() {
+            return Err(Stop::Problem(Problem::new(
+                at,
+                format!(
+                    "the document's schemas take more than {MAX_WORK} steps in all to generate"
+                ),
             )));
         }
         Ok(())
@@ -392,10 +402,39 @@ pub(crate) fn to_val(node: &Node, depth: usize) -> Option<Val> {
                 .map(|i| to_val(i, depth + 1))
                 .collect::<Option<_>>()?,
         ),
-        Value::Map(entries) => Val::Map(
-            entries
+        Value::Map(_) => Val::Map(
+            node.entries()
                 .iter()
                 .map(|e| Some((e.key.clone(), to_val(&e.value, depth + 1)?)))
+                .collect::<Option<_>>()?,
+        ),
+    })
+}
+
+/// JSON data as a value (`None` past [`MAX_DEPTH`]).
+pub(crate) fn from_json(value: &serde_json::Value, depth: usize) -> Option<Val> {
+    use serde_json::Value as J;
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    Some(match value {
+        J::Null => Val::Null,
+        J::Bool(b) => Val::Bool(*b),
+        J::Number(n) => match n.as_i64() {
+            Some(i) => Val::Int(i),
+            None => Val::Float(n.as_f64().unwrap_or(0.0)),
+        },
+        J::String(s) => Val::Str(s.clone()),
+        J::Array(items) => Val::Seq(
+            items
+                .iter()
+                .map(|i| from_json(i, depth + 1))
+                .collect::<Option<_>>()?,
+        ),
+        J::Object(entries) => Val::Map(
+            entries
+                .iter()
+                .map(|(k, v)| Some((k.clone(), from_json(v, depth + 1)?)))
                 .collect::<Option<_>>()?,
         ),
     })

@@ -61,6 +61,15 @@ paths:
             schema: {type: object, properties: {a: {type: integer}}}
       responses:
         "302": {description: moved}
+  /jsontext:
+    post:
+      operationId: jsontext
+      requestBody:
+        content:
+          application/json:
+            example: '{"a": [1, "{{x}}"]}'
+      responses:
+        "200": {description: ok}
   /any:
     post:
       operationId: any
@@ -109,7 +118,7 @@ fn schemas_parameters_and_bodies_take_their_values_and_styles() {
     assert_eq!(things["expect"], json!({"status": "2xx"}));
 
     let text = &s["requests"][1];
-    assert_eq!(text["body"], "hello {{ \"{{\" }} world }}");
+    assert_eq!(text["body"], "hello {{ '{{' }} world }}");
     assert_eq!(text["headers"], json!({"Content-Type": "text/plain"}));
     assert_eq!(
         text.get("expect"),
@@ -125,7 +134,12 @@ fn schemas_parameters_and_bodies_take_their_values_and_styles() {
         "a redirect is followed: no 3xx to expect"
     );
 
-    let any = &s["requests"][3];
+    assert_eq!(
+        s["requests"][3]["json"],
+        json!({"a": [1, "{{ '{{' }}x}}"]}),
+        "a JSON example written as text is sent as JSON"
+    );
+    let any = &s["requests"][4];
     assert_eq!(any["path"], "/any");
     assert_eq!(any["json"], json!({"a": true}));
     assert_eq!(any.get("headers"), None);

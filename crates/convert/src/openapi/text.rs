@@ -1,7 +1,7 @@
 //! Values as the scenario writes them: in a `json:` body (typed), and as text in a
 //! path, a query string, a header or a form field, where literal data is
 //! percent-encoded now and a template expression is wrapped in `urlencode(…)` to be
-//! encoded as it renders. Every literal `{{` is written as `{{ "{{" }}`, so nothing
+//! encoded as it renders. Every literal `{{` is written as `{{ '{{' }}`, so nothing
 //! the document holds can become a placeholder.
 
 use super::sample::Val;
@@ -21,8 +21,11 @@ pub(crate) enum Piece {
 /// How a text is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Enc {
-    /// Percent-encoded (paths, query strings, cookies).
+    /// Percent-encoded (parameter values in paths, query strings, cookies).
     Url,
+    /// The document's own path text: what a path may hold kept (`/`, `:`, `@`,
+    /// sub-delimiters, existing `%XX`), anything else percent-encoded.
+    Path,
     /// As is (headers, form and multipart fields, raw bodies).
     Plain,
 }
@@ -33,11 +36,12 @@ pub(crate) fn render(pieces: &[Piece], enc: Enc) -> String {
     for piece in pieces {
         match (piece, enc) {
             (Piece::Lit(s), Enc::Url) => out.push_str(&percent_encode(s)),
+            (Piece::Lit(s), Enc::Path) => out.push_str(&path_encode(s)),
             (Piece::Lit(s), Enc::Plain) => out.push_str(&escape_braces(&single_line(s))),
             (Piece::Raw(s), _) => out.push_str(s),
             // The generators render URL-safe text (a UUID, digits, an RFC 3339 time);
             // only an environment variable's value can hold anything.
-            (Piece::Expr(e), Enc::Url) if e.starts_with("env.") => {
+            (Piece::Expr(e), Enc::Url | Enc::Path) if e.starts_with("env.") => {
                 out.push_str("{{ urlencode(");
                 out.push_str(e);
                 out.push_str(") }}");
@@ -115,9 +119,10 @@ pub(crate) fn json_yaml(v: &Val) -> Yaml {
     }
 }
 
-/// `{{` written so that the template reads it as text.
+/// `{{` written so that the template reads it as text: a quoted string expression, in
+/// single quotes because a JSON body's text escapes double ones.
 pub(crate) fn escape_braces(s: &str) -> String {
-    s.replace("{{", "{{ \"{{\" }}")
+    s.replace("{{", "{{ '{{' }}")
 }
 
 /// Control characters (a line break in a header) as spaces.
@@ -125,6 +130,20 @@ fn single_line(s: &str) -> String {
     s.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect()
+}
+
+/// What RFC 3986 allows in a path kept, every other byte percent-encoded (`{` among
+/// them, so no template can start).
+fn path_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/%".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// Every byte but RFC 3986's unreserved ones percent-encoded (as `urlencode` does).
@@ -158,7 +177,7 @@ mod tests {
         );
         assert_eq!(
             render(&pieces, Enc::Plain),
-            "a b/{{ \"{{\" }}x}},{{ uuid() }}{{ env.KEY }}"
+            "a b/{{ '{{' }}x}},{{ uuid() }}{{ env.KEY }}"
         );
         assert_eq!(
             render(&[Piece::Lit("a\r\nX: y".into())], Enc::Plain),
@@ -166,8 +185,12 @@ mod tests {
         );
         assert_eq!(scalar(&Val::Float(2.5)), Piece::Lit("2.5".into()));
         assert_eq!(
+            render(&[Piece::Lit("/café/{{a}} b/%20;x=1".into())], Enc::Path),
+            "/caf%C3%A9/%7B%7Ba%7D%7D%20b/%20;x=1"
+        );
+        assert_eq!(
             json_yaml(&Val::Map(vec![("{{k".into(), Val::Tpl("now_iso()"))])),
-            Yaml::Map(vec![("{{ \"{{\" }}k".into(), Yaml::str("{{ now_iso() }}"))])
+            Yaml::Map(vec![("{{ '{{' }}k".into(), Yaml::str("{{ now_iso() }}"))])
         );
     }
 }
