@@ -237,3 +237,68 @@ fn two_k6_scenarios_become_two_workloads() {
         s.by_workload.keys()
     );
 }
+
+#[test]
+fn find_searches_a_k6_scripts_ceiling() {
+    use headroom::search::result::SearchResult;
+    use headroom::target::{self, TargetOptions};
+    // 2 workers × 10 ms: 200 requests a second, latency far from the rule below it.
+    let target = target::spawn(TargetOptions {
+        workers: 2,
+        service_time: Duration::from_millis(10),
+        ..TargetOptions::loopback()
+    })
+    .expect("start the built-in target");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("work.js");
+    std::fs::write(
+        &script,
+        "import http from 'k6/http';\nimport { check } from 'k6';\n\
+         const BASE_URL = __ENV.BASE_URL || 'http://127.0.0.1:8080';\n\
+         export const options = {\n  scenarios: { api: { executor: 'constant-arrival-rate', rate: 10, timeUnit: '1s', duration: '30s', preAllocatedVUs: 100 } },\n  thresholds: { http_req_duration: ['p(95)<100'] },\n};\n\
+         export default function () {\n  const res = http.get(`${BASE_URL}/work`);\n  check(res, { 'ok': (r) => r.status === 200 });\n}\n",
+    )
+    .unwrap();
+    let out_file = dir.path().join("find.json");
+    let url = target.url();
+    let out = headroom(
+        &[
+            "find",
+            script.to_str().unwrap(),
+            "--from",
+            "50",
+            "--to",
+            "800",
+            "--step-duration",
+            "1s",
+            "--warmup",
+            "500ms",
+            "--cooldown",
+            "0s",
+            "--time-wait-limit",
+            "1000000",
+            "--quiet",
+            "--out",
+            out_file.to_str().unwrap(),
+        ],
+        &[("BASE_URL", url.as_str())],
+    );
+    let err = stderr(&out);
+    assert!(
+        err.lines()
+            .next()
+            .unwrap_or_default()
+            .starts_with("k6 script "),
+        "{err}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let result: SearchResult =
+        serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap();
+    for step in &result.steps {
+        crate::support::assert_adds_up(&step.summary);
+    }
+    // The script's rate model, searched: the ceiling within the search's precision
+    // of the 200/s the target serves (a busy machine may answer a little lower).
+    let ceiling = result.ceiling.unwrap_or_else(|| panic!("{err}"));
+    assert!((160.0..=210.0).contains(&ceiling), "{ceiling}\n{err}");
+}

@@ -15,6 +15,7 @@
 
 pub mod http_file;
 pub mod k6;
+mod locate;
 pub mod openapi;
 pub mod postman;
 pub mod report;
@@ -127,6 +128,9 @@ impl Source<'_> {
     }
 
     /// The 1-based line and column (in characters) of byte `offset` of the text.
+    ///
+    /// It scans the text up to `offset`: for one error. A converter that locates
+    /// many items builds one [`locate::Lines`] index instead, which counts the same.
     pub fn line_column(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
         let before = &self.text[..floor_char_boundary(self.text, offset)];
@@ -218,6 +222,31 @@ mod tests {
         assert_eq!(s.line_column(999), (3, 1));
         let e = s.syntax(8, "unexpected token").to_string();
         assert_eq!(e, "a.js:2:4: unexpected token");
+    }
+
+    #[test]
+    fn the_index_agrees_with_the_source_at_every_offset() {
+        // Multi-byte characters of 2, 3 and 4 bytes, CRLF and LF lines, empty lines,
+        // long enough for the index's checkpoints to fall inside characters and lines.
+        let mut text = String::from("ab\r\n\n\r\n");
+        for i in 0..1_500 {
+            text.push_str(match i % 5 {
+                0 => "é€\r\n",
+                1 => "x𝄞y\n",
+                2 => "\n",
+                3 => "plain ascii, ",
+                _ => "€é𝄞\r\n\r\n",
+            });
+        }
+        text.push('é');
+        let s = Source {
+            file: "t",
+            text: &text,
+        };
+        let lines = locate::Lines::new(&text);
+        for offset in 0..text.len() + 4 {
+            assert_eq!(lines.line_column(offset), s.line_column(offset), "{offset}");
+        }
     }
 }
 

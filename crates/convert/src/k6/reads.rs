@@ -92,6 +92,14 @@ impl<'a> Interp<'a, '_> {
             ));
         }
         let (source, hint) = match &read {
+            // JavaScript's `.length` of an array (or a string) has no JSONPath: `$.a.length`
+            // would read a member named `length` and fail the request where there is
+            // none. (A check's `.length > 0` is converted on its own.)
+            Read::Json(segs) if matches!(segs.last(), Some(Seg::Key(k)) if k == "length") => {
+                return Err(Why(
+                    "`.length` of a JSON value is not a value a capture can take (JSONPath has no length)".into(),
+                ))
+            }
             Read::Json(segs) => (json_path(segs)?, segs.iter().rev().find_map(|s| match s {
                 Seg::Key(k) => Some(k.clone()),
                 Seg::Index(_) => None,

@@ -460,3 +460,33 @@ export default function () {
         )
     );
 }
+
+#[test]
+fn the_length_of_a_json_value_is_never_a_capture() {
+    let c = run_env(
+        "len.js",
+        r#"
+import http from 'k6/http';
+export default function () {
+  const res = http.get('http://127.0.0.1:8080/items');
+  if (res.json('items').length > 0) {
+    http.get('http://127.0.0.1:8080/first');
+  }
+}
+"#,
+        &[],
+    );
+    let doc = loads(&c);
+    // No capture reads a member named `length` (which would fail the request where
+    // the array has none): the branch it decides is left out, and reported.
+    assert!(!c.yaml.contains(".length"), "{}", c.yaml);
+    assert!(doc.to_string().contains("/items"), "{}", c.yaml);
+    assert!(
+        c.report
+            .items
+            .iter()
+            .any(|i| matches!(&i.outcome, Outcome::LeftOut(n) | Outcome::Approximated(n) if n.contains("length"))),
+        "{}",
+        c.report
+    );
+}

@@ -23,7 +23,6 @@
 mod body;
 mod formats;
 mod json;
-mod locate;
 mod node;
 mod params;
 mod refs;
@@ -42,10 +41,10 @@ mod tests_values;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use self::locate::Locator;
 use self::node::{Node, Value};
 use self::params::Parts;
 use self::refs::{Doc, Problem};
+use crate::locate::Lines as Locator;
 use crate::{ConvertError, Converted, Outcome, Report, Source, Yaml, MAX_ITEMS};
 
 /// What the command line adds to a conversion.

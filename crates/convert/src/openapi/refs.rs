@@ -6,8 +6,8 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
-use super::locate::Locator;
 use super::node::{Node, Value};
+use crate::locate::Lines as Locator;
 use crate::{Source, MAX_DEPTH};
 
 /// Why something of an operation cannot be converted: what, and where in the input.
