@@ -130,7 +130,7 @@ impl Source<'_> {
     /// The 1-based line and column (in characters) of byte `offset` of the text.
     ///
     /// It scans the text up to `offset`: for one error. A converter that locates
-    /// many items builds one [`locate::Lines`] index instead, which counts the same.
+    /// many items builds one `locate::Lines` index instead, which counts the same.
     pub fn line_column(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
         let before = &self.text[..floor_char_boundary(self.text, offset)];

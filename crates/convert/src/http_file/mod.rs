@@ -24,6 +24,7 @@ mod tests;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::locate::Lines;
 use crate::postman::template::identifier;
 use crate::{ConvertError, Converted, Outcome, Report, Source, Yaml, MAX_ITEMS};
 use refs::Refs;
@@ -59,8 +60,10 @@ fn convert_here(source: Source<'_>, options: &Options) -> Result<Converted, Conv
     let mut steps: Vec<Yaml> = Vec::new();
     let mut step_of: BTreeMap<String, usize> = BTreeMap::new();
     let mut target: Option<String> = None;
+    // One index of the text locates every report item.
+    let lines = Lines::new(source.text);
     let note = |report: &mut Report, at: usize, construct: &str, outcome: Outcome| {
-        let (line, column) = source.line_column(at);
+        let (line, column) = lines.line_column(at);
         report.push(line, column, construct, outcome);
     };
     for raw in &parsed.requests {

@@ -39,7 +39,7 @@ fn a_realistic_file_becomes_one_flow_with_captures() {
         assert!(got.starts_with(want), "{got}\n{want}\n{}", out.yaml);
     }
     assert_eq!(lines.len(), 4);
-    assert!(out.yaml.contains("\"redirects\": 0"), "{}", out.yaml);
+    assert!(out.yaml.contains("redirects: 0"), "{}", out.yaml);
     let report = out.report.to_string();
     assert!(
         report.contains("shop.http:12:59  left out      client.test"),

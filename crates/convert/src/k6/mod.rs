@@ -154,6 +154,8 @@ pub(crate) struct DataFile {
 /// The evaluator's whole state.
 pub(crate) struct Interp<'a, 's> {
     pub(crate) src: Source<'s>,
+    /// The script's line index: every report item's position, without rescanning.
+    lines: crate::locate::Lines<'s>,
     pub(crate) options: &'s Options,
     pub(crate) report: Report,
     /// (offset, outcome, construct) already reported: each construct is reported once, however
@@ -209,7 +211,7 @@ impl<'a, 's> Interp<'a, 's> {
         if !self.seen.insert((span.start, kind, construct.clone())) {
             return;
         }
-        let (line, column) = self.src.line_column(span.start as usize);
+        let (line, column) = self.lines.line_column(span.start as usize);
         self.report.push(line, column, construct, outcome);
     }
 
@@ -368,6 +370,7 @@ fn run<'a>(
 ) -> Result<Converted, ConvertError> {
     let mut it = Interp {
         src: source,
+        lines: crate::locate::Lines::new(source.text),
         options,
         report: Report::new(source.file, "calls"),
         seen: HashSet::new(),

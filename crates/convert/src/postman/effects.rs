@@ -1,7 +1,7 @@
-//! What a translated script yields, shared by the script translation ([`super::script`]
-//! and its matchers) and the scenario writer: the event a script runs at, the checks
-//! its assertions became, the variables it sets, and every statement met with what
-//! became of it. A leaf: it imports no other module of the converter.
+//! What a translated script yields, shared by the script translation (`script`, with
+//! its matchers and captures) and the scenario writer: the event a script runs at,
+//! the checks its assertions became, the variables it sets, and every statement met
+//! with what became of it. A leaf: it imports no other module of the converter.
 
 use crate::{Outcome, Yaml};
 

@@ -17,14 +17,24 @@
 //! Bounds: the input size ([`crate::MAX_INPUT`], the collection and the environment
 //! file), `serde_json`'s nesting limit (128, reported as a limit), folder depth
 //! ([`crate::MAX_DEPTH`]), requests ([`crate::MAX_ITEMS`]), script length and bracket
-//! nesting ([`script`]), and variable expansion ([`vars`]).
+//! nesting (`script.rs`), and variable expansion (`vars.rs`).
 
+mod assertions;
+mod auth;
+mod body;
 mod build;
+mod captures;
+mod effects;
+mod expr;
 mod request;
+mod scenario;
 mod script;
 mod spans;
+mod step;
 pub(crate) mod template;
+mod url;
 mod vars;
+mod walk;
 
 #[cfg(test)]
 pub(crate) mod tests;

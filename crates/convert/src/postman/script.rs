@@ -2,9 +2,13 @@
 //! (`pm.test` blocks of `pm.response.to.have.status(…)` and `pm.expect(…)` assertions,
 //! `pm.environment.set(name, pm.response.json().x)`) becomes `check:` and `capture:`
 //! entries and variable values; every other statement is reported, never run.
+//!
+//! This module bounds and parses a script and walks its statements (`pm.test` blocks,
+//! local names bound to the response's JSON); what an assertion becomes is
+//! [`super::assertions`]' part, what a variable set becomes [`super::captures`]'.
 
 use oxc_allocator::Allocator;
-use oxc_ast::ast::{BindingPattern, Expression, Statement};
+use oxc_ast::ast::{Argument, BindingPattern, Expression, Statement};
 use oxc_parser::Parser;
 use oxc_span::{GetSpan, SourceType};
 

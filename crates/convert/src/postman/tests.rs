@@ -114,11 +114,7 @@ fn a_realistic_collection_becomes_flows_with_checks_and_captures() {
     assert_eq!(lines.len(), expected.len(), "{}", lines.join("\n"));
     // Two text fields... the title and the one file beside the collection.
     assert!(lines[4].contains("multipart("), "{}", lines[4]);
-    assert!(
-        out.yaml.contains("\"file\": \"invoice.txt\""),
-        "{}",
-        out.yaml
-    );
+    assert!(out.yaml.contains("file: \"invoice.txt\""), "{}", out.yaml);
     assert!(!out.yaml.contains("scan.pdf"), "{}", out.yaml);
 
     // The report: every request and script statement, with positions.
