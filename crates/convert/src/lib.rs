@@ -14,6 +14,7 @@
 //! and column ([`ConvertError`]).
 
 pub mod http_file;
+mod js;
 pub mod k6;
 mod locate;
 pub mod openapi;

@@ -7,14 +7,13 @@ use oxc_ast::ast::{Argument, Expression, Statement};
 use oxc_parser::Parser;
 use oxc_span::{GetSpan, SourceType};
 
+use crate::js::{bracket_depth, dotted};
 use crate::Outcome;
 
 /// The longest handler read, bytes.
 const MAX_HANDLER: usize = 64 << 10;
 /// How deep brackets may nest before a handler is left out unparsed.
 const MAX_BRACKETS: usize = 256;
-/// How long a member chain is followed.
-const MAX_CHAIN: usize = 64;
 
 /// One statement: its offset in the script, text, outcome, and the capture it makes
 /// (variable, source).
@@ -23,7 +22,7 @@ pub(super) type Met = (usize, String, Outcome, Option<(String, String)>);
 /// Translates a handler script.
 pub(super) fn translate(script: &str) -> Vec<Met> {
     let mut out = Vec::new();
-    if script.len() > MAX_HANDLER || depth(script) > MAX_BRACKETS {
+    if script.len() > MAX_HANDLER || bracket_depth(script) > MAX_BRACKETS {
         out.push((
             0,
             "response handler".into(),
@@ -91,40 +90,4 @@ fn capture(expr: &Expression<'_>) -> Option<(String, String)> {
         source.push_str(segment);
     }
     Some((name.value.to_string(), source))
-}
-
-/// The names of a plain member chain.
-fn dotted(expr: &Expression<'_>) -> Option<Vec<String>> {
-    let mut names = Vec::new();
-    let mut at = expr;
-    for _ in 0..MAX_CHAIN {
-        match at {
-            Expression::StaticMemberExpression(m) => {
-                names.push(m.property.name.to_string());
-                at = &m.object;
-            }
-            Expression::Identifier(id) => {
-                names.push(id.name.to_string());
-                names.reverse();
-                return Some(names);
-            }
-            _ => return None,
-        }
-    }
-    None
-}
-
-fn depth(text: &str) -> usize {
-    let (mut d, mut max) = (0usize, 0usize);
-    for b in text.bytes() {
-        match b {
-            b'(' | b'[' | b'{' => {
-                d += 1;
-                max = max.max(d);
-            }
-            b')' | b']' | b'}' => d = d.saturating_sub(1),
-            _ => {}
-        }
-    }
-    max
 }

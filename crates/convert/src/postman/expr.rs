@@ -76,23 +76,7 @@ fn segment(base: String, name: &str) -> String {
 /// The names of a plain member chain (`pm.response.to.have.status`); empty when it is
 /// not one.
 pub(super) fn dotted(expr: &Expression<'_>) -> Vec<String> {
-    let mut names = Vec::new();
-    let mut at = expr;
-    for _ in 0..MAX_WALK {
-        match at {
-            Expression::StaticMemberExpression(m) => {
-                names.push(m.property.name.to_string());
-                at = &m.object;
-            }
-            Expression::Identifier(id) => {
-                names.push(id.name.to_string());
-                names.reverse();
-                return names;
-            }
-            _ => return Vec::new(),
-        }
-    }
-    Vec::new()
+    crate::js::dotted(expr).unwrap_or_default()
 }
 
 /// Whether `expr` is the member chain `names` (`["pm", "response", "code"]`).

@@ -44,7 +44,7 @@ pub(super) fn translate(script: &str, listen: Listen) -> (Effects, Vec<Met>) {
         );
         return (walk.effects, walk.met);
     }
-    if bracket_depth(script) > MAX_BRACKETS {
+    if crate::js::bracket_depth(script) > MAX_BRACKETS {
         walk.leave(
             0,
             "script",
@@ -67,23 +67,6 @@ pub(super) fn translate(script: &str, listen: Listen) -> (Effects, Vec<Met>) {
         walk.statement(statement, None, 0);
     }
     (walk.effects, walk.met)
-}
-
-/// The deepest bracket nesting of `text`, counted on every bracket (strings and
-/// comments included: an over-estimate only leaves a script out).
-fn bracket_depth(text: &str) -> usize {
-    let (mut depth, mut max) = (0usize, 0usize);
-    for b in text.bytes() {
-        match b {
-            b'(' | b'[' | b'{' => {
-                depth += 1;
-                max = max.max(depth);
-            }
-            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    max
 }
 
 struct Walk<'s> {
