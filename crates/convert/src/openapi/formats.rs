@@ -3,7 +3,7 @@
 //! request sends a fresh one) or of `minLength`.
 
 use super::node::{Node, Value};
-use super::sample::{Val, MAX_GENERATED_LEN};
+use super::val::{Val, MAX_GENERATED_LEN};
 
 /// The schema's type: `type` (the first that is not `null` of a 3.1 list), else
 /// guessed from its keys.
@@ -127,7 +127,7 @@ pub(crate) fn string(s: &Node) -> Val {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::openapi::node::parse;
+    use crate::openapi::read::parse;
     use crate::Source;
 
     fn schema(text: &str) -> Node {

@@ -25,10 +25,12 @@ mod formats;
 mod json;
 mod node;
 mod params;
+mod read;
 mod refs;
 mod sample;
 mod security;
 mod text;
+mod val;
 
 #[cfg(test)]
 mod tests;
@@ -65,7 +67,7 @@ const METHODS: &[&str] = &[
 /// Converts the OpenAPI document `source`.
 pub fn convert(source: Source<'_>, options: &Options) -> Result<Converted, ConvertError> {
     source.check_size()?;
-    let root = node::parse(&source)?;
+    let root = read::parse(&source)?;
     check_version(&source, &root)?;
     let globs = globs(&source, &options.operations)?;
     let doc = Doc::new(&root, source);

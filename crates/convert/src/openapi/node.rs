@@ -148,26 +148,6 @@ impl Node {
     }
 }
 
-/// Reads `source` as JSON when it looks like JSON (its first character opens an
-/// object), else as YAML. YAML's flow style also opens with `{`: such a text that is
-/// not JSON is read as YAML, unless the file is named `.json`.
-pub(crate) fn parse(source: &Source<'_>) -> Result<Node, ConvertError> {
-    let first = source
-        .text
-        .trim_start_matches(['\u{feff}', ' ', '\t', '\r', '\n']);
-    if !first.starts_with('{') {
-        return yaml(source);
-    }
-    match super::json::read(source) {
-        Err(json @ ConvertError::Syntax { .. })
-            if !source.file.to_ascii_lowercase().ends_with(".json") =>
-        {
-            yaml(source).map_err(|_| json)
-        }
-        other => other,
-    }
-}
-
 /// A location from serde_saphyr as a byte offset into the text.
 fn offset(source: &Source<'_>, location: &Location) -> usize {
     if let Some(b) = location.span().byte_offset() {
@@ -190,7 +170,7 @@ fn offset(source: &Source<'_>, location: &Location) -> usize {
             .map_or(rest.len(), |(i, _)| i)
 }
 
-fn yaml(source: &Source<'_>) -> Result<Node, ConvertError> {
+pub(crate) fn yaml(source: &Source<'_>) -> Result<Node, ConvertError> {
     let mut budget = serde_saphyr::budget::Budget::default();
     budget.max_depth = MAX_DEPTH;
     budget.max_nodes = MAX_NODES;

@@ -184,7 +184,7 @@ fn percent_decode(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::openapi::node::parse;
+    use crate::openapi::read::parse;
 
     fn doc_of(text: &str, f: impl FnOnce(&Doc<'_>)) {
         let source = Source {

@@ -14,6 +14,7 @@
 use super::formats::{count, integer, kind, number, string};
 use super::node::{Node, Value};
 use super::refs::{Doc, Problem, MAX_WORK};
+pub(crate) use super::val::{Val, MAX_GENERATED_LEN};
 use crate::MAX_DEPTH;
 
 /// The largest generated (or example) body or parameter value, bytes of JSON.
@@ -23,26 +24,6 @@ pub(crate) const MAX_STEPS: usize = 100_000;
 /// The most optional properties an object gets: enough for a realistic body, few
 /// enough that a schema of hundreds of optional fields stays readable.
 const MAX_OPTIONAL: usize = 32;
-/// The longest string generated for `minLength`, and the most array items for
-/// `minItems`, beyond which the schema's bound is not met (and the value says so).
-pub(crate) const MAX_GENERATED_LEN: usize = 4096;
-
-/// A value to send: literal data from the document or generated, or a template
-/// expression (without its braces) rendered per request.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Val {
-    Null,
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    /// Literal text (any `{{` in it is escaped when written).
-    Str(String),
-    /// A template expression such as `uuid()`.
-    Tpl(&'static str),
-    Seq(Vec<Val>),
-    Map(Vec<(String, Val)>),
-}
-
 /// Where a value came from, for the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Origin {
