@@ -364,7 +364,8 @@ fn demo_runs_end_to_end_and_writes_its_report() {
     // that a stall failed costs one re-bracketing (two steps, and the search says the
     // target was noisy); each step the generator could not drive on a busy machine is
     // re-run and adds one. An overloaded step may also measure the capacity a few
-    // percent high (it did: 825 for 800): the search then brackets it from below (a
+    // percent high (a run answered 808, its estimate near 825): the search then
+    // brackets it from below (a
     // probe under the estimate, the probe above, the confirmation), the path every
     // target whose capacity growth does not land on takes, one step more. How often
     // the answer takes 7 is bench/find-speed.sh's.

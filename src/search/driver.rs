@@ -193,9 +193,7 @@ pub fn search(
             if !observer.warm {
                 observer.measuring();
             }
-            let capped = super::inflight::capped(base, value, &steps);
-            let plan = capped.as_ref().unwrap_or(base);
-            run_step(runner, plan, value, opts.timing, control, &mut observer)
+            run_step(runner, base, value, opts.timing, control, &mut observer)
         };
         let (mut step, recorder) = match measured {
             Ok(measured) => measured,

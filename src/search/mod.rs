@@ -19,7 +19,6 @@ pub mod driver;
 pub mod estimate;
 pub mod hold;
 pub mod hooks;
-pub mod inflight;
 pub mod interval;
 pub mod isolation;
 pub mod keepup;
