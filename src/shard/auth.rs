@@ -119,7 +119,7 @@ fn hex(bytes: &[u8]) -> String {
 
 /// Hex to bytes; `None` for anything else (or more than a MAC's worth).
 fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 || text.len() > 128 {
+    if !text.len().is_multiple_of(2) || text.len() > 128 {
         return None;
     }
     (0..text.len())

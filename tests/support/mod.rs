@@ -142,7 +142,7 @@ pub(crate) fn prose(n: usize) -> Vec<u8> {
         x ^= x >> 7;
         x ^= x << 17;
         out.extend_from_slice(WORDS[(x % WORDS.len() as u64) as usize].as_bytes());
-        out.push(if x % 11 == 0 { b'\n' } else { b' ' });
+        out.push(if x.is_multiple_of(11) { b'\n' } else { b' ' });
     }
     out
 }

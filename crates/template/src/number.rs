@@ -145,7 +145,7 @@ pub(crate) fn write_micros(micros: i64, out: &mut Vec<u8>) {
         return;
     }
     let mut width = 6;
-    while frac % 10 == 0 {
+    while frac.is_multiple_of(10) {
         frac /= 10;
         width -= 1;
     }
