@@ -56,7 +56,7 @@ pub enum ConvertFrom {
         script: PathBuf,
         /// A value of `__ENV` (repeatable), on top of the process environment, as k6's
         /// `-e KEY=VALUE`.
-        #[arg(short = 'e', long = "env", value_name = "KEY=VALUE", value_parser = key_value)]
+        #[arg(short = 'e', long = "env", value_name = "KEY=VALUE", value_parser = super::values::parse_label)]
         env: Vec<(String, String)>,
     },
     /// An OpenAPI 3.0/3.1 document (YAML or JSON): one request per operation.
@@ -90,14 +90,6 @@ pub enum ConvertFrom {
         #[arg(long = "env", value_name = "NAME")]
         env: Option<String>,
     },
-}
-
-/// `KEY=VALUE`.
-fn key_value(text: &str) -> Result<(String, String), String> {
-    match text.split_once('=') {
-        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
-        _ => Err(format!("expected KEY=VALUE, got `{text}`")),
-    }
 }
 
 /// A front end's scenario after its report went to standard error; `--strict` refuses

@@ -20,6 +20,7 @@ mod locate;
 pub mod openapi;
 pub mod postman;
 pub mod report;
+mod tpl;
 pub mod yaml;
 
 pub use report::{Item, Outcome, Report};

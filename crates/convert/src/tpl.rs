@@ -1,6 +1,7 @@
 //! Writing scenario template text (`{{ expr }}`) from pieces: literal text, escaped so
-//! that no `{{` of the input is read as a placeholder, and expressions. Shared by the
-//! Postman and `.http` converters, whose inputs both spell variables `{{name}}`.
+//! that no `{{` of the input is read as a placeholder, and expressions; and [`pieces`],
+//! the one scanner of `{{name}}` in an input. Shared by the Postman and `.http`
+//! converters, whose inputs both spell variables `{{name}}`.
 
 /// Template text under construction: literal runs and `{{ expr }}` placeholders.
 #[derive(Debug, Default, Clone)]
@@ -115,20 +116,78 @@ pub(crate) fn quoted(text: &str) -> String {
     out
 }
 
+/// A piece of a text that spells variables `{{name}}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Piece<'t> {
+    /// Text between placeholders (an unclosed `{{` and what follows it included).
+    Lit(&'t str),
+    /// A placeholder: its name, trimmed, and the whole `{{ name }}` as written.
+    Var {
+        /// The name, trimmed.
+        name: &'t str,
+        /// The placeholder as written.
+        whole: &'t str,
+    },
+}
+
+/// The pieces of `text`, in order: the one scanner of `{{name}}` the Postman and
+/// `.http` converters share.
+pub(crate) fn pieces(text: &str) -> Pieces<'_> {
+    Pieces {
+        rest: text,
+        pending: None,
+    }
+}
+
+/// The iterator of [`pieces`].
+pub(crate) struct Pieces<'t> {
+    rest: &'t str,
+    /// A placeholder found after the literal just yielded.
+    pending: Option<Piece<'t>>,
+}
+
+impl<'t> Iterator for Pieces<'t> {
+    type Item = Piece<'t>;
+
+    fn next(&mut self) -> Option<Piece<'t>> {
+        if let Some(var) = self.pending.take() {
+            return Some(var);
+        }
+        if self.rest.is_empty() {
+            return None;
+        }
+        let rest = self.rest;
+        let found = rest.find("{{").and_then(|open| {
+            let after = &rest[open + 2..];
+            after.find("}}").map(|close| (open, close))
+        });
+        let Some((open, close)) = found else {
+            self.rest = "";
+            return Some(Piece::Lit(rest));
+        };
+        let end = open + 2 + close + 2;
+        let var = Piece::Var {
+            name: rest[open + 2..open + 2 + close].trim(),
+            whole: &rest[open..end],
+        };
+        self.rest = &rest[end..];
+        if open == 0 {
+            return Some(var);
+        }
+        self.pending = Some(var);
+        Some(Piece::Lit(&rest[..open]))
+    }
+}
+
 /// The names referenced in a text as `{{name}}` (trimmed), in order; at most `limit`.
 pub(crate) fn references(text: &str, limit: usize) -> Vec<&str> {
-    let mut names = Vec::new();
-    let mut rest = text;
-    while let Some(open) = rest.find("{{") {
-        let after = &rest[open + 2..];
-        let Some(close) = after.find("}}") else { break };
-        if names.len() >= limit {
-            break;
-        }
-        names.push(after[..close].trim());
-        rest = &after[close + 2..];
-    }
-    names
+    pieces(text)
+        .filter_map(|p| match p {
+            Piece::Var { name, .. } => Some(name),
+            Piece::Lit(_) => None,
+        })
+        .take(limit)
+        .collect()
 }
 
 #[cfg(test)]
@@ -153,5 +212,27 @@ mod tests {
         assert_eq!(identifier("1x"), "_1x");
         assert_eq!(quoted("a'b\\"), "'a\\'b\\\\'");
         assert_eq!(references("{{a}}/{{ b }}/{{c", 10), ["a", "b"]);
+    }
+
+    #[test]
+    fn pieces_split_literals_and_placeholders_and_keep_an_unclosed_one_literal() {
+        let all: Vec<Piece> = pieces("a{{ x }}{{y}}b{{c").collect();
+        assert_eq!(
+            all,
+            [
+                Piece::Lit("a"),
+                Piece::Var {
+                    name: "x",
+                    whole: "{{ x }}"
+                },
+                Piece::Var {
+                    name: "y",
+                    whole: "{{y}}"
+                },
+                Piece::Lit("b{{c"),
+            ]
+        );
+        assert_eq!(pieces("").count(), 0);
+        assert_eq!(references("{{a}}{{b}}{{c}}", 2), ["a", "b"]);
     }
 }

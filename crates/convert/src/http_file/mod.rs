@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::locate::Lines;
-use crate::postman::template::identifier;
+use crate::tpl::identifier;
 use crate::{ConvertError, Converted, Outcome, Report, Source, Yaml, MAX_ITEMS};
 use refs::Refs;
 
@@ -298,7 +298,9 @@ fn body(
                     }
                     text.push_str(&content);
                 }
-                Err(why) => notes.push((*at, format!("< {path}"), Outcome::LeftOut(why))),
+                Err(why) => {
+                    notes.push((*at, format!("< {path}"), Outcome::LeftOut(why.to_string())))
+                }
             }
         } else {
             text.push_str(line);
@@ -310,12 +312,42 @@ fn body(
     Some((text, templated))
 }
 
+/// Why an include (`< ./body.json`) is not sent: the report's reason.
+#[derive(Debug, thiserror::Error)]
+enum IncludeError {
+    /// The input came from standard input: there is no directory to read from.
+    #[error("no directory to read includes from: not sent")]
+    NoBase,
+    /// Absolute, or climbing out with `..`.
+    #[error("{0} is not a path inside the file's directory: refused")]
+    Outside(String),
+    /// It resolves (through a link) outside the directory, or is not a file.
+    #[error("{0} is not a file inside the file's directory: refused")]
+    NotAFileInside(String),
+    /// It cannot be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The path as written.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Larger than [`MAX_INCLUDE`].
+    #[error("{0} is larger than {MAX_INCLUDE} bytes: not sent")]
+    TooLarge(String),
+    /// Not UTF-8.
+    #[error("{0} is not UTF-8 text: not sent")]
+    NotText(String),
+}
+
 /// Reads an include: a relative path inside `base`, at most [`MAX_INCLUDE`] bytes of
 /// UTF-8.
-fn include(base: Option<&Path>, path: &str) -> Result<String, String> {
+fn include(base: Option<&Path>, path: &str) -> Result<String, IncludeError> {
     use std::io::Read;
-    let Some(base) = base else {
-        return Err("no directory to read includes from: not sent".into());
+    let base = base.ok_or(IncludeError::NoBase)?;
+    let read = |source: std::io::Error| IncludeError::Read {
+        path: path.to_string(),
+        source,
     };
     let relative = PathBuf::from(path);
     if relative.is_absolute()
@@ -326,35 +358,27 @@ fn include(base: Option<&Path>, path: &str) -> Result<String, String> {
             )
         })
     {
-        return Err(format!(
-            "{path} is not a path inside the file's directory: refused"
-        ));
+        return Err(IncludeError::Outside(path.to_string()));
     }
-    let base = base
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", base.display()))?;
-    let full = base
-        .join(&relative)
-        .canonicalize()
-        .map_err(|e| format!("{path}: {e}"))?;
+    let base = base.canonicalize().map_err(|source| IncludeError::Read {
+        path: base.display().to_string(),
+        source,
+    })?;
+    let full = base.join(&relative).canonicalize().map_err(read)?;
     // A symbolic link may still lead out of the directory.
     if !full.starts_with(&base) || !full.is_file() {
-        return Err(format!(
-            "{path} is not a file inside the file's directory: refused"
-        ));
+        return Err(IncludeError::NotAFileInside(path.to_string()));
     }
     let mut bytes = Vec::new();
     std::fs::File::open(&full)
-        .map_err(|e| format!("{path}: {e}"))?
+        .map_err(read)?
         .take(MAX_INCLUDE + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("{path}: {e}"))?;
+        .map_err(read)?;
     if bytes.len() as u64 > MAX_INCLUDE {
-        return Err(format!(
-            "{path} is larger than {MAX_INCLUDE} bytes: not sent"
-        ));
+        return Err(IncludeError::TooLarge(path.to_string()));
     }
-    String::from_utf8(bytes).map_err(|_| format!("{path} is not UTF-8 text: not sent"))
+    String::from_utf8(bytes).map_err(|_| IncludeError::NotText(path.to_string()))
 }
 
 /// The body as `json:` (JSON content), `form:` (urlencoded) or `body:`.
@@ -370,7 +394,7 @@ fn body_yaml(
             if templated {
                 refs.translate(s, notes)
             } else {
-                Ok(crate::postman::template::escape(s))
+                Ok(crate::tpl::escape(s))
             }
         };
     if content_type.contains("json") {

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::postman::template::{identifier, Tpl};
+use crate::tpl::{identifier, pieces, Piece, Tpl};
 use crate::Outcome;
 
 /// How many bytes expansion may add to one text.
@@ -86,14 +86,14 @@ impl Refs {
         depth: usize,
         budget: usize,
     ) -> Result<(), Overflow> {
-        let mut rest = text;
-        while let Some(open) = rest.find("{{") {
-            out.lit(&rest[..open]);
-            let after = &rest[open + 2..];
-            let Some(close) = after.find("}}") else { break };
-            let inner = after[..close].trim();
-            let whole = rest[open..open + close + 4].to_string();
-            rest = &after[close + 2..];
+        for piece in pieces(text) {
+            let (inner, whole) = match piece {
+                Piece::Lit(literal) => {
+                    out.lit(literal);
+                    continue;
+                }
+                Piece::Var { name, whole } => (name, whole.to_string()),
+            };
             self.work += 1;
             if out.len() > budget || self.work > MAX_RESOLUTIONS {
                 return Err(Overflow);
@@ -148,7 +148,6 @@ impl Refs {
                 ));
             }
         }
-        out.lit(rest);
         if out.len() > budget {
             return Err(Overflow);
         }

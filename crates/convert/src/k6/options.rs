@@ -3,7 +3,7 @@
 
 use oxc_span::Span;
 
-use super::value::{parse_duration, seconds_text, Value};
+use super::value::{parse_duration, seconds_text, Value, Why};
 use super::Interp;
 use crate::Yaml;
 
@@ -188,7 +188,7 @@ impl Interp<'_, '_> {
                             start,
                         });
                     }
-                    Err(why) => self.left(span, construct, why),
+                    Err(why) => self.left(span, construct, why.0),
                 }
             }
             return plan;
@@ -228,7 +228,7 @@ impl Interp<'_, '_> {
     }
 
     /// One scenario's executor as a load; an approximation's note.
-    fn executor(&mut self, s: &[(String, Value<'_>)]) -> Result<(Yaml, Option<String>), String> {
+    fn executor(&mut self, s: &[(String, Value<'_>)]) -> Result<(Yaml, Option<String>), Why> {
         let executor = match get(s, "executor") {
             Some(Value::Str(e)) => e.as_str(),
             _ => return Err("its executor is not a constant".into()),
@@ -307,7 +307,7 @@ impl Interp<'_, '_> {
                     None,
                 )
             }
-            other => return Err(format!("the executor {other} has no headroom load model")),
+            other => return Err(format!("the executor {other} has no headroom load model").into()),
         })
     }
 }

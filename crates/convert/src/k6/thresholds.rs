@@ -7,7 +7,7 @@
 use oxc_span::Span;
 
 use super::ops::round6;
-use super::value::{number_text, Value};
+use super::value::{number_text, Value, Why};
 use super::Interp;
 
 /// Where a threshold goes: the whole run, or a workload by name.
@@ -69,7 +69,7 @@ impl Interp<'_, '_> {
                         }
                         out.push(placed);
                     }
-                    Err(why) => self.left(span, construct, why),
+                    Err(why) => self.left(span, construct, why.0),
                 }
                 if abort {
                     self.approx(span, format!("abortOnFail ({key}: {expr})"), "a scenario cannot ask for it: run with `headroom run --abort-on-fail`, which stops on any failed rule");
@@ -92,7 +92,7 @@ impl Interp<'_, '_> {
         expr: &str,
         workloads: &[String],
         names: &[String],
-    ) -> Result<(Placed, Option<String>), String> {
+    ) -> Result<(Placed, Option<String>), Why> {
         let (metric, filter) = match key.split_once('{') {
             Some((m, f)) => (m.trim(), Some(f.trim_end_matches('}').trim())),
             None => (key.trim(), None),
@@ -109,19 +109,20 @@ impl Interp<'_, '_> {
                 .ok_or_else(|| format!("the filter {{{f}}} is not tag:value"))?;
             match tag {
                 "name" if names.iter().any(|n| n == val) => scope = Some(val.to_string()),
-                "name" => return Err(format!("no request is named {val:?}")),
+                "name" => return Err(format!("no request is named {val:?}").into()),
                 "scenario" if workloads.iter().any(|w| w == val) => {
                     workload = Some(val.to_string())
                 }
                 "scenario" if workloads.is_empty() => {}
-                "scenario" => return Err(format!("no scenario is named {val:?}")),
+                "scenario" => return Err(format!("no scenario is named {val:?}").into()),
                 "expected_response" if val == "true" && metric == "http_req_duration" => {
                     success = true
                 }
                 other => {
                     return Err(format!(
                     "headroom scopes rules by request name and workload, not by the tag {other}"
-                ))
+                )
+                    .into())
                 }
             }
         }
@@ -149,9 +150,9 @@ impl Interp<'_, '_> {
             ("http_reqs", None) if stat == "rate" => (format!("rate {op} {}/s", number_text(value)), None),
             ("dropped_iterations", None) if stat == "count" => (format!("dropped {op} {}", number_text(value)), None),
             (m, None) if self.metrics.iter().any(|(n, _)| n == m) => {
-                return Err("a custom metric: headroom has no custom metrics".to_string());
+                return Err("a custom metric: headroom has no custom metrics".to_string().into());
             }
-            (m, None) => return Err(format!("headroom has no figure like k6's {m} {stat}")),
+            (m, None) => return Err(format!("headroom has no figure like k6's {m} {stat}").into()),
         };
         let text = match scope {
             Some(s) => format!("{s}.{text}"),

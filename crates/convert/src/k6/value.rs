@@ -126,9 +126,21 @@ pub(crate) struct Cond {
     pub(crate) p: Option<f64>,
 }
 
-/// Why a value cannot be used where it is.
+/// Why a value (or an option, a rule) cannot be used where it is: the report's reason.
 #[derive(Debug, Clone)]
 pub(crate) struct Why(pub(crate) String);
+
+impl From<&str> for Why {
+    fn from(reason: &str) -> Why {
+        Why(reason.to_string())
+    }
+}
+
+impl From<String> for Why {
+    fn from(reason: String) -> Why {
+        Why(reason)
+    }
+}
 
 impl Value<'_> {
     /// JavaScript truthiness, when it is known.

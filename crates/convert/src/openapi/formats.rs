@@ -107,10 +107,12 @@ pub(crate) fn string(s: &Node) -> Val {
         "date" => return Val::Tpl("now_format(\"%Y-%m-%d\")"),
         "time" => return Val::Tpl("now_format(\"%H:%M:%SZ\")"),
         "email" => return Val::Str("user@example.com".into()),
-        "uri" | "url" | "iri" => return Val::Str("https://example.com/".into()),
-        "hostname" => return Val::Str("example.com".into()),
-        "ipv4" => return Val::Str("192.0.2.1".into()),
-        "ipv6" => return Val::Str("2001:db8::1".into()),
+        // Addresses point at loopback: a service may call back what it is sent (a
+        // webhook URL), and a load test must never make it reach out elsewhere.
+        "uri" | "url" | "iri" => return Val::Str("http://127.0.0.1/".into()),
+        "hostname" => return Val::Str("localhost".into()),
+        "ipv4" => return Val::Str("127.0.0.1".into()),
+        "ipv6" => return Val::Str("::1".into()),
         "byte" => return Val::Str("aGVhZHJvb20=".into()),
         _ => {}
     }

@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use super::template::Tpl;
 use super::vars::{Note, Overflow, Vars};
+use crate::tpl::Tpl;
 use crate::{Outcome, Yaml};
 
 /// A parameter of an auth block: v2.1 lists `[{key, value}]`, v2.0 objects.
@@ -58,7 +58,7 @@ pub(super) fn auth(
             } else {
                 let mut t = Tpl::new();
                 t.lit("Basic ");
-                t.expr(&format!("base64({})", super::template::quoted(&pair)));
+                t.expr(&format!("base64({})", crate::tpl::quoted(&pair)));
                 headers.set("Authorization", t.finish());
             }
         }

@@ -51,7 +51,7 @@ pub(super) fn set(
 pub(super) fn header(effects: &mut Effects, call: &CallExpression<'_>) -> Outcome {
     match call.arguments.first() {
         Some(Argument::StringLiteral(name)) if call.arguments.len() == 1 => {
-            let var = format!("header_{}", super::template::identifier(&name.value));
+            let var = format!("header_{}", crate::tpl::identifier(&name.value));
             let from = format!("header:{}", name.value);
             effects.captures.push((var.clone(), from));
             Outcome::Approximated(format!(

@@ -31,7 +31,6 @@ mod scenario;
 mod script;
 mod spans;
 mod step;
-pub(crate) mod template;
 mod url;
 mod vars;
 mod walk;

@@ -9,9 +9,9 @@ use serde_json::Value;
 
 use super::effects::Listen;
 use super::step::Writer;
-use super::template::{identifier, references};
 use super::vars::Avail;
 use super::walk::{Flow, Req};
+use crate::tpl::{identifier, references};
 use crate::{ConvertError, Converted, Yaml};
 
 /// The target written when no request names its host.

@@ -11,10 +11,10 @@ use super::effects::{Checks, Effects, Listen, Met};
 use super::request;
 use super::script;
 use super::spans::{Owner, Spans};
-use super::template::identifier;
 use super::vars::{Avail, Vars, MAX_EXPANSION};
 use super::walk::{Req, ScriptRef};
 use crate::locate::Lines;
+use crate::tpl::identifier;
 use crate::{ConvertError, Outcome, Report, Source, Yaml};
 
 /// Writes the scenario: each request as a step, and the report, every position

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::template::{identifier, Tpl};
+use crate::tpl::{identifier, pieces, Piece, Tpl};
 use crate::Outcome;
 
 /// How deep variable values may refer to other variables.
@@ -79,16 +79,14 @@ impl Vars {
         depth: usize,
         budget: usize,
     ) -> Result<(), Overflow> {
-        let mut rest = text;
-        while let Some(open) = rest.find("{{") {
-            out.lit(&rest[..open]);
-            let after = &rest[open + 2..];
-            let Some(close) = after.find("}}") else {
-                break;
+        for piece in pieces(text) {
+            let (name, whole) = match piece {
+                Piece::Lit(literal) => {
+                    out.lit(literal);
+                    continue;
+                }
+                Piece::Var { name, whole } => (name, whole),
             };
-            let name = after[..close].trim();
-            let whole = &rest[open..open + 2 + close + 2];
-            rest = &after[close + 2..];
             self.work += 1;
             if out.len() > budget || self.work > MAX_RESOLUTIONS {
                 return Err(Overflow);
@@ -131,7 +129,6 @@ impl Vars {
                 ));
             }
         }
-        out.lit(rest);
         if out.len() > budget {
             return Err(Overflow);
         }

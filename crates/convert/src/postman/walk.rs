@@ -157,14 +157,9 @@ fn scripts_of(events: Option<&Value>, owner: Owner) -> Vec<ScriptRef> {
 }
 
 impl Walker<'_> {
-    /// A folder's items, flattened in order.
-    fn folder<'v>(
-        &mut self,
-        folder: &'v Value,
-        inherited: &Inherited<'v>,
-        out: &mut Vec<Req<'v>>,
-        depth: usize,
-    ) -> Result<(), ConvertError> {
+    /// The next item's ordinal (items are numbered in the order met, as the spans
+    /// were) and its offset in the collection; an error past [`MAX_DEPTH`].
+    fn enter(&mut self, depth: usize) -> Result<(usize, usize), ConvertError> {
         let ordinal = self.ordinal;
         self.ordinal += 1;
         let at = self.spans.items.get(ordinal).copied().unwrap_or(0);
@@ -173,6 +168,18 @@ impl Walker<'_> {
                 .source
                 .limit(at, "folders nested deeper than", MAX_DEPTH));
         }
+        Ok((ordinal, at))
+    }
+
+    /// A folder's items, flattened in order.
+    fn folder<'v>(
+        &mut self,
+        folder: &'v Value,
+        inherited: &Inherited<'v>,
+        out: &mut Vec<Req<'v>>,
+        depth: usize,
+    ) -> Result<(), ConvertError> {
+        let (ordinal, _) = self.enter(depth)?;
         let mut inner = inherited.clone();
         if let Some(auth) = folder.get("auth").filter(|a| !a.is_null()) {
             if auth.get("type").and_then(Value::as_str) != Some("inherit") {
@@ -205,14 +212,7 @@ impl Walker<'_> {
         out: &mut Vec<Req<'v>>,
         depth: usize,
     ) -> Result<(), ConvertError> {
-        let ordinal = self.ordinal;
-        self.ordinal += 1;
-        let at = self.spans.items.get(ordinal).copied().unwrap_or(0);
-        if depth > MAX_DEPTH {
-            return Err(self
-                .source
-                .limit(at, "folders nested deeper than", MAX_DEPTH));
-        }
+        let (ordinal, at) = self.enter(depth)?;
         let name = item
             .get("name")
             .and_then(Value::as_str)
