@@ -7,7 +7,7 @@
 # Environment:
 #   HEADROOM_PEERS   the cache (default: $HOME/.cache/headroom/peers); tests read it too
 #
-# Every peer comes from a public registry (crates.io, npm, PyPI, the Go module proxy)
+# Every peer comes from a public registry (npm, PyPI, the Go module proxy)
 # at a pinned version; nothing of theirs is committed here. Each section is idempotent:
 # it checks for its result first, so a warm cache costs nothing.
 set -euo pipefail
@@ -88,21 +88,20 @@ peer_grpc() {
     ln -sfn "$dir/route_guide_server" "$PEERS/route_guide_server"
 }
 
-# websocat: a WebSocket client/server from crates.io; `websocat -t ws-l:127.0.0.1:PORT mirror:`
-# is an echo server
-# (tests/ws_steps.rs runs headroom's `ws:` steps against it).
-WEBSOCAT_VERSION=1.14.0
-peer_websocat() {
-    local bin="$PEERS/websocat/bin/websocat"
-    if [ -x "$bin" ] && "$bin" --version 2>/dev/null | grep -q "$WEBSOCAT_VERSION"; then
-        return 0
-    fi
-    # Not --locked: its lock file pins traitobject 0.1.0, which today's rustc rejects
-    # (E0119); the semver-compatible 0.1.1 builds.
-    cargo install websocat --version "$WEBSOCAT_VERSION" --root "$PEERS/websocat" \
-        --target-dir "$PEERS/websocat/build" -j 1
-    rm -rf "$PEERS/websocat/build"
-    "$bin" --version | grep -q "$WEBSOCAT_VERSION"
+# A WebSocket echo server from PyPI: the `websockets` library (BSD-3-Clause), in a venv;
+# the app is tests/peers/ws_echo.py (every message goes back as it came). tests/ws_steps.rs
+# runs headroom's `ws:` steps against it. (It replaced websocat, whose `cargo install`
+# took minutes of a fresh machine's two cores.) Result: $PEERS/websockets/venv/bin/python.
+WEBSOCKETS_VERSION=15.0.1
+peer_websockets() {
+    local dir="$PEERS/websockets"
+    local stamp="$dir/installed-websockets-$WEBSOCKETS_VERSION"
+    [ -f "$stamp" ] && return 0
+    rm -rf "$dir"
+    python3 -m venv "$dir/venv" || return 1
+    "$dir/venv/bin/pip" install --quiet "websockets==$WEBSOCKETS_VERSION" || return 1
+    "$dir/venv/bin/python" -c 'import websockets.asyncio.server' || return 1
+    touch "$stamp"
 }
 
 # Prometheus 3 (Apache-2.0), for its OTLP receiver (`--web.enable-otlp-receiver`):
@@ -117,7 +116,7 @@ peer_prometheus() {
     if [ ! -x "$dir/prometheus" ]; then
         command -v go >/dev/null || die "go is needed to build Prometheus"
         mkdir -p "$dir"
-        GOBIN="$dir" go install -tags remove_all_sd \
+        GOBIN="$dir" go install -tags remove_all_sd -ldflags='-s -w' \
             "github.com/prometheus/prometheus/cmd/prometheus@$PROMETHEUS_VERSION" || return 1
     fi
     ln -sfn "$dir/prometheus" "$PEERS/prometheus"

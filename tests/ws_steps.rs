@@ -1,6 +1,6 @@
 //! `ws:` flow steps end to end: the built `headroom` binary against the built-in
 //! target's `/ws/echo` and `/ws/room/{name}`, a WebSocket server nobody here wrote
-//! (websocat), and hostile servers that drop the connection or send too much.
+//! (the `websockets` library's server on PyPI, tests/peers/ws_echo.py), and hostile servers that drop the connection or send too much.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -184,9 +184,10 @@ flows:
     );
 }
 
-struct Websocat(Child);
+/// The `websockets` echo peer, killed when dropped.
+struct EchoPeer(Child);
 
-impl Drop for Websocat {
+impl Drop for EchoPeer {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
@@ -194,20 +195,23 @@ impl Drop for Websocat {
 }
 
 #[test]
-fn ws_steps_work_against_websocat_an_echo_server_nobody_here_wrote() {
+fn ws_steps_work_against_an_echo_server_nobody_here_wrote() {
     let port = free_port();
-    let child = Command::new(peer_path("websocat/bin/websocat"))
-        // A WebSocket server on loopback whose every message goes back (`mirror:`).
-        .args(["-t", &format!("ws-l:127.0.0.1:{port}"), "mirror:"])
+    let app = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/ws_echo.py");
+    let child = Command::new(peer_path("websockets/venv/bin/python"))
+        // A WebSocket server on loopback whose every message goes back as it came.
+        .arg(app)
+        .arg(port.to_string())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
         .spawn()
-        .expect("websocat starts");
-    let _guard = Websocat(child);
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            break;
-        }
+        .expect("the websockets echo peer starts");
+    let _guard = EchoPeer(child);
+    let began = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            began.elapsed() < Duration::from_secs(10),
+            "the echo peer did not listen"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let dir = tempfile::tempdir().unwrap();
