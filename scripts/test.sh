@@ -152,9 +152,36 @@ export HEADROOM_REQUIRE_KUBE="${HEADROOM_REQUIRE_KUBE:-1}"
 # features of the machine no package installs (cgroup v2 mounted) still skip, loudly.
 export HEADROOM_REQUIRE_ALL="${HEADROOM_REQUIRE_ALL:-1}"
 
+# The peer servers (scripts/peers.sh) build in the background while the guide, lint and
+# the Rust build run: on a fresh machine both are minutes of compiling, and each has
+# stretches (downloads, links, a crate waiting for the one before it) where the other
+# fills the cores. Only the tests need the peers; their step waits for them first.
+PEERS_LOG=$(mktemp "${TMPDIR:-/tmp}/headroom-peers.XXXXXX")
+peers_pid=""
+start_peers() {
+    bash scripts/peers.sh >"$PEERS_LOG" 2>&1 &
+    peers_pid=$!
+    echo "building in the background (pid $peers_pid, log $PEERS_LOG)"
+}
+wait_peers() {
+    local status=0
+    wait "$peers_pid" || status=$?
+    cat "$PEERS_LOG"
+    rm -f "$PEERS_LOG"
+    return "$status"
+}
+# A failed step elsewhere ends the script: the background build (and the go or pip it
+# runs) must not outlive it.
+kill_tree() {
+    local child
+    for child in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$child"; done
+    kill "$1" 2>/dev/null || true
+}
+trap 'if [ -n "$peers_pid" ]; then kill_tree "$peers_pid"; fi' EXIT
+
 run_step "system packages (nginx, postgresql, time, chromium, iproute2)" install_system_packages
 run_step "Rust toolchain (rustfmt, clippy)" ensure_rust
-run_step "peer servers (scripts/peers.sh)" bash scripts/peers.sh
+run_step "peer servers (scripts/peers.sh), started" start_peers
 run_step "guide (mdbook build)" build_guide
 run_step "format" cargo fmt --all -- --check
 # Lint in the release profile: the proc macros and build scripts it compiles are the
@@ -163,6 +190,8 @@ run_step "lint" cargo clippy --release --workspace --all-targets -- -D warnings
 # One build of every crate, its unit tests and the integration tests, in the profile
 # the tests run in (release: optimised, no LTO; see Cargo.toml).
 run_step "build (release, with the tests)" cargo test --release --workspace --no-run
+run_step "peer servers (scripts/peers.sh), finished" wait_peers
+peers_pid=""
 run_step "tests (release, RUST_TEST_THREADS=$RUST_TEST_THREADS)" cargo test --release --workspace
 
 printf '\nscripts/test.sh: all steps passed\n'
