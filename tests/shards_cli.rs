@@ -250,23 +250,32 @@ fn a_killed_shard_ends_the_run_named_with_exit_1_and_the_others_shares_kept() {
 
 /// A handshake by hand: hello as shard 0 of 2, then a proof made without the secret.
 fn forged_proof(addr: &str) -> String {
-    let mut stream = TcpStream::connect(addr).expect("the coordinator listens");
+    forged_proof_over(&mut crate::shards_channel::tls_without_the_secret(addr), 2)
+}
+
+/// A hello (shard 0 of `count`) and a proof made without the run's secret, over
+/// `stream` (a TLS channel that trusted whatever key the coordinator showed); returns the coordinator's reason
+/// for refusing it.
+pub(crate) fn forged_proof_over(
+    stream: &mut (impl std::io::Read + std::io::Write),
+    count: u64,
+) -> String {
     let hello = FromShard::Hello {
         version: wire::VERSION.into(),
         index: 0,
-        count: 2,
+        count,
         nonce: "ab".repeat(32),
     };
-    wire::send(&mut stream, &hello).unwrap();
-    match wire::recv(&mut stream, wire::MAX_HANDSHAKE).unwrap() {
+    wire::send(stream, &hello).unwrap();
+    match wire::recv(stream, wire::MAX_HANDSHAKE).unwrap() {
         ToShard::Challenge { .. } => {}
         other => panic!("expected a challenge, got {other:?}"),
     }
     let forged = FromShard::Proof {
         mac: "00".repeat(32),
     };
-    wire::send(&mut stream, &forged).unwrap();
-    match wire::recv(&mut stream, wire::MAX_HANDSHAKE) {
+    wire::send(stream, &forged).unwrap();
+    match wire::recv(stream, wire::MAX_HANDSHAKE) {
         Ok(ToShard::Refused { reason }) => reason,
         other => panic!("a forged proof was not refused: {other:?}"),
     }

@@ -40,6 +40,7 @@ mod run_shapes;
 mod run_tls;
 mod run_tls_pinned;
 mod schema;
+mod shards_channel;
 mod shards_cli;
 mod shares;
 mod sse;

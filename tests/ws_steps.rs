@@ -203,6 +203,9 @@ fn ws_steps_work_against_an_echo_server_nobody_here_wrote() {
         .arg(app)
         .arg(port.to_string())
         .stdout(Stdio::null())
+        // It logs a traceback for the readiness probe below (a connection that never
+        // sends a handshake).
+        .stderr(Stdio::null())
         .spawn()
         .expect("the websockets echo peer starts");
     let _guard = EchoPeer(child);

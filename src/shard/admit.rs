@@ -1,6 +1,7 @@
-//! Admission to a sharded run: the coordinator's listener, the handshake that makes a
-//! peer prove it knows the run's secret (on a thread per connection, so a slow or
-//! hostile peer holds up no one), and the reader of an admitted shard's messages.
+//! Admission to a sharded run: the coordinator's listener, the TLS 1.3 handshake keyed
+//! from the run's secret ([`super::channel`]), then the handshake inside it that makes
+//! a peer prove it knows the secret (on a thread per connection, so a slow or hostile
+//! peer holds up no one), and the reader of an admitted shard's messages.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::auth;
+use super::channel::{self, Channel, ServerKeys};
 use super::wire::{self, FromShard, ToShard, WireError, MAX_FRAME, MAX_HANDSHAKE};
 
 /// How long a handshake may take.
@@ -54,16 +56,20 @@ pub(super) enum Refusal {
     /// Every shard of the run has joined.
     #[error("the run has all its shards")]
     Full,
+    /// No TLS 1.3 channel could be set up: the peer is not a shard of this version, or
+    /// it refused the coordinator's key (it does not know the run's secret).
+    #[error("no encrypted channel: {0}")]
+    Channel(#[source] channel::ChannelError),
 }
 
 /// A shard that authenticated: its index, stream, address and handshake round trip.
-pub(super) type Joined = (u64, TcpStream, SocketAddr, Duration);
+pub(super) type Joined = (u64, Channel, SocketAddr, Duration);
 
 /// What the readers hear: a shard's message, or that its connection ended.
 pub(super) type Heard = (usize, Result<FromShard, WireError>);
 
 /// Reads shard `i`'s messages on a thread of their own until its connection ends.
-pub(super) fn read_from(i: usize, mut stream: TcpStream, tx: Sender<Heard>) {
+pub(super) fn read_from(i: usize, mut stream: Channel, tx: Sender<Heard>) {
     std::thread::spawn(move || loop {
         let msg = wire::recv::<FromShard>(&mut stream, MAX_FRAME);
         let end = msg.is_err();
@@ -79,6 +85,7 @@ pub(super) fn read_from(i: usize, mut stream: TcpStream, tx: Sender<Heard>) {
 pub(super) fn accept_on(
     listener: TcpListener,
     secret: String,
+    keys: ServerKeys,
     count: u64,
     joins: Sender<Joined>,
     closed: Arc<AtomicBool>,
@@ -97,10 +104,11 @@ pub(super) fn accept_on(
                 }
             };
             let (secret, joins, full) = (secret.clone(), joins.clone(), full.clone());
+            let keys = keys.clone();
             std::thread::spawn(move || {
                 let _ = stream.set_nonblocking(false);
                 let _ = stream.set_nodelay(true);
-                match admit(stream, &secret, count, &full) {
+                match admit(stream, &secret, &keys, count, &full) {
                     Ok((index, stream, rtt)) => {
                         let _ = joins.send((index, stream, peer, rtt));
                     }
@@ -116,13 +124,15 @@ pub(super) fn accept_on(
 /// The coordinator's half of the handshake: the shard's hello, our proof and nonce,
 /// its proof. Returns the shard's index, or why it was refused (it is told too).
 fn admit(
-    mut stream: TcpStream,
+    stream: TcpStream,
     secret: &str,
+    keys: &ServerKeys,
     count: u64,
     full: &AtomicBool,
-) -> Result<(u64, TcpStream, Duration), Refusal> {
+) -> Result<(u64, Channel, Duration), Refusal> {
     let _ = stream.set_read_timeout(Some(HANDSHAKE_FOR));
-    let refuse = |stream: &mut TcpStream, reason: Refusal| {
+    let mut stream = channel::accept(stream, keys).map_err(Refusal::Channel)?;
+    let refuse = |stream: &mut Channel, reason: Refusal| {
         let _ = wire::send(
             stream,
             &ToShard::Refused {

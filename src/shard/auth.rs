@@ -98,6 +98,16 @@ pub fn shard_parts(nonces: (&str, &str), index: u64, count: u64) -> [String; 5] 
     ]
 }
 
+/// 32 bytes derived from the run's secret for `label` (HMAC-SHA256 keyed with the
+/// secret, over a part no MAC of the handshake signs): the seed of the encrypted
+/// channel's key pair ([`super::channel`]).
+pub fn derive(secret: &str, label: &str) -> [u8; 32] {
+    let bytes = keyed(secret, &["derive", label]).finalize().into_bytes();
+    let mut seed = [0u8; 32];
+    seed.copy_from_slice(&bytes);
+    seed
+}
+
 fn mac(secret: &str, parts: &[&str]) -> String {
     hex(&keyed(secret, parts).finalize().into_bytes())
 }

@@ -27,6 +27,9 @@ pub enum CoordError {
         /// Why.
         reason: String,
     },
+    /// The encrypted channel's key could not be made from the run's secret.
+    #[error("{0}")]
+    Channel(#[source] super::channel::ChannelError),
     /// The setup could not be sent.
     #[error("cannot set up shard {index}: {reason}")]
     Setup {

@@ -6,13 +6,14 @@
 //! shards stopped and their shares kept: it is never replaced mid-run, since its share
 //! of the schedule would be lost.
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::admit::{accept_on, read_from, Heard};
+use super::channel::{Channel, ServerKeys};
 pub use super::coord_error::CoordError;
 use super::summary::{keep_shares, own_cpu};
 use super::wire::{self, FromShard, Setup, ToShard, WireError};
@@ -35,7 +36,7 @@ const START_LEAD: Duration = Duration::from_millis(50);
 
 /// A joined shard.
 struct Link {
-    stream: TcpStream,
+    stream: Channel,
     peer: SocketAddr,
     rtt: Duration,
 }
@@ -72,9 +73,17 @@ impl Coordinator {
         let closed = Arc::new(AtomicBool::new(false));
         let full = Arc::new(AtomicBool::new(false));
         let (join_tx, join_rx) = mpsc::channel();
+        let keys = match ServerKeys::from_secret(secret) {
+            Ok(keys) => keys,
+            Err(e) => {
+                placement.finish();
+                return Err(CoordError::Channel(e));
+            }
+        };
         accept_on(
             listener,
             secret.to_string(),
+            keys,
             count,
             join_tx,
             closed.clone(),

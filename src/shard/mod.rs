@@ -8,10 +8,12 @@
 //!   process.
 //! - [`local`]: places shards as processes on this machine, each optionally in a
 //!   network namespace of its own ([`netns`]).
-//! - [`wire`] and [`auth`]: the control channel's frames and its per-run secret.
+//! - [`wire`], [`auth`] and [`channel`]: the control channel's frames, its per-run
+//!   secret, and the TLS 1.3 it travels in, keyed from that secret.
 
 mod admit;
 pub mod auth;
+pub mod channel;
 mod coord_error;
 pub mod coordinator;
 pub mod kube;

@@ -1,4 +1,5 @@
-//! `headroom shard`: one shard of a sharded run. It dials its coordinator, proves it
+//! `headroom shard`: one shard of a sharded run. It dials its coordinator, opens the
+//! TLS 1.3 channel only the run's secret can answer ([`super::channel`]), proves it
 //! knows the run's secret (and makes the coordinator prove it too, so nothing else can
 //! hand it load to send), builds the plan from the coordinator's setup (scenario text
 //! and overrides, [`crate::scenario::Setup`]), then runs each job it is given: gets its engine threads ready, says
@@ -11,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::auth;
+use super::channel::{self, Channel, ClientKeys};
 use super::wire::{
     self, FromShard, Setup, ToShard, WireError, HEARTBEAT, MAX_FRAME, MAX_HANDSHAKE,
 };
@@ -45,10 +47,22 @@ pub enum ShardError {
         source: std::io::Error,
     },
     /// The coordinator did not prove it knows the run's secret.
-    #[error("the coordinator at {addr} did not prove it knows the run's secret; nothing was sent")]
+    #[error("the coordinator at {addr} did not prove it knows the run's secret ({why}); nothing was sent")]
     Impostor {
         /// Where it was dialled.
         addr: String,
+        /// How it failed: the channel's handshake or the proof inside it.
+        why: String,
+    },
+    /// The encrypted channel could not be set up (a failed connection, or a key that
+    /// could not be made).
+    #[error("no encrypted channel to the coordinator at {addr}: {source}")]
+    Channel {
+        /// Where it was dialled.
+        addr: String,
+        /// Why.
+        #[source]
+        source: channel::ChannelError,
     },
     /// The coordinator refused this shard.
     #[error("the coordinator refused this shard: {reason}")]
@@ -94,7 +108,29 @@ pub fn base_plan(setup: &Setup) -> Result<Plan, BasePlanError> {
 /// Runs the shard until the coordinator says goodbye.
 pub fn serve(coordinator: &str, me: &Identity) -> Result<(), ShardError> {
     auth::check_secret(&me.secret).map_err(ShardError::Secret)?;
-    let mut stream = dial(coordinator)?;
+    let keys = ClientKeys::from_secret(&me.secret).map_err(|source| ShardError::Channel {
+        addr: coordinator.into(),
+        source,
+    })?;
+    let sock = dial(coordinator)?;
+    sock.set_read_timeout(Some(HANDSHAKE_TIMEOUT))
+        .map_err(WireError::from)?;
+    let mut stream = match channel::connect(sock, &keys) {
+        Ok(stream) => stream,
+        // Whatever answered did not sign with the run's key: nothing is sent to it.
+        Err(e) if e.is_tls() => {
+            return Err(ShardError::Impostor {
+                addr: coordinator.into(),
+                why: format!("TLS: {e}"),
+            })
+        }
+        Err(source) => {
+            return Err(ShardError::Channel {
+                addr: coordinator.into(),
+                source,
+            })
+        }
+    };
     handshake(&mut stream, coordinator, me)?;
     stream.set_read_timeout(None).map_err(WireError::from)?;
     let setup = match wire::recv(&mut stream, MAX_FRAME)? {
@@ -144,7 +180,7 @@ fn run_job(
     step: Option<Step>,
     slice: Slice,
     control: &Control,
-    writer: &Arc<Mutex<TcpStream>>,
+    writer: &Arc<Mutex<Channel>>,
     inbox: &Inbox,
 ) -> Result<(), ShardError> {
     let plan = match step {
@@ -225,7 +261,7 @@ fn instant_of(at_unix_ns: u64) -> (Instant, i64) {
 /// Sends each completed second (and the end of the warm-up) to the coordinator; a
 /// send that fails means the coordinator is gone, so the job stops.
 struct Streamer<'a> {
-    writer: &'a Arc<Mutex<TcpStream>>,
+    writer: &'a Arc<Mutex<Channel>>,
     control: &'a Control,
     failed: Option<WireError>,
 }
@@ -255,14 +291,14 @@ impl Streamer<'_> {
     }
 }
 
-fn send(writer: &Mutex<TcpStream>, msg: &FromShard) -> Result<(), WireError> {
+fn send(writer: &Mutex<Channel>, msg: &FromShard) -> Result<(), WireError> {
     let mut w = writer.lock().unwrap_or_else(|p| p.into_inner());
     wire::send(&mut *w, msg)
 }
 
 /// Reads the coordinator's messages on a thread of their own, so that a `Stop` stops
 /// the job at once, and a lost coordinator too.
-fn read_on(mut stream: TcpStream, control: Arc<Mutex<Control>>) -> Inbox {
+fn read_on(mut stream: Channel, control: Arc<Mutex<Control>>) -> Inbox {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || loop {
         let msg = wire::recv::<ToShard>(&mut stream, MAX_FRAME);
@@ -285,7 +321,7 @@ struct Heartbeat {
 }
 
 impl Heartbeat {
-    fn start(writer: Arc<Mutex<TcpStream>>) -> Heartbeat {
+    fn start(writer: Arc<Mutex<Channel>>) -> Heartbeat {
         use std::sync::atomic::Ordering;
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let done = stop.clone();
@@ -328,10 +364,7 @@ fn dial(addr: &str) -> Result<TcpStream, ShardError> {
 }
 
 /// Hello → the coordinator's proof → ours.
-fn handshake(stream: &mut TcpStream, addr: &str, me: &Identity) -> Result<(), ShardError> {
-    stream
-        .set_read_timeout(Some(HANDSHAKE_TIMEOUT))
-        .map_err(WireError::from)?;
+fn handshake(stream: &mut Channel, addr: &str, me: &Identity) -> Result<(), ShardError> {
     let (index, count) = (me.slice.index(), me.slice.count());
     let nonce = auth::nonce();
     let hello = FromShard::Hello {
@@ -349,7 +382,10 @@ fn handshake(stream: &mut TcpStream, addr: &str, me: &Identity) -> Result<(), Sh
     let parts = auth::coordinator_parts(&nonce, index, count);
     let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
     if !auth::verify(&me.secret, &parts, &mac) {
-        return Err(ShardError::Impostor { addr: addr.into() });
+        return Err(ShardError::Impostor {
+            addr: addr.into(),
+            why: "its proof is wrong".into(),
+        });
     }
     let mac = auth::shard_mac(&me.secret, (&theirs, &nonce), index, count);
     wire::send(stream, &FromShard::Proof { mac })?;
