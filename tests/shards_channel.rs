@@ -8,62 +8,27 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, SignatureScheme, StreamOwned};
+use rustls::pki_types::ServerName;
+use rustls::{ClientConnection, StreamOwned};
 
+use crate::shards_cli::{all_exit_0, external_shards};
 use crate::support::{free_port, headroom_bin, read_summary, run_command, stderr, Nginx};
 
 const LIMIT: Duration = Duration::from_secs(90);
 
-/// Accepts any server: what a peer without the run's secret would do to get through
-/// the TLS handshake and try its luck inside.
-#[derive(Debug)]
-struct AnyServer;
-
-impl ServerCertVerifier for AnyServer {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-    fn verify_tls12_signature(
-        &self,
-        _: &[u8],
-        _: &CertificateDer<'_>,
-        _: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        Ok(HandshakeSignatureValid::assertion())
-    }
-    fn verify_tls13_signature(
-        &self,
-        _: &[u8],
-        _: &CertificateDer<'_>,
-        _: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        Ok(HandshakeSignatureValid::assertion())
-    }
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        vec![SignatureScheme::ED25519]
-    }
-}
-
-/// A TLS 1.3 connection to the coordinator at `addr` that trusts whatever key it shows.
+/// A TLS connection to the coordinator at `addr` (1.3, all it speaks) that trusts
+/// whatever key it shows.
 pub(crate) fn tls_without_the_secret(addr: &str) -> StreamOwned<ClientConnection, TcpStream> {
-    let config =
-        ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_protocol_versions(&[&rustls::version::TLS13])
-            .unwrap()
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AnyServer))
-            .with_no_client_auth();
+    // What a peer without the run's secret would do to get through the handshake and
+    // try its luck inside: trust whatever the coordinator shows (`--insecure`'s
+    // configuration).
+    let options = headroom::client::tls::TlsOptions {
+        insecure: true,
+        ..Default::default()
+    };
+    let config = headroom::client::tls::client_config(&options).unwrap();
     let name = ServerName::try_from("headroom-coordinator").unwrap();
-    let conn = ClientConnection::new(Arc::new(config), name).unwrap();
+    let conn = ClientConnection::new(config, name).unwrap();
     let sock = TcpStream::connect(addr).expect("the coordinator listens");
     sock.set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
@@ -83,8 +48,10 @@ fn recording_proxy(to: String) -> (String, Seen) {
     std::thread::spawn(move || {
         for shard in l.incoming() {
             let Ok(shard) = shard else { return };
+            // A shard that came before the coordinator listened is dropped, as a
+            // refused connection would be; the proxy stays for the next one.
             let Ok(coordinator) = TcpStream::connect(&to) else {
-                return;
+                continue;
             };
             for (mut from, mut into) in [
                 (shard.try_clone().unwrap(), coordinator.try_clone().unwrap()),
@@ -109,6 +76,16 @@ fn recording_proxy(to: String) -> (String, Seen) {
         }
     });
     (addr, seen)
+}
+
+/// Waits until something listens at `addr` (the probe is a connection the coordinator
+/// refuses with a warning, as it would any stranger's).
+fn wait_for_listener(addr: &str) {
+    let began = std::time::Instant::now();
+    while TcpStream::connect(addr).is_err() {
+        assert!(began.elapsed() < LIMIT, "nothing listens at {addr}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn contains(haystack: &[u8], needle: &str) -> bool {
@@ -157,24 +134,13 @@ requests:
         .env("HEADROOM_SHARD_SECRET", &secret)
         .env("PLANTED", &env_value);
     let coordinator_run = std::thread::spawn(move || run_command(cmd, LIMIT));
-    let shards: Vec<_> = (0..2)
-        .map(|i| {
-            let mut shard = Command::new(headroom_bin());
-            shard
-                .args(["shard", "--coordinator", &via])
-                .env("HEADROOM_SHARD_SECRET", &secret)
-                .env("HEADROOM_SHARD_INDEX", i.to_string())
-                .env("HEADROOM_SHARD_COUNT", "2")
-                .env("PLANTED", &env_value);
-            std::thread::spawn(move || run_command(shard, LIMIT))
-        })
-        .collect();
+    // The shards dial once it listens: a shard whose TLS handshake is cut (by the
+    // proxy, finding no coordinator yet) gives up rather than retry.
+    wait_for_listener(&coordinator);
+    let shards = external_shards(&via, &secret, 2, &[("PLANTED", env_value.as_str())]);
     let run = coordinator_run.join().unwrap();
     assert!(run.status.success(), "{}", stderr(&run));
-    for shard in shards {
-        let shard = shard.join().unwrap();
-        assert!(shard.status.success(), "{}", stderr(&shard));
-    }
+    all_exit_0(shards);
     let s = read_summary(&out);
     assert_eq!(s.scheduled, 200, "{s:?}");
     assert_eq!(
@@ -207,27 +173,15 @@ fn a_peer_through_tls_without_the_secret_is_refused_and_learns_nothing() {
         .args(["--coordinator", &coordinator])
         .env("HEADROOM_SHARD_SECRET", &secret);
     let coordinator_run = std::thread::spawn(move || run_command(cmd, LIMIT));
-    let mut tls = loop {
-        if let Ok(probe) = TcpStream::connect(&coordinator) {
-            drop(probe);
-            break tls_without_the_secret(&coordinator);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    wait_for_listener(&coordinator);
+    let mut tls = tls_without_the_secret(&coordinator);
     let reason = crate::shards_cli::forged_proof_over(&mut tls, 1);
     assert!(
         reason.contains("does not know the run's secret"),
         "{reason}"
     );
     // The run's own shard then joins, and the run goes on as if nothing had happened.
-    let mut shard = Command::new(headroom_bin());
-    shard
-        .args(["shard", "--coordinator", &coordinator])
-        .env("HEADROOM_SHARD_SECRET", &secret)
-        .env("HEADROOM_SHARD_INDEX", "0")
-        .env("HEADROOM_SHARD_COUNT", "1");
-    let shard = run_command(shard, LIMIT);
-    assert!(shard.status.success(), "{}", stderr(&shard));
+    all_exit_0(external_shards(&coordinator, &secret, 1, &[]));
     let run = coordinator_run.join().unwrap();
     assert!(run.status.success(), "{}", stderr(&run));
     assert!(

@@ -503,24 +503,10 @@ fn shards_started_elsewhere_join_a_coordinator_that_waits_for_them() {
     let mut cmd = Command::new(headroom_bin());
     cmd.args(args).env("HEADROOM_SHARD_SECRET", &secret);
     let coordinator_run = std::thread::spawn(move || run_command(cmd, LIMIT));
-    // The shards, as a manifest's pods would be: same secret, their own index.
-    let shards: Vec<_> = (0..2)
-        .map(|i| {
-            let mut shard = Command::new(headroom_bin());
-            shard
-                .args(["shard", "--coordinator", &coordinator])
-                .env("HEADROOM_SHARD_SECRET", &secret)
-                .env("HEADROOM_SHARD_INDEX", i.to_string())
-                .env("HEADROOM_SHARD_COUNT", "2");
-            std::thread::spawn(move || run_command(shard, LIMIT))
-        })
-        .collect();
+    let shards = external_shards(&coordinator, &secret, 2, &[]);
     let run = coordinator_run.join().unwrap();
     assert!(run.status.success(), "{}", stderr(&run));
-    for shard in shards {
-        let shard = shard.join().unwrap();
-        assert!(shard.status.success(), "{}", stderr(&shard));
-    }
+    all_exit_0(shards);
     let s = read_summary(&out);
     assert_eq!(s.scheduled, 100);
     assert!(
@@ -530,4 +516,34 @@ fn shards_started_elsewhere_join_a_coordinator_that_waits_for_them() {
         "{:?}",
         s.shards
     );
+}
+
+/// `count` shards of the run whose coordinator listens at `coordinator`, started as a
+/// manifest's pods would be (same secret, their own index), each with `env` too.
+pub(crate) fn external_shards(
+    coordinator: &str,
+    secret: &str,
+    count: u64,
+    env: &[(&str, &str)],
+) -> Vec<std::thread::JoinHandle<std::process::Output>> {
+    (0..count)
+        .map(|i| {
+            let mut shard = Command::new(headroom_bin());
+            shard
+                .args(["shard", "--coordinator", coordinator])
+                .env("HEADROOM_SHARD_SECRET", secret)
+                .env("HEADROOM_SHARD_INDEX", i.to_string())
+                .env("HEADROOM_SHARD_COUNT", count.to_string())
+                .envs(env.iter().copied());
+            std::thread::spawn(move || run_command(shard, LIMIT))
+        })
+        .collect()
+}
+
+/// Waits for every shard of [`external_shards`]; each must have exited 0.
+pub(crate) fn all_exit_0(shards: Vec<std::thread::JoinHandle<std::process::Output>>) {
+    for shard in shards {
+        let shard = shard.join().unwrap();
+        assert!(shard.status.success(), "{}", stderr(&shard));
+    }
 }
