@@ -147,7 +147,7 @@ fn round(row: &RunRow) -> Round {
     Round {
         id: row.id,
         labels: row.labels.clone(),
-        status: row.status.as_str().to_string(),
+        status: row.mark().unwrap_or_else(|| "done".into()),
         offered: s.map(|s| s.rate.offered),
         figures: s.map(figures),
         errors_pct: s.map(|s| s.errors.rate * 100.0),

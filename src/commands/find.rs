@@ -171,11 +171,13 @@ pub fn execute(
             value,
             confirm,
         } => {
+            keeper.starting(index, value);
             if let Some(d) = dashboard {
                 d.step_starting(index, value, confirm);
             }
         }
         Event::Second(live) => {
+            keeper.second(live);
             if let Some(d) = dashboard {
                 d.second(live);
             }
@@ -200,6 +202,7 @@ pub fn execute(
             value,
             duration,
         } => {
+            keeper.starting(index, value);
             if let Some(d) = dashboard {
                 d.step_starting(index, value, false);
             }

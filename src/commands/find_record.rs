@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::metrics::recorder::Recorder;
-use crate::metrics::summary::Summary;
+use crate::engine::Live;
+use crate::metrics::summary::{Partial, PartialStep, Summary};
 use crate::search::{Hold, LimitedBy, SearchResult, StepRecord};
 use crate::store::{RunWriter, StoreError};
 use crate::watch::{LiveWatches, WatchError, Watches};
@@ -59,6 +60,8 @@ pub struct StepKeeper<'s> {
     writer: Option<RunWriter<'s>>,
     best: Option<Best>,
     warned: bool,
+    /// The step running now (from 0) and its load, for its summary so far.
+    current: Option<PartialStep>,
 }
 
 impl<'s> StepKeeper<'s> {
@@ -71,7 +74,30 @@ impl<'s> StepKeeper<'s> {
             writer,
             best: None,
             warned: false,
+            current: None,
         }
+    }
+
+    /// A step (`index` from 1), or the hold, starts at `value`.
+    pub fn starting(&mut self, index: usize, value: f64) {
+        self.current = Some(PartialStep {
+            index: index.saturating_sub(1) as u32,
+            value,
+        });
+    }
+
+    /// A second of the running step completed: store what the step measured so far,
+    /// so a search killed now keeps it beside the steps it completed.
+    pub fn second(&mut self, live: &Live) {
+        let (Some(writer), Some(checkpoint)) = (self.writer.as_mut(), &live.checkpoint) else {
+            return;
+        };
+        let mut summary = Summary::clone(checkpoint);
+        if let Some(partial) = summary.partial.as_mut() {
+            partial.step = self.current;
+        }
+        let stored = writer.step_so_far(&summary);
+        warn_once(&mut self.warned, stored);
     }
 
     /// The id of the run being recorded, if any.
@@ -110,6 +136,17 @@ impl<'s> StepKeeper<'s> {
                 step.passed,
                 &step.summary,
             );
+            warn_once(&mut self.warned, stored);
+            // Killed before the next step's first second, the search reads as this
+            // step, whole, and the steps before it.
+            let mut whole = step.summary.clone();
+            let seconds = step.summary.timeline.len() as u64;
+            whole.partial = Some(Partial {
+                seconds,
+                last_second: seconds.saturating_sub(1),
+                step: self.current,
+            });
+            let stored = writer.step_so_far(&whole);
             warn_once(&mut self.warned, stored);
         }
         let better = self.best.as_ref().is_none_or(|b| step.rate >= b.rate);

@@ -90,7 +90,15 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
         if let Some(o) = &otlp {
             o.second(live);
         }
-        if let Some(Err(e)) = writer.as_mut().map(|w| w.second(&live.last)) {
+        // Every second the store gets what was measured so far, so that a run killed
+        // at any instant still has its numbers.
+        let saved = writer.as_mut().map(|w| match (&live.checkpoint, &live.so_far) {
+            (Some(summary), Some(so_far)) => {
+                w.checkpoint(Some(&live.last), summary, so_far, &plan.names)
+            }
+            _ => w.second(&live.last),
+        });
+        if let Some(Err(e)) = saved {
             if !std::mem::replace(&mut store_warned, true) {
                 eprintln!("warning: {e}");
             }

@@ -32,8 +32,21 @@ pub fn render(run: &StoredRun) -> String {
                 }
                 cases.push_str("</testcase>\n");
             }
-            let failed = s.thresholds.iter().filter(|t| !t.ok).count();
-            (s.thresholds.len(), failed, s.duration_s)
+            let mut failed = s.thresholds.iter().filter(|t| !t.ok).count();
+            let mut tests = s.thresholds.len();
+            if let Some(words) = super::text::partial_words(s, "") {
+                // A run that did not end is a failure in CI, whatever its figures.
+                let _ = writeln!(
+                    cases,
+                    "    <testcase classname=\"{n}\" name=\"run completed\" time=\"{t:.3}\"><failure type=\"partial\" message=\"{m}\">{m}</failure></testcase>",
+                    n = escape(&name),
+                    t = s.duration_s,
+                    m = escape(&words)
+                );
+                failed += 1;
+                tests += 1;
+            }
+            (tests, failed, s.duration_s)
         }
         None => {
             let message = format!(

@@ -54,6 +54,12 @@ pub fn sections(run: &Run, size_for: &[f64]) -> Sections {
                 lead.push_str(&super::blocks::markdown(&sizing.blocks()));
             }
             match summary {
+                Some(s) if s.partial.is_some() => {
+                    let _ = writeln!(detail, "### The interrupted step
+");
+                    partial_note(&mut detail, s, view.unit);
+                    figures(&mut detail, s);
+                }
                 Some(s) => {
                     detail.push_str(
                         "### The ceiling step in detail\n\nThe figures below are the best passing step's.\n\n",
@@ -65,6 +71,7 @@ pub fn sections(run: &Run, size_for: &[f64]) -> Sections {
             }
         }
         (None, Some(s)) => {
+            partial_note(&mut lead, s, "");
             verdict(&mut lead, s);
             figures(&mut detail, s);
         }
@@ -95,6 +102,7 @@ pub fn title(run: &Run) -> String {
         };
     }
     let verdict = match &run.row.summary {
+        Some(s) if s.partial.is_some() => "PARTIAL",
         Some(s) if s.generator.bound => "GENERATOR-BOUND",
         Some(s) if s.thresholds.iter().all(|t| t.ok) => "PASS",
         Some(_) => "FAIL",
@@ -193,10 +201,14 @@ fn verdict(out: &mut String, s: &Summary) {
     }
     let g = &s.generator;
     out.push_str("### Generator\n\n");
+    // A partial summary does not know its threads (a coordinator's counts shards).
+    let threads = match g.threads {
+        0 => String::new(),
+        n => format!("{n} thread(s), "),
+    };
     let _ = writeln!(
         out,
-        "{} thread(s), {:.0}% CPU, schedule lag p99 {} / max {}.",
-        g.threads,
+        "{threads}{:.0}% CPU, schedule lag p99 {} / max {}.",
         g.cpu_percent,
         latency(g.p99_lag_ms),
         latency(g.max_lag_ms)
@@ -301,6 +313,15 @@ fn latency_row(out: &mut String, label: &str, l: &Latency) {
         latency(l.p999),
         latency(l.max)
     );
+}
+
+/// Says what a partial summary covers (nothing for a whole one); `unit` names a
+/// search's load.
+fn partial_note(out: &mut String, s: &Summary, unit: &str) {
+    if let Some(words) = super::text::partial_words(s, unit) {
+        let _ = writeln!(out, "**Partial.** {}
+", escape(&words));
+    }
 }
 
 fn partial(out: &mut String, run: &Run) {

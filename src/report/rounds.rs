@@ -300,7 +300,6 @@ fn round(store: &Store, row: &RunRow, position: usize) -> Result<Round, StoreErr
         (false, Some(s)) => Some(s.rate.achieved),
         (_, None) => None,
     };
-    let status = row.status.as_str();
     Ok(Round {
         id: row.id,
         name: row
@@ -309,7 +308,7 @@ fn round(store: &Store, row: &RunRow, position: usize) -> Result<Round, StoreErr
             .cloned()
             .unwrap_or_else(|| (position + 1).to_string()),
         search,
-        status: (status != "done").then(|| status.to_string()),
+        status: row.mark(),
         labels: row
             .labels
             .iter()

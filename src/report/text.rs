@@ -48,9 +48,38 @@ pub fn render(summary: &Summary) -> String {
     out
 }
 
+/// What a partial summary covers, in a sentence (`None` for a whole one); `unit`
+/// names a search's load (req/s, users).
+pub fn partial_words(s: &Summary, unit: &str) -> Option<String> {
+    let p = s.partial?;
+    let step = p.step.map_or(String::new(), |step| {
+        let at = match unit {
+            "" => crate::search::result::value(step.value),
+            unit => format!("{} {unit}", crate::search::result::value(step.value)),
+        };
+        format!(
+            " of step {} (at {at}), the steps before it stored whole",
+            step.index + 1
+        )
+    });
+    Some(format!(
+        "The run stopped without writing its summary (killed, or still running): these \
+         figures cover the first {} of its measured window{step}, through second {}. \
+         Requests still in flight then count as abandoned.",
+        seconds(p.seconds as f64),
+        p.last_second
+    ))
+}
+
 fn header(out: &mut String, s: &Summary) {
     let _ = write!(out, "{} ({}, {})", s.name, s.model, seconds(s.duration_s));
-    if s.aborted.is_some() {
+    if let Some(p) = s.partial {
+        let _ = write!(
+            out,
+            "  PARTIAL: the run stopped without its summary; these figures cover seconds 0 to {}",
+            p.last_second
+        );
+    } else if s.aborted.is_some() {
         out.push_str("  ABORTED on a failed threshold: the figures cover only what ran");
     } else if s.interrupted {
         out.push_str("  INTERRUPTED: the figures cover only what ran");

@@ -306,7 +306,14 @@ impl Coordinator {
             if let Ok((i, msg)) = self.heard.recv_timeout(Duration::from_millis(50)) {
                 heard_at[i] = Instant::now();
                 match msg {
-                    Ok(FromShard::Second { bucket }) => timeline.add(*bucket, false, observer),
+                    Ok(FromShard::Second { bucket, delta }) => {
+                        match delta.as_deref().map(|d| engine::fits(plan, d)) {
+                            Some(Err(reason)) => {
+                                gone[i] = Some(format!("{}: {reason}", self.name(i)))
+                            }
+                            _ => timeline.add(*bucket, delta.map(|d| *d), false, observer),
+                        }
+                    }
                     Ok(FromShard::Measuring) => {
                         measuring += 1;
                         if measuring == n {

@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Share;
-use crate::metrics::recorder::SecondBucket;
+use crate::metrics::recorder::{Recorder, SecondBucket};
 use crate::scenario;
 
 /// Most bytes a frame may hold before the peer is authenticated.
@@ -64,6 +64,10 @@ pub enum FromShard {
     Second {
         /// The second's merged counts and histograms.
         bucket: Box<SecondBucket>,
+        /// What the shard recorded during it (merged over its threads): the run's
+        /// figures so far are the sum, which the coordinator's store keeps.
+        #[serde(default)]
+        delta: Option<Box<Recorder>>,
     },
     /// The shard is alive (sent every [`HEARTBEAT`] whatever else happens).
     Alive,

@@ -270,6 +270,7 @@ impl Observer for Streamer<'_> {
     fn second(&mut self, live: &Live) {
         let msg = FromShard::Second {
             bucket: Box::new(live.last_bucket.clone()),
+            delta: live.delta.clone(),
         };
         self.send(&msg);
     }

@@ -47,13 +47,18 @@ const CONNECT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// What an engine thread sends to the coordinating thread.
 pub(crate) enum Report {
-    /// A finished second of this thread.
-    Second(SecondBucket),
+    /// A finished second of this thread, and everything it recorded during it (a
+    /// finished recorder of that second alone: the run's measurements so far are the
+    /// sum of these, so a run killed later still has them; see [`Timeline`]).
+    ///
+    /// [`Timeline`]: super::Timeline
+    Second(SecondBucket, Box<Recorder>),
     /// This thread crossed from the warm-up into the measured window and discarded
     /// what it had recorded.
     Measuring,
-    /// The thread is done: its whole record, the final partial second, its CPU use,
-    /// and when its last request ended.
+    /// The thread is done: what it recorded since its last [`Report::Second`] (all of
+    /// it for a thread that ended before its first), the final partial second, its
+    /// CPU use, and when its last request ended.
     Done(Box<Recorder>, SecondBucket, ThreadTimes, Option<Instant>),
 }
 
@@ -244,13 +249,27 @@ async fn hand_over_seconds(state: Rc<ThreadState>, gauges: Rc<Gauges>) {
     let mut cpu_before = thread_cpu_time();
     loop {
         tokio::time::sleep_until((from + Duration::from_secs(t + 1)).into()).await;
-        let mut bucket = state.recorder.borrow_mut().take_second(t + 1);
+        // Connections are counted into the second they opened in, so the run's
+        // measurements so far hold them too.
+        state.take_opened(true);
+        let (mut bucket, delta) = {
+            let mut recorder = state.recorder.borrow_mut();
+            let bucket = recorder.take_second(t + 1);
+            let names = recorder.by_name.len();
+            let mut fresh = Recorder::new(names);
+            fresh.second.t = t + 1;
+            // Why hand over the whole recorder every second rather than only at the
+            // end: what a thread measured must leave it while the run goes, or a
+            // `kill -9` loses it. A fresh recorder costs a few small allocations per
+            // second (its histograms grow as values arrive), nothing per request.
+            (bucket, std::mem::replace(&mut *recorder, fresh).finish())
+        };
         bucket.in_flight = gauges.lanes.iter().map(|l| l.in_flight.get()).sum();
         bucket.users = gauges.lanes.iter().map(|l| l.users.get()).sum();
         let cpu_now = thread_cpu_time();
         bucket.cpu_us = (cpu_now - cpu_before).as_micros() as u64;
         cpu_before = cpu_now;
-        if gauges.tx.send(Report::Second(bucket)).is_err() {
+        if gauges.tx.send(Report::Second(bucket, Box::new(delta))).is_err() {
             return;
         }
         t += 1;

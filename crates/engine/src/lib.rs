@@ -16,6 +16,7 @@
 mod attack;
 mod capture;
 mod chain;
+mod checkpoint;
 pub(crate) mod check;
 mod cookies;
 mod cpu;
@@ -53,7 +54,7 @@ pub use selfcheck::{
     generator_bound, starved, Evidence, BUSY_BOUND, HOST_SATURATED, LAG_BOUND, LATE_SHARE,
     MIN_LATE, OTHERS_SHARE, STARVED_WAIT,
 };
-pub use share::{run_share, run_share_at, Failures, Share, Starter};
+pub use share::{fits, run_share, run_share_at, Failures, Share, Starter};
 pub use timeline::Timeline;
 
 use headroom_metrics::recorder::{Recorder, SecondBucket};
@@ -104,6 +105,18 @@ pub struct Live {
     /// errors by kind and requests by name. The live dashboard reads its percentiles,
     /// error kinds and `/metrics` counters from it.
     pub last_bucket: SecondBucket,
+    /// What the run recorded during that second (merged over its parts, finished):
+    /// what a shard forwards to its coordinator beside `last_bucket`. `None` when no
+    /// part handed one over with it.
+    pub delta: Option<Box<Recorder>>,
+    /// Everything the run recorded through that second, when the parts handed their
+    /// recorders over (see [`Timeline`]); set only while the observer is called.
+    pub so_far: Option<Arc<Recorder>>,
+    /// The summary of `so_far`: the run's figures through that second, marked
+    /// [`partial`](Summary::partial), without its timeline (the seconds are `last`,
+    /// one by one). Requests still in flight count as abandoned, as they would be if
+    /// the process died now, so it adds up.
+    pub checkpoint: Option<Arc<Summary>>,
 }
 
 /// What the engine tells the command that runs it, as the run goes. A closure

@@ -82,14 +82,8 @@ impl Share {
             })
         };
         let names = plan.names.len();
-        if self.recorder.by_name.len() != names {
-            let got = self.recorder.by_name.len();
-            return fail(Misfit::Names { got, plan: names });
-        }
-        if self.recorder.streams.tallies.len() > plan.streams.len() {
-            return fail(Misfit::Streams {
-                plan: plan.streams.len(),
-            });
+        if let Err(reason) = fits(plan, &self.recorder) {
+            return fail(reason);
         }
         let longest = plan.measured().as_secs() + 3600;
         let mut last = None;
@@ -104,6 +98,22 @@ impl Share {
         }
         Ok(())
     }
+}
+
+/// Whether `recorder` (a share's, or a second's that a shard forwarded) has the shape
+/// of `plan`'s: a tally per request name and no more streams than the plan has.
+pub fn fits(plan: &Plan, recorder: &Recorder) -> Result<(), Misfit> {
+    let names = plan.names.len();
+    if recorder.by_name.len() != names {
+        let got = recorder.by_name.len();
+        return Err(Misfit::Names { got, plan: names });
+    }
+    if recorder.streams.tallies.len() > plan.streams.len() {
+        return Err(Misfit::Streams {
+            plan: plan.streams.len(),
+        });
+    }
+    Ok(())
 }
 
 /// Runs `shard`'s part of `plan` to completion (or until `control` stops it), telling
@@ -230,7 +240,9 @@ pub fn run_share_at(
     let mut measuring = plan.warmup.is_zero();
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(Report::Second(bucket)) => timeline.add(bucket, false, observer),
+            Ok(Report::Second(bucket, delta)) => {
+                timeline.add(bucket, Some(*delta), false, observer)
+            }
             Ok(Report::Measuring) => {
                 if !std::mem::replace(&mut measuring, true) {
                     observer.measuring();
@@ -238,12 +250,11 @@ pub fn run_share_at(
             }
             Ok(Report::Done(recorder, last, thread_cpu, done)) => {
                 if measuring {
-                    merged.merge(&recorder);
                     last_done = last_done.max(done);
-                    timeline.add(last, true, observer);
+                    timeline.add(last, Some(*recorder), true, observer);
                 } else {
                     // Stopped during the warm-up: nothing was measured.
-                    timeline.count_only(last.t);
+                    timeline.count_only(last.t, None);
                 }
                 cpu.push(thread_cpu);
             }
@@ -276,10 +287,12 @@ pub fn run_share_at(
     };
     let first =
         |failure: &Mutex<Option<String>>| failure.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let (seconds, so_far) = timeline.finish(observer);
+    merged.merge(&so_far);
     Ok(Share {
         shard,
         recorder: merged,
-        seconds: timeline.finish(observer),
+        seconds,
         scheduled,
         last_done: last_done.map(|t| t.saturating_duration_since(start)),
         interrupted,

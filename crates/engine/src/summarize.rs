@@ -179,6 +179,7 @@ pub(crate) fn summarize(
         cookies: rec.cookies,
         by_group: GroupSummary::by_name(&plan.groups, &rec.groups),
         by_workload: BTreeMap::new(),
+        partial: None,
     };
     summary.thresholds = evaluate_all(&plan.thresholds, &summary);
     summary

@@ -122,6 +122,34 @@ pub struct Summary {
     /// for a run of one load.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub by_workload: BTreeMap<String, WorkloadSummary>,
+    /// Set on a summary of the seconds a run had recorded when it stopped without
+    /// writing its own (killed, its pod lost, its machine gone): what it covers.
+    /// Absent on a summary the run wrote itself, finished or interrupted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
+}
+
+/// What a partial summary covers: the measured window's first `seconds` seconds,
+/// through second `last_second` (0-based, as the timeline counts).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Partial {
+    /// Seconds of the measured window covered.
+    pub seconds: u64,
+    /// The last second covered (`seconds - 1`), as the timeline's `t`.
+    pub last_second: u64,
+    /// In a search (`find`), the step these seconds belong to: the steps before it
+    /// are stored whole beside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<PartialStep>,
+}
+
+/// The step of a search a partial summary is of.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct PartialStep {
+    /// Its position in the search, from 0.
+    pub index: u32,
+    /// The load it ran at (req/s, or users).
+    pub value: f64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -216,6 +244,7 @@ impl Summary {
             cookies: CookieCounts::default(),
             by_group: BTreeMap::new(),
             by_workload: BTreeMap::new(),
+            partial: None,
         }
     }
 }

@@ -79,6 +79,24 @@ pub struct RunRow {
     pub note: Option<String>,
 }
 
+impl RunRow {
+    /// How a list of runs marks this one beside its id: `None` for a run that ended
+    /// with its own summary; its status otherwise, with what a partial summary covers
+    /// (`interrupted, partial to second 3`).
+    pub fn mark(&self) -> Option<String> {
+        let partial = self.summary.as_ref().and_then(|s| s.partial);
+        match (self.status, partial) {
+            (RunStatus::Done, None) => None,
+            (status, None) => Some(status.as_str().to_string()),
+            (status, Some(p)) => Some(format!(
+                "{}, partial to second {}",
+                status.as_str(),
+                p.last_second
+            )),
+        }
+    }
+}
+
 /// One step of a search.
 #[derive(Debug, Clone)]
 pub struct StoredStep {
@@ -120,8 +138,11 @@ pub struct StoredRun {
     pub histograms: StoredHistograms,
 }
 
+/// A run that wrote no summary of its own (killed, or still running) reads as the
+/// summary of what it had recorded, marked `partial`.
 const COLUMNS: &str = "id, kind, status, pid, proc_start, started_at, ended_at, command_line, \
-                       scenario_name, scenario_hash, git_commit, summary_json, verdict, message, note";
+                       scenario_name, scenario_hash, git_commit, \
+                       COALESCE(summary_json, partial_json), verdict, message, note";
 
 fn corrupt(id: i64, what: &'static str, source: serde_json::Error) -> StoreError {
     StoreError::Corrupt { id, what, source }
@@ -182,7 +203,7 @@ impl Store {
         let row = self.row(id)?;
         let summary_json: Option<String> =
             self.conn()
-                .query_row("SELECT summary_json FROM runs WHERE id = ?", [id], |r| {
+                .query_row("SELECT COALESCE(summary_json, partial_json) FROM runs WHERE id = ?", [id], |r| {
                     r.get(0)
                 })?;
         let summary_json = summary_json
@@ -230,6 +251,8 @@ impl Store {
                 Ok::<_, StoreError>(StoredHold { rate, ok, json })
             })
             .transpose()?;
+        let (mut row, mut summary_json) = (row, summary_json);
+        partial_timeline(&mut row, &mut summary_json, &timeline);
         Ok(StoredRun {
             row,
             summary_json,
@@ -279,6 +302,29 @@ impl Store {
             message: raw.message,
             note: raw.note,
         })
+    }
+}
+
+/// Gives a partial summary of a run (not of a search's step) its timeline: the
+/// seconds stored one by one, through the last one it covers.
+fn partial_timeline(row: &mut RunRow, json: &mut Option<serde_json::Value>, seconds: &[Second]) {
+    let Some(summary) = row.summary.as_mut() else {
+        return;
+    };
+    let Some(partial) = summary.partial.filter(|p| p.step.is_none()) else {
+        return;
+    };
+    if !summary.timeline.is_empty() {
+        return;
+    }
+    summary.timeline = seconds
+        .iter()
+        .filter(|s| s.t <= partial.last_second)
+        .cloned()
+        .collect();
+    if let Some(serde_json::Value::Object(map)) = json.as_mut() {
+        let timeline = serde_json::to_value(&summary.timeline).expect("seconds serialize");
+        map.insert("timeline".into(), timeline);
     }
 }
 

@@ -70,6 +70,11 @@ const MIGRATIONS: &[&str] = &[
         json   TEXT    NOT NULL
     );
     "#,
+    // 4: the summary of what a run has recorded so far, replaced every second while
+    // it runs (and cleared when it writes its own), so a run killed mid-way still has
+    // its numbers: the summary JSON, marked `partial`, without its timeline (that is
+    // in `seconds`).
+    "ALTER TABLE runs ADD COLUMN partial_json TEXT;",
 ];
 
 /// The schema version this build writes.

@@ -138,6 +138,50 @@ impl RunWriter<'_> {
         Ok(())
     }
 
+    /// Records one second and what the run measured so far, in one transaction, so a
+    /// `kill -9` at any instant leaves either the second before or this one: the
+    /// timeline second (when given: a search's steps keep their seconds in their
+    /// summaries), the summary so far (marked [`partial`](Summary::partial), without
+    /// its timeline) and the exact histograms it was made from (`names[i]` names
+    /// `so_far.by_name[i]`). [`RunWriter::finish`] replaces them all.
+    pub fn checkpoint(
+        &mut self,
+        second: Option<&Second>,
+        summary: &Summary,
+        so_far: &Recorder,
+        names: &[String],
+    ) -> Result<(), StoreError> {
+        let conn = self.store.conn();
+        let tx = conn.unchecked_transaction()?;
+        if let Some(second) = second {
+            let json = serde_json::to_string(second).expect("a second always serializes");
+            tx.execute(
+                "INSERT OR REPLACE INTO seconds (run_id, t, json) VALUES (?, ?, ?)",
+                params![self.id, second.t as i64, json],
+            )?;
+        }
+        histograms::save(&tx, self.id, so_far, names)?;
+        let json = serde_json::to_string(summary).expect("a summary always serializes");
+        tx.execute(
+            "UPDATE runs SET partial_json = ? WHERE id = ?",
+            params![json, self.id],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Replaces the summary of what a search's step has measured so far (marked
+    /// [`partial`](Summary::partial) with the step), the search's figures should it be
+    /// killed now; the steps it completed are stored whole beside it.
+    pub fn step_so_far(&mut self, summary: &Summary) -> Result<(), StoreError> {
+        let json = serde_json::to_string(summary).expect("a summary always serializes");
+        self.store.conn().execute(
+            "UPDATE runs SET partial_json = ? WHERE id = ?",
+            params![json, self.id],
+        )?;
+        Ok(())
+    }
+
     /// Records one step of a search: its index, the rate it ran at, whether it passed
     /// every threshold, and its summary.
     pub fn step(
@@ -224,7 +268,8 @@ impl RunWriter<'_> {
         histograms::save(&tx, self.id, recorder, names)?;
         let status = if interrupted { "interrupted" } else { "done" };
         tx.execute(
-            "UPDATE runs SET status = ?, ended_at = ?, summary_json = ?, verdict = ? WHERE id = ?",
+            "UPDATE runs SET status = ?, ended_at = ?, summary_json = ?, verdict = ?, \
+             partial_json = NULL WHERE id = ?",
             params![
                 status,
                 now_rfc3339(),
