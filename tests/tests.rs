@@ -26,6 +26,7 @@ mod iterations;
 mod journey_peers;
 mod journeys;
 mod journeys_login;
+mod killed_runs;
 mod kube;
 mod kube_run;
 mod otlp;
