@@ -7,8 +7,8 @@
 //! one). Kills run in two lanes at once, each with its own store: the figures are not
 //! judged for speed, only for being whole.
 
-use std::path::{Path, PathBuf};
 use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -135,7 +135,11 @@ fn args(kind: Kind, url: &str, store: &Path) -> Vec<String> {
     .into_iter()
     .map(String::from)
     .collect();
-    args.extend(["--quiet".into(), "--store".into(), store.display().to_string()]);
+    args.extend([
+        "--quiet".into(),
+        "--store".into(),
+        store.display().to_string(),
+    ]);
     args
 }
 
@@ -172,7 +176,10 @@ fn read_back(store: &Path, kill: &Kill, killed: bool) {
     let rows = db.runs(&Default::default()).unwrap();
     let Some(row) = rows.first() else {
         // Killed before it recorded its start: nothing to read, nothing lost.
-        assert!(kill.after < Duration::from_secs(2), "{kill:?}: no run stored");
+        assert!(
+            kill.after < Duration::from_secs(2),
+            "{kill:?}: no run stored"
+        );
         return;
     };
     let run = db.load(row.id).expect("the run loads");
@@ -188,13 +195,22 @@ fn read_back(store: &Path, kill: &Kill, killed: bool) {
     let store_arg = store.display().to_string();
     for format in ["md", "html", "junit"] {
         let out = run_headroom(
-            ["report", "latest", "--format", format, "--store", &store_arg],
+            [
+                "report", "latest", "--format", format, "--store", &store_arg,
+            ],
             LIMIT,
         );
-        assert_eq!(out.status.code(), Some(0), "{kill:?} {format}: {}", stderr(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{kill:?} {format}: {}",
+            stderr(&out)
+        );
     }
     let json = run_headroom(
-        ["report", "latest", "--format", "json", "--store", &store_arg],
+        [
+            "report", "latest", "--format", "json", "--store", &store_arg,
+        ],
         LIMIT,
     );
     match &run.row.summary {
@@ -235,7 +251,9 @@ fn check(run: &StoredRun, s: &Summary, kill: &Kill) {
     assert!(!s.by_name.is_empty(), "{kill:?}: no figures per name");
     match kill.kind {
         Kind::Find => {
-            let step = p.step.unwrap_or_else(|| panic!("{kill:?}: a search's partial names its step"));
+            let step = p
+                .step
+                .unwrap_or_else(|| panic!("{kill:?}: a search's partial names its step"));
             // Killed during a step: the steps before it are stored; between steps:
             // the partial is the last step stored, whole.
             let index = step.index as usize;
@@ -253,7 +271,10 @@ fn check(run: &StoredRun, s: &Summary, kill: &Kill) {
             assert_eq!(last, Some(p.last_second), "{kill:?}");
             assert_eq!(s.timeline.len(), run.timeline.len(), "{kill:?}");
             let requests: u64 = run.timeline.iter().map(|second| second.requests).sum();
-            assert_eq!(requests, s.requests, "{kill:?}: the seconds and the summary differ");
+            assert_eq!(
+                requests, s.requests,
+                "{kill:?}: the seconds and the summary differ"
+            );
             let errors: u64 = run.timeline.iter().map(|second| second.errors).sum();
             assert_eq!(errors, s.errors.count, "{kill:?}");
             if s.requests > 0 {

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::metrics::recorder::Recorder;
 use crate::engine::Live;
+use crate::metrics::recorder::Recorder;
 use crate::metrics::summary::{Partial, PartialStep, Summary};
 use crate::search::{Hold, LimitedBy, SearchResult, StepRecord};
 use crate::store::{RunWriter, StoreError};

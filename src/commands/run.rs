@@ -92,12 +92,14 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
         }
         // Every second the store gets what was measured so far, so that a run killed
         // at any instant still has its numbers.
-        let saved = writer.as_mut().map(|w| match (&live.checkpoint, &live.so_far) {
-            (Some(summary), Some(so_far)) => {
-                w.checkpoint(Some(&live.last), summary, so_far, &plan.names)
-            }
-            _ => w.second(&live.last),
-        });
+        let saved = writer
+            .as_mut()
+            .map(|w| match (&live.checkpoint, &live.so_far) {
+                (Some(summary), Some(so_far)) => {
+                    w.checkpoint(Some(&live.last), summary, so_far, &plan.names)
+                }
+                _ => w.second(&live.last),
+            });
         if let Some(Err(e)) = saved {
             if !std::mem::replace(&mut store_warned, true) {
                 eprintln!("warning: {e}");

@@ -55,8 +55,11 @@ pub fn sections(run: &Run, size_for: &[f64]) -> Sections {
             }
             match summary {
                 Some(s) if s.partial.is_some() => {
-                    let _ = writeln!(detail, "### The interrupted step
-");
+                    let _ = writeln!(
+                        detail,
+                        "### The interrupted step
+"
+                    );
                     partial_note(&mut detail, s, view.unit);
                     figures(&mut detail, s);
                 }
@@ -319,8 +322,12 @@ fn latency_row(out: &mut String, label: &str, l: &Latency) {
 /// search's load.
 fn partial_note(out: &mut String, s: &Summary, unit: &str) {
     if let Some(words) = super::text::partial_words(s, unit) {
-        let _ = writeln!(out, "**Partial.** {}
-", escape(&words));
+        let _ = writeln!(
+            out,
+            "**Partial.** {}
+",
+            escape(&words)
+        );
     }
 }
 

@@ -269,7 +269,11 @@ async fn hand_over_seconds(state: Rc<ThreadState>, gauges: Rc<Gauges>) {
         let cpu_now = thread_cpu_time();
         bucket.cpu_us = (cpu_now - cpu_before).as_micros() as u64;
         cpu_before = cpu_now;
-        if gauges.tx.send(Report::Second(bucket, Box::new(delta))).is_err() {
+        if gauges
+            .tx
+            .send(Report::Second(bucket, Box::new(delta)))
+            .is_err()
+        {
             return;
         }
         t += 1;

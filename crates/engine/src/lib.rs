@@ -16,8 +16,8 @@
 mod attack;
 mod capture;
 mod chain;
-mod checkpoint;
 pub(crate) mod check;
+mod checkpoint;
 mod cookies;
 mod cpu;
 mod deadline;

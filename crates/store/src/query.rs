@@ -201,11 +201,11 @@ impl Store {
     /// Everything stored about run `id`.
     pub fn load(&self, id: i64) -> Result<StoredRun, StoreError> {
         let row = self.row(id)?;
-        let summary_json: Option<String> =
-            self.conn()
-                .query_row("SELECT COALESCE(summary_json, partial_json) FROM runs WHERE id = ?", [id], |r| {
-                    r.get(0)
-                })?;
+        let summary_json: Option<String> = self.conn().query_row(
+            "SELECT COALESCE(summary_json, partial_json) FROM runs WHERE id = ?",
+            [id],
+            |r| r.get(0),
+        )?;
         let summary_json = summary_json
             .map(|s| serde_json::from_str(&s))
             .transpose()
