@@ -186,6 +186,9 @@ pub struct Board {
     stopping: bool,
     finished: Option<Finished>,
     totals: Totals,
+    /// How many times [`compact::compact`] thinned the rows: a page that read them
+    /// before must read them again whole.
+    generation: u64,
 }
 
 impl Board {
@@ -214,6 +217,7 @@ impl Board {
                 offered: 0.0,
                 seconds: 0,
             },
+            generation: 0,
         }
     }
 
@@ -257,6 +261,10 @@ impl Board {
             generator_cpu_percent: last.generator_cpu_percent,
             error_kinds,
         });
+        if self.rows.len() > compact::MAX_ROWS {
+            compact::compact(&mut self.rows);
+            self.generation += 1;
+        }
         for (a, b) in self.error_kinds.iter_mut().zip(bucket.error_kinds) {
             *a += b;
         }
@@ -401,6 +409,12 @@ impl Board {
         self.rows.len()
     }
 
+    /// Changes each time the rows were thinned (bounded, see [`compact`]): a reader
+    /// that saw another generation reads them again from the start.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
     /// The page's next message: the rows from `from_row` on and everything current.
     /// `reset` (a new connection) adds the meta and tells the page to start over.
     pub fn message(&self, from_row: usize, reset: bool) -> Value {
@@ -461,5 +475,6 @@ impl Board {
     }
 }
 
+mod compact;
 #[cfg(test)]
 pub(in crate::dashboard) mod tests;

@@ -238,6 +238,7 @@ struct Cursor {
     board: Arc<Mutex<Board>>,
     changes: watch::Receiver<u64>,
     next_row: usize,
+    generation: u64,
     first: bool,
     done: bool,
     _guard: StreamGuard,
@@ -254,6 +255,7 @@ fn events(shared: &Shared) -> Response<Body> {
         board: shared.board.clone(),
         changes,
         next_row: 0,
+        generation: 0,
         first: true,
         done: false,
         _guard: StreamGuard(shared.streams.clone()),
@@ -269,7 +271,11 @@ fn events(shared: &Shared) -> Response<Body> {
             Ok(Err(_)) => return None,
             Ok(Ok(())) => {
                 let board = c.board.lock().unwrap_or_else(|p| p.into_inner());
-                let message = board.message(c.next_row, c.first);
+                // Rows thinned since the last message: the page starts over with them.
+                let reset = c.first || board.generation() != c.generation;
+                c.generation = board.generation();
+                let from = if reset { 0 } else { c.next_row };
+                let message = board.message(from, reset);
                 c.next_row = board.rows();
                 c.done = board.is_finished();
                 drop(board);
