@@ -6,21 +6,19 @@
 use std::time::Duration;
 
 use super::summarize::{self, Span};
-use headroom_metrics::recorder::{Recorder, SecondBucket};
+use headroom_metrics::recorder::Recorder;
 use headroom_metrics::summary::{Generator, Partial, Summary};
 use headroom_plan::Plan;
 
-/// The summary of `so_far`, everything recorded in `seconds` (the run's merged
-/// seconds emitted so far), marked partial. It has no timeline: the seconds are
-/// stored one by one as they come.
+/// The summary of `so_far`, everything recorded in the run's first `covered` seconds
+/// (in which the engine threads used `cpu_us` of CPU), marked partial. It has no
+/// timeline: the seconds are stored one by one as they come.
 ///
 /// Rules `over D` are judged on the covered span as a whole, not window by window:
 /// judging every window again at every second would cost the run's length each
 /// second. The run's own summary, when it writes one, judges them properly.
-pub(crate) fn summary(plan: &Plan, so_far: &Recorder, seconds: &[SecondBucket]) -> Summary {
-    let covered = seconds.iter().map(|b| b.t + 1).max().unwrap_or(0);
+pub(crate) fn summary(plan: &Plan, so_far: &Recorder, covered: u64, cpu_us: u64) -> Summary {
     let span = Duration::from_secs(covered);
-    let cpu_us: u64 = seconds.iter().map(|b| b.cpu_us).sum();
     let lag = &so_far.lag;
     let generator = Generator {
         cpu_percent: cpu_us as f64 / 1e4 / covered.max(1) as f64,

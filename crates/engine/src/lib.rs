@@ -32,6 +32,7 @@ mod parallel;
 mod request;
 mod selfcheck;
 mod share;
+mod spill;
 mod start;
 pub(crate) mod stream;
 pub(crate) mod summarize;

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::spill::Seconds;
 use super::{summarize, Live, Observer};
 use headroom_metrics::recorder::{Recorder, SecondBucket};
 use headroom_plan::Plan;
@@ -29,7 +30,7 @@ pub struct Timeline<'a> {
     plan: &'a Plan,
     parts: usize,
     pending: BTreeMap<u64, Pending>,
-    done: Vec<SecondBucket>,
+    done: Seconds,
     live: Live,
     so_far: Arc<Recorder>,
 }
@@ -52,7 +53,7 @@ impl<'a> Timeline<'a> {
             plan,
             parts,
             pending: BTreeMap::new(),
-            done: Vec::new(),
+            done: Seconds::new(),
             live,
             so_far: Arc::new(Recorder::new(plan.names.len())),
         }
@@ -126,7 +127,12 @@ impl<'a> Timeline<'a> {
             // No copy: the observer was handed the last `Arc` only for its call.
             Arc::make_mut(&mut self.so_far).merge(&delta);
             self.live.delta = Some(Box::new(delta));
-            let summary = super::checkpoint::summary(self.plan, &self.so_far, &self.done);
+            let summary = super::checkpoint::summary(
+                self.plan,
+                &self.so_far,
+                self.done.covered(),
+                self.done.cpu_us(),
+            );
             self.live.checkpoint = Some(Arc::new(summary));
             self.live.so_far = Some(self.so_far.clone());
         }
@@ -150,9 +156,10 @@ impl<'a> Timeline<'a> {
         for pending in rest {
             self.emit(pending.bucket, pending.delta, observer);
         }
-        self.done.sort_by_key(|s| s.t);
+        let mut done = self.done.into_vec();
+        done.sort_by_key(|s| s.t);
         let so_far = Arc::try_unwrap(self.so_far).unwrap_or_else(|kept| (*kept).clone());
-        (self.done, so_far)
+        (done, so_far)
     }
 }
 

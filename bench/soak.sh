@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# Soak: does anything headroom holds grow with time? One `headroom run` at a fixed
+# rate against the built-in target for a long while, with the run store and the live
+# dashboard on, sampled every 10 s:
+#
+#   - the generator's resident memory (VmRSS) and its open file descriptors;
+#   - the run store's size on disk (the database with its WAL);
+#   - the size of the dashboard's `/state` (everything a page would be sent).
+#
+# After a warm-up (the first tenth, at least a minute) a least-squares line is fitted
+# to each series and its slope printed per hour, with a verdict:
+#
+#   - RSS and descriptors: flat, a slope under 1 % of their level per hour;
+#   - the store: grows linearly (R² ≥ 0.9, or it barely grows at all), by at most
+#     STORE_MB_PER_HOUR (default 8 MB per hour at the default rate);
+#   - the dashboard's state: bounded, never above STATE_MB (default 2 MB): its rows
+#     are thinned past an hour.
+#
+# Usage: bash bench/soak.sh                 (1 h at 500/s)
+#        bash bench/soak.sh --quick         (10 min)
+#        DURATION=4h RATE=2000 bash bench/soak.sh
+# Results: a table on stdout and in $BENCH_OUT/soak.md (default /tmp/headroom-bench),
+# every sample in $BENCH_OUT/soak-samples.tsv. Exit 1 when a verdict fails.
+#
+# Seed 000's authors held their "sweet spot" for hours by hand and watched `top`; the
+# target side of a soak is `headroom find --hold` (the answer held for a while, with
+# what broke if it did not hold). This is the generator's side.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION=${DURATION:-1h}
+if [[ ${1:-} == --quick ]]; then
+    DURATION=10m
+fi
+RATE=${RATE:-500}
+INTERVAL=${INTERVAL:-10}
+STORE_MB_PER_HOUR=${STORE_MB_PER_HOUR:-8}
+STATE_MB=${STATE_MB:-2}
+BENCH_OUT=${BENCH_OUT:-/tmp/headroom-bench}
+mkdir -p "$BENCH_OUT"
+WORK=$(mktemp -d -t headroom-soak-XXXXXX)
+
+if [[ -z ${HEADROOM:-} ]]; then
+    cargo build --release --quiet
+    HEADROOM=${CARGO_TARGET_DIR:-target}/release/headroom
+fi
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+wait_port() {
+    for _ in $(seq 200); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+        sleep 0.05
+    done
+    echo "nothing listens on 127.0.0.1:$1" >&2
+    return 1
+}
+
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    [[ -n ${KEEP:-} ]] || rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+seconds_of() { # 90s, 10m, 1h, 2h30m → seconds
+    python3 - "$1" <<'EOF'
+import re, sys
+total = 0
+for n, u in re.findall(r"(\d+)([hms])", sys.argv[1]):
+    total += int(n) * {"h": 3600, "m": 60, "s": 1}[u]
+print(total or int(sys.argv[1]))
+EOF
+}
+TOTAL=$(seconds_of "$DURATION")
+
+# The built-in target far below its capacity (32 workers × 1 ms ≈ 32,000/s), so the
+# run is steady and every figure is the generator's.
+TPORT=$(free_port)
+"$HEADROOM" target --listen "127.0.0.1:$TPORT" --workers 32 --service-time 1ms \
+    >"$WORK/target.log" 2>&1 &
+PIDS+=($!)
+wait_port "$TPORT"
+
+DPORT=$(free_port)
+STORE="$WORK/history.db"
+"$HEADROOM" run --url "http://127.0.0.1:$TPORT/work" --rate "$RATE" --duration "${TOTAL}s" \
+    --threads 1 --store "$STORE" --dashboard="127.0.0.1:$DPORT" --quiet \
+    --out "$WORK/summary.json" >"$WORK/run.log" 2>&1 &
+RUN=$!
+PIDS+=("$RUN")
+wait_port "$DPORT"
+
+SAMPLES="$BENCH_OUT/soak-samples.tsv"
+printf 't_s\trss_kb\tfds\tstore_bytes\tstate_bytes\n' >"$SAMPLES"
+echo "soak: ${TOTAL} s at ${RATE}/s, a sample every ${INTERVAL} s into $SAMPLES" >&2
+START=$(date +%s)
+while kill -0 "$RUN" 2>/dev/null; do
+    now=$(($(date +%s) - START))
+    rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$RUN/status" 2>/dev/null || echo "")
+    fds=$(ls "/proc/$RUN/fd" 2>/dev/null | wc -l)
+    store=$(cat "$STORE" "$STORE-wal" 2>/dev/null | wc -c)
+    state=$(curl -s --max-time 5 "http://127.0.0.1:$DPORT/state" | wc -c)
+    if [[ -n $rss ]]; then
+        printf '%s\t%s\t%s\t%s\t%s\n' "$now" "$rss" "$fds" "$store" "$state" >>"$SAMPLES"
+    fi
+    sleep "$INTERVAL"
+done
+wait "$RUN" || echo "the run exited $?: $(tail -3 "$WORK/run.log")" >&2
+
+python3 - "$SAMPLES" "$TOTAL" "$RATE" "$STORE_MB_PER_HOUR" "$STATE_MB" "$BENCH_OUT/soak.md" <<'EOF'
+import sys
+
+path, total, rate, store_mb_h, state_mb, out = sys.argv[1:]
+total, rate, store_mb_h, state_mb = int(total), float(rate), float(store_mb_h), float(state_mb)
+rows = [line.rstrip("\n").split("\t") for line in open(path)][1:]
+rows = [[float(x) for x in r] for r in rows if len(r) == 5 and all(r)]
+warm = max(60, total // 10)
+after = [r for r in rows if r[0] >= warm]
+if len(after) < 3:
+    sys.exit(f"too few samples after the {warm} s warm-up: {len(after)}")
+
+
+def fit(xs, ys):
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    syy = sum((y - my) ** 2 for y in ys)
+    slope = sxy / sxx if sxx else 0.0
+    r2 = (sxy * sxy) / (sxx * syy) if sxx and syy else 1.0
+    return slope, my, r2
+
+
+t = [r[0] for r in after]
+lines, failed = [], False
+
+
+def verdict(ok, text):
+    global failed
+    failed |= not ok
+    return ("ok   " if ok else "FAIL ") + text
+
+
+rss_slope, rss_level, _ = fit(t, [r[1] for r in after])
+rss_pct = rss_slope * 3600 / rss_level * 100
+fd_slope, fd_level, _ = fit(t, [r[2] for r in after])
+fd_pct = fd_slope * 3600 / fd_level * 100
+st_slope, st_level, st_r2 = fit(t, [r[3] for r in after])
+st_mb_h = st_slope * 3600 / 1e6
+state_max = max(r[4] for r in after)
+state_slope, state_level, _ = fit(t, [r[4] for r in after])
+
+lines.append(f"| RSS | {rss_level / 1024:.1f} MB | {rss_slope * 3600 / 1024:+.2f} MB/h ({rss_pct:+.2f} %/h) | "
+             + verdict(abs(rss_pct) < 1.0, "flat: under 1 % of the level per hour") + " |")
+lines.append(f"| open descriptors | {fd_level:.0f} | {fd_slope * 3600:+.2f}/h ({fd_pct:+.2f} %/h) | "
+             + verdict(abs(fd_pct) < 1.0, "flat: under 1 % of the level per hour") + " |")
+linear = st_r2 >= 0.9 or st_mb_h < 0.1
+lines.append(f"| store (db + WAL) | {st_level / 1e6:.2f} MB | {st_mb_h:+.2f} MB/h (R² {st_r2:.3f}) | "
+             + verdict(linear and st_mb_h <= store_mb_h, f"linear, at most {store_mb_h:g} MB/h") + " |")
+lines.append(f"| dashboard /state | {state_level / 1e6:.3f} MB (max {state_max / 1e6:.3f}) | {state_slope * 3600 / 1e6:+.3f} MB/h | "
+             + verdict(state_max <= state_mb * 1e6, f"bounded, at most {state_mb:g} MB") + " |")
+
+text = (
+    f"Soak: {total} s at {rate:g} req/s against the built-in target; {len(rows)} samples, "
+    f"{len(after)} after a {warm} s warm-up; slopes are least-squares lines per hour.\n\n"
+    "| series | level | slope | verdict |\n|---|---:|---:|---|\n" + "\n".join(lines) + "\n"
+)
+print(text)
+open(out, "w").write(text)
+sys.exit(1 if failed else 0)
+EOF
