@@ -12,6 +12,8 @@ use headroom::target::{self, TargetOptions};
 
 use crate::support::{assert_adds_up, assert_exit, require, run_headroom, stderr, stdout};
 
+mod mid_run;
+
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// A tmpfs of `size` mounted on a fresh temporary directory, unmounted when dropped.

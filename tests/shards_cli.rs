@@ -139,7 +139,7 @@ fn shards_in_their_own_namespaces_offer_the_exact_schedule_start_together_and_me
 }
 
 /// Starts `headroom ARGS`, returning the child and a channel of its stderr lines.
-fn spawn_headroom(args: &[&str]) -> (std::process::Child, mpsc::Receiver<String>) {
+pub(crate) fn spawn_headroom(args: &[&str]) -> (std::process::Child, mpsc::Receiver<String>) {
     let mut child = Command::new(headroom_bin())
         .args(args)
         .env("HEADROOM_STORE", crate::support::test_store())
@@ -159,7 +159,7 @@ fn spawn_headroom(args: &[&str]) -> (std::process::Child, mpsc::Receiver<String>
 }
 
 /// Waits for `child` at most [`LIMIT`]; kills it and panics after.
-fn wait(child: &mut std::process::Child) -> i32 {
+pub(crate) fn wait(child: &mut std::process::Child) -> i32 {
     let deadline = Instant::now() + LIMIT;
     loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -174,7 +174,7 @@ fn wait(child: &mut std::process::Child) -> i32 {
 }
 
 /// The stderr lines received until one contains `needle` (which is returned last).
-fn lines_until(rx: &mpsc::Receiver<String>, needle: &str) -> Vec<String> {
+pub(crate) fn lines_until(rx: &mpsc::Receiver<String>, needle: &str) -> Vec<String> {
     let mut seen = Vec::new();
     while let Ok(line) = rx.recv_timeout(Duration::from_secs(30)) {
         let found = line.contains(needle);

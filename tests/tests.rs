@@ -43,6 +43,7 @@ mod run_tls_pinned;
 mod schema;
 mod shards_channel;
 mod shards_cli;
+mod shards_stall;
 mod shares;
 mod sse;
 mod store_cli;

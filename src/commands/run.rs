@@ -102,7 +102,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
             });
         if let Some(Err(e)) = saved {
             if !std::mem::replace(&mut store_warned, true) {
-                eprintln!("warning: {e}");
+                eprintln!(
+                    "warning: {e}; the run goes on, and the store keeps it as it was before second {}",
+                    live.last.t
+                );
             }
         }
     };
@@ -139,6 +142,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
         match w.finish(summary, &outcome.recorder, &plan.names) {
             Ok(()) if !args.common.quiet => eprintln!("saved as run {id}"),
             Ok(()) => {}
+            // The store failed mid-run and said so once: its end fails alike.
+            Err(_) if store_warned => {}
             Err(e) => eprintln!("warning: {e}"),
         }
     }

@@ -70,7 +70,8 @@ impl Seconds {
     pub(crate) fn into_vec(self) -> Vec<SecondBucket> {
         let mut out = Vec::with_capacity(self.spilled + self.memory.len());
         if let Some(mut file) = self.file.filter(|_| self.spilled > 0) {
-            file.seek(SeekFrom::Start(0)).expect("rewind the spill file");
+            file.seek(SeekFrom::Start(0))
+                .expect("rewind the spill file");
             for line in BufReader::new(file).lines().take(self.spilled) {
                 let line = line.expect("read the spill file back");
                 out.push(serde_json::from_str(&line).expect("a spilled second reads back"));

@@ -1,12 +1,13 @@
 //! Keeping the dashboard's chart rows bounded over a run of any length: past
-//! [`MAX_ROWS`], the older half is merged two by two, so the last half hour stays at
-//! one point per second and what came before thins out, older the coarser. A day-long
-//! soak holds as many rows as an hour does.
+//! [`MAX_ROWS`], the older half is merged two by two, so the last quarter of an hour
+//! stays at one point per second and what came before thins out, older the coarser. A
+//! day-long soak holds as many rows as half an hour does.
 
 use super::Row;
 
-/// The most rows the board holds: an hour at one per second.
-pub(super) const MAX_ROWS: usize = 3600;
+/// The most rows the board holds: half an hour at one per second (more than a chart
+/// a browser window wide can show).
+pub(super) const MAX_ROWS: usize = 1800;
 
 /// Halves the older half of `rows` (never merging two steps of a search). A merged
 /// row is placed at the later of its two seconds, with their mean rates and counts per
@@ -97,11 +98,14 @@ mod tests {
             }
         }
         assert!(rows.len() <= MAX_ROWS, "{}", rows.len());
-        // The last half hour is still one row per second, in order.
-        let last: Vec<u64> = rows[rows.len() - 1800..].iter().map(|r| r.t).collect();
-        assert_eq!(last, (86_400 - 1800..86_400).collect::<Vec<_>>());
+        // The last quarter of an hour is still one row per second, in order.
+        let last: Vec<u64> = rows[rows.len() - 900..].iter().map(|r| r.t).collect();
+        assert_eq!(last, (86_400 - 900..86_400).collect::<Vec<_>>());
         assert!(rows.windows(2).all(|w| w[0].x < w[1].x), "in order");
-        assert!(rows.iter().any(|r| r.latency_ms["p99"] == 900.0), "the spike is kept");
+        assert!(
+            rows.iter().any(|r| r.latency_ms["p99"] == 900.0),
+            "the spike is kept"
+        );
         // Rates stay rates: a merged row is a mean per second, not a sum.
         assert!(rows.iter().all(|r| (100..=101).contains(&r.achieved)));
     }
