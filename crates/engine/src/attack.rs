@@ -266,8 +266,10 @@ async fn hand_over_seconds(state: Rc<ThreadState>, gauges: Rc<Gauges>) {
         };
         bucket.in_flight = gauges.lanes.iter().map(|l| l.in_flight.get()).sum();
         bucket.users = gauges.lanes.iter().map(|l| l.users.get()).sum();
-        let cpu_now = thread_cpu_time();
-        bucket.cpu_us = (cpu_now - cpu_before).as_micros() as u64;
+        // Read from /proc: a thread out of file descriptors reads nothing (zero),
+        // which must neither go back in time nor panic and lose this second.
+        let cpu_now = thread_cpu_time().max(cpu_before);
+        bucket.cpu_us = cpu_now.saturating_sub(cpu_before).as_micros() as u64;
         cpu_before = cpu_now;
         if gauges
             .tx
