@@ -10,6 +10,7 @@ mod browser;
 mod find_stop;
 mod metrics;
 mod postgres_live;
+mod token;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -55,9 +56,10 @@ impl Running {
         let seen = stderr.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                if let Some(addr) = line
+                // `dashboard: http://ADDR/`, or with `?token=…` after the slash.
+                if let Some((addr, _)) = line
                     .strip_prefix("dashboard: http://")
-                    .and_then(|rest| rest.strip_suffix('/'))
+                    .and_then(|rest| rest.split_once('/'))
                 {
                     let _ = tx.send(addr.parse::<SocketAddr>().unwrap());
                 }

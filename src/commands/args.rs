@@ -292,6 +292,13 @@ pub struct CommonArgs {
           default_missing_value = crate::dashboard::DEFAULT_ADDR,
           value_parser = crate::dashboard::parse_addr)]
     pub dashboard: Option<std::net::SocketAddr>,
+    /// The dashboard answers only requests carrying TOKEN (`Authorization: Bearer`,
+    /// or its URL opened once with `?token=`). Without it, a dashboard beyond loopback
+    /// makes one up and prints it in its address; one on loopback is open.
+    #[arg(long, value_name = "TOKEN", env = "HEADROOM_DASHBOARD_TOKEN",
+          hide_env_values = true, requires = "dashboard",
+          value_parser = crate::dashboard::access::parse_token)]
+    pub dashboard_token: Option<String>,
     /// Push the run's metrics over OTLP/HTTP while it runs, to URL: a collector's base
     /// URL (`http://127.0.0.1:4318`) or Prometheus' OTLP receiver
     /// (`http://127.0.0.1:9090/api/v1/otlp`); `/v1/metrics` is added. Every

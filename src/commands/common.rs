@@ -100,7 +100,10 @@ pub fn start_dashboard(
 ) -> Result<Option<Dashboard>, DashboardError> {
     common
         .dashboard
-        .map(|addr| Dashboard::start(addr, command, plan, control))
+        .map(|addr| {
+            let token = common.dashboard_token.clone();
+            Dashboard::start_with(addr, token, command, plan, control)
+        })
         .transpose()
 }
 

@@ -13,6 +13,7 @@
 //! The page and its chart library (uPlot, vendored under `assets/`) are embedded
 //! ([`assets`]).
 
+pub mod access;
 pub mod assets;
 pub mod board;
 pub mod prom;
@@ -93,9 +94,22 @@ pub struct Dashboard {
 impl Dashboard {
     /// Listens on `addr` and serves the page for `plan`, run by `command` (`run` or
     /// `find`); its stop button stops `control`. Prints the page's address on stderr
-    /// (`dashboard: http://ADDR/`), with a warning when `addr` is not loopback.
+    /// (`dashboard: http://ADDR/`). Beyond loopback it answers only requests with a
+    /// token made up now and printed in that address ([`access::Access`]).
     pub fn start(
         addr: SocketAddr,
+        command: &'static str,
+        plan: &Plan,
+        control: &Control,
+    ) -> Result<Dashboard, DashboardError> {
+        Dashboard::start_with(addr, None, command, plan, control)
+    }
+
+    /// [`Dashboard::start`], answering only requests that carry `token` when given
+    /// (`--dashboard-token`), on loopback too.
+    pub fn start_with(
+        addr: SocketAddr,
+        token: Option<String>,
         command: &'static str,
         plan: &Plan,
         control: &Control,
@@ -123,20 +137,27 @@ impl Dashboard {
         let board = Arc::new(Mutex::new(Board::new(meta)));
         let (changes, watcher) = watch::channel(0u64);
         let streams = Arc::new(AtomicUsize::new(0));
+        let access = access::Access::for_addr(bound, token.clone());
         let shared = Arc::new(server::Shared {
             board: board.clone(),
             changes: watcher,
             control: control.clone(),
             streams: streams.clone(),
+            access: access.clone(),
         });
         let (stop, stopped) = oneshot::channel();
         let thread = server::spawn(listener, shared, stopped).map_err(DashboardError::Start)?;
-        if !bound.ip().is_loopback() {
-            eprintln!(
-                "warning: the dashboard listens on {bound}, beyond this machine: anyone who reaches it can stop the run"
-            );
+        match (access.token(), token.is_some()) {
+            (None, _) => eprintln!("dashboard: http://{bound}/"),
+            // The user's own token is not echoed into logs.
+            (Some(_), true) => eprintln!("dashboard: http://{bound}/?token=… (--dashboard-token)"),
+            (Some(t), false) => {
+                eprintln!("dashboard: http://{bound}/?token={t}");
+                eprintln!(
+                    "note: the dashboard listens beyond this machine ({bound}); it answers only requests with that token"
+                );
+            }
         }
-        eprintln!("dashboard: http://{bound}/");
         Ok(Dashboard {
             addr: bound,
             board,

@@ -13,7 +13,8 @@
 //! [`MAX_BODY`] bytes is refused); at most [`MAX_CONNECTIONS`] connections are served
 //! at once (more are closed on accept). `Host` must be loopback, an IP address or
 //! `localhost` (a DNS-rebinding page cannot reach it), and `/stop` wants a header a
-//! cross-site form cannot send.
+//! cross-site form cannot send. With a token ([`Access`]), a request without it is
+//! refused (401) before anything else is read.
 
 use std::convert::Infallible;
 use std::net::TcpListener as StdListener;
@@ -25,13 +26,16 @@ use bytes::Bytes;
 use futures_util::stream;
 use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full, StreamBody};
 use hyper::body::{Frame, Incoming};
-use hyper::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HOST};
+use hyper::header::{
+    CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HOST, SET_COOKIE, WWW_AUTHENTICATE,
+};
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio::sync::{oneshot, watch, Semaphore};
 
+use super::access::{Access, Grant};
 use super::assets;
 use super::board::Board;
 use super::prom;
@@ -62,6 +66,8 @@ pub(crate) struct Shared {
     pub(crate) control: Control,
     /// Event streams open now (the dashboard waits for them to take the last message).
     pub(crate) streams: Arc<AtomicUsize>,
+    /// Who may use it.
+    pub(crate) access: Access,
 }
 
 /// Serves `listener` on a new thread until `stop` fires; then every connection is
@@ -159,6 +165,31 @@ fn route(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
             "forbidden: Host must be an IP address or localhost\n",
         );
     }
+    let grant = shared.access.check(&req);
+    if grant == Grant::Denied {
+        return Response::builder()
+            .status(StatusCode::UNAUTHORIZED)
+            .header(CONTENT_TYPE, "text/plain; charset=utf-8")
+            .header(WWW_AUTHENTICATE, "Bearer realm=\"headroom\"")
+            .body(
+                Full::new(Bytes::from_static(
+                    b"unauthorized: this dashboard wants the token printed where it started \
+                      (open its URL with ?token=, or send Authorization: Bearer TOKEN)\n",
+                ))
+                .boxed_unsync(),
+            )
+            .expect("a valid response");
+    }
+    let mut response = serve(shared, req);
+    if grant == Grant::AllowedSetCookie {
+        if let Some(cookie) = shared.access.cookie().and_then(|c| c.parse().ok()) {
+            response.headers_mut().insert(SET_COOKIE, cookie);
+        }
+    }
+    response
+}
+
+fn serve(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
     let announced = req
         .headers()
         .get(CONTENT_LENGTH)
