@@ -281,3 +281,59 @@ fn a_watched_postgres_that_goes_away_mid_run_is_a_gap_with_its_time_and_the_run_
     // The text summary says when.
     assert!(stdout.contains("gap in postgres:"), "{stdout}");
 }
+
+#[test]
+fn a_watched_prometheus_endpoint_that_goes_away_mid_run_is_a_gap_and_the_run_goes_on() {
+    let target = target::spawn(TargetOptions::loopback()).expect("built-in target");
+    // What is scraped: another target's `/metrics`, in a process of its own.
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut scraped = Command::new(headroom_bin())
+        .args(["target", "--listen", &listen])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the scraped target");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(&listen).is_err() {
+        assert!(Instant::now() < deadline, "the scraped target did not listen");
+        thread::sleep(Duration::from_millis(20));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.json");
+    let spec = format!("prometheus:http://{listen}/metrics#headroom_target_requests_total");
+    let url = format!("{}/status/200", target.url());
+    let run = spawn(&[
+        "run",
+        "--url",
+        &url,
+        "--rate",
+        "50",
+        "--duration",
+        "5s",
+        "--watch",
+        &spec,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    thread::sleep(Duration::from_millis(2_000));
+    scraped.kill().unwrap();
+    scraped.wait().unwrap();
+    let (code, stdout, stderr) = finish(run);
+    assert_eq!(code, Some(0), "{stderr}");
+    let s = read_summary(&out);
+    assert_adds_up(&s);
+    assert!((225..=275).contains(&s.requests), "{} requests", s.requests);
+    let w = s
+        .watches
+        .iter()
+        .find(|w| w.spec == spec)
+        .unwrap_or_else(|| panic!("no prometheus watch: {:?}", s.watches));
+    assert_eq!(w.gaps.len(), 1, "{:?}", w.gaps);
+    let gap = &w.gaps[0];
+    assert!(
+        (1.0..=4.5).contains(&gap.from_t) && gap.to_t >= 4.5,
+        "{gap:?}"
+    );
+    assert!(stdout.contains("gap in prometheus:"), "{stdout}");
+}
