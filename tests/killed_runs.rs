@@ -4,7 +4,7 @@
 //! add up and agree with the seconds stored beside it.
 //!
 //! The instants come from a seed printed by the test (`HEADROOM_KILL_SEED` replays
-//! one). Kills run in two lanes at once, each with its own store: the figures are not
+//! one). Kills run in four lanes at once, each with its own store: the figures are not
 //! judged for speed, only for being whole.
 
 use std::os::unix::process::CommandExt as _;
@@ -21,6 +21,9 @@ use nix::unistd::Pid;
 use crate::support::{assert_adds_up, headroom_bin, run_headroom, stderr, stdout};
 
 const LIMIT: Duration = Duration::from_secs(60);
+
+/// Kills run this many at a time: most of each is waiting for its instant.
+const LANES: usize = 4;
 
 /// What is killed, and how long after its start.
 #[derive(Debug, Clone)]
@@ -305,12 +308,12 @@ fn runs_searches_and_sharded_runs_killed_at_random_instants_read_back_whole() {
     let url = target.url();
     let dir = tempfile::tempdir().unwrap();
     let all = kills(seed);
-    let lanes: Vec<Vec<(usize, Kill)>> = (0..2)
+    let lanes: Vec<Vec<(usize, Kill)>> = (0..LANES)
         .map(|lane| {
             all.iter()
                 .cloned()
                 .enumerate()
-                .filter(|(i, _)| i % 2 == lane)
+                .filter(|(i, _)| i % LANES == lane)
                 .collect()
         })
         .collect();
