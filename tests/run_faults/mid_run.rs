@@ -50,6 +50,27 @@ fn finish(mut child: Child) -> (Option<i32>, String, String) {
     (status.code(), reader.join().unwrap(), errors)
 }
 
+/// `headroom target --listen LISTEN ARGS` in a process of its own (so a test can kill
+/// it), once it listens.
+fn target_process(listen: &str, args: &[&str]) -> Child {
+    let child = Command::new(headroom_bin())
+        .args(["target", "--listen", listen])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the target");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(listen).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the target did not listen on {listen}"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
 /// Waits until the store at `path` holds at least `seconds` seconds of its newest run.
 fn wait_for_seconds(path: &Path, seconds: usize) {
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -134,28 +155,7 @@ fn a_store_whose_disk_fills_mid_run_warns_once_and_the_run_still_writes_its_resu
 fn through_a_restart(args: &[&str]) -> Summary {
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
-    let start_target = || {
-        let child = Command::new(headroom_bin())
-            .args([
-                "target",
-                "--listen",
-                &listen,
-                "--workers",
-                "16",
-                "--service-time",
-                "1ms",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the target");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(&listen).is_err() {
-            assert!(Instant::now() < deadline, "the target did not listen");
-            thread::sleep(Duration::from_millis(20));
-        }
-        child
-    };
+    let start_target = || target_process(&listen, &["--workers", "16", "--service-time", "1ms"]);
     let mut target = start_target();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("s.json");
@@ -235,15 +235,14 @@ fn users_of_a_restarted_target_reconnect_with_backoff_not_in_a_tight_loop() {
     );
 }
 
-#[test]
-fn a_watched_postgres_that_goes_away_mid_run_is_a_gap_with_its_time_and_the_run_goes_on() {
-    let Some(cluster) = postgres_cluster() else {
-        return;
-    };
+/// Runs 5 s at 50/s against a built-in target while watching `spec`, calls `stop`
+/// (which takes the watched source away) 2 s in, and checks that the run went on to
+/// the end and that the watch has one gap, from about then to the end, in the summary
+/// and in the text.
+fn watched_source_goes_away(spec: &str, stop: impl FnOnce()) {
     let target = target::spawn(TargetOptions::loopback()).expect("built-in target");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("s.json");
-    let spec = format!("postgres:{}", cluster.url());
     let url = format!("{}/status/200", target.url());
     let run = spawn(&[
         "run",
@@ -254,71 +253,12 @@ fn a_watched_postgres_that_goes_away_mid_run_is_a_gap_with_its_time_and_the_run_
         "--duration",
         "5s",
         "--watch",
-        &spec,
+        spec,
         "--out",
         out.to_str().unwrap(),
     ]);
     thread::sleep(Duration::from_millis(2_000));
-    drop(cluster); // pg_ctl stop -m immediate
-    let (code, stdout, stderr) = finish(run);
-    assert_eq!(code, Some(0), "{stderr}");
-    let s = read_summary(&out);
-    assert_adds_up(&s);
-    assert!((225..=275).contains(&s.requests), "{} requests", s.requests);
-    let w = s
-        .watches
-        .iter()
-        .find(|w| w.spec.starts_with("postgres:"))
-        .unwrap_or_else(|| panic!("no postgres watch: {:?}", s.watches));
-    assert_eq!(w.gaps.len(), 1, "{:?}", w.gaps);
-    let gap = &w.gaps[0];
-    // Lost within a sample or two of the stop, and never found again.
-    assert!(
-        (1.0..=4.5).contains(&gap.from_t) && gap.to_t >= 4.5,
-        "{gap:?}"
-    );
-    assert!(!gap.reason.is_empty());
-    // The text summary says when.
-    assert!(stdout.contains("gap in postgres:"), "{stdout}");
-}
-
-#[test]
-fn a_watched_prometheus_endpoint_that_goes_away_mid_run_is_a_gap_and_the_run_goes_on() {
-    let target = target::spawn(TargetOptions::loopback()).expect("built-in target");
-    // What is scraped: another target's `/metrics`, in a process of its own.
-    let port = free_port();
-    let listen = format!("127.0.0.1:{port}");
-    let mut scraped = Command::new(headroom_bin())
-        .args(["target", "--listen", &listen])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the scraped target");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(&listen).is_err() {
-        assert!(Instant::now() < deadline, "the scraped target did not listen");
-        thread::sleep(Duration::from_millis(20));
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("s.json");
-    let spec = format!("prometheus:http://{listen}/metrics#headroom_target_requests_total");
-    let url = format!("{}/status/200", target.url());
-    let run = spawn(&[
-        "run",
-        "--url",
-        &url,
-        "--rate",
-        "50",
-        "--duration",
-        "5s",
-        "--watch",
-        &spec,
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    thread::sleep(Duration::from_millis(2_000));
-    scraped.kill().unwrap();
-    scraped.wait().unwrap();
+    stop();
     let (code, stdout, stderr) = finish(run);
     assert_eq!(code, Some(0), "{stderr}");
     let s = read_summary(&out);
@@ -328,12 +268,39 @@ fn a_watched_prometheus_endpoint_that_goes_away_mid_run_is_a_gap_and_the_run_goe
         .watches
         .iter()
         .find(|w| w.spec == spec)
-        .unwrap_or_else(|| panic!("no prometheus watch: {:?}", s.watches));
+        .unwrap_or_else(|| panic!("no watch {spec}: {:?}", s.watches));
     assert_eq!(w.gaps.len(), 1, "{:?}", w.gaps);
     let gap = &w.gaps[0];
+    // Lost within a sample or two of the stop, and never found again.
     assert!(
         (1.0..=4.5).contains(&gap.from_t) && gap.to_t >= 4.5,
         "{gap:?}"
     );
-    assert!(stdout.contains("gap in prometheus:"), "{stdout}");
+    assert!(!gap.reason.is_empty());
+    // The text summary says when.
+    let kind = spec.split(':').next().unwrap();
+    assert!(stdout.contains(&format!("gap in {kind}:")), "{stdout}");
+}
+
+#[test]
+fn a_watched_postgres_that_goes_away_mid_run_is_a_gap_with_its_time_and_the_run_goes_on() {
+    let Some(cluster) = postgres_cluster() else {
+        return;
+    };
+    let spec = format!("postgres:{}", cluster.url());
+    // Dropping the cluster stops it: `pg_ctl stop -m immediate`.
+    watched_source_goes_away(&spec, move || drop(cluster));
+}
+
+#[test]
+fn a_watched_prometheus_endpoint_that_goes_away_mid_run_is_a_gap_and_the_run_goes_on() {
+    // What is scraped: another target's `/metrics`, in a process of its own.
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut scraped = target_process(&listen, &[]);
+    let spec = format!("prometheus:http://{listen}/metrics#headroom_target_requests_total");
+    watched_source_goes_away(&spec, move || {
+        scraped.kill().unwrap();
+        scraped.wait().unwrap();
+    });
 }
