@@ -1,13 +1,13 @@
 //! Keeping the dashboard's chart rows bounded over a run of any length: past
-//! [`MAX_ROWS`], the older half is merged two by two, so the last quarter of an hour
-//! stays at one point per second and what came before thins out, older the coarser. A
-//! day-long soak holds as many rows as half an hour does.
+//! [`MAX_ROWS`], the older half is merged two by two, so the last seven minutes and a
+//! half stay at one point per second and what came before thins out, older the
+//! coarser. A day-long soak holds as many rows as a quarter of an hour does.
 
 use super::Row;
 
-/// The most rows the board holds: half an hour at one per second (more than a chart
-/// a browser window wide can show).
-pub(super) const MAX_ROWS: usize = 1800;
+/// The most rows the board holds: a quarter of an hour at one per second (as many
+/// points as a chart a browser window wide can show).
+pub(super) const MAX_ROWS: usize = 900;
 
 /// Halves the older half of `rows` (never merging two steps of a search). A merged
 /// row is placed at the later of its two seconds, with their mean rates and counts per
@@ -98,9 +98,9 @@ mod tests {
             }
         }
         assert!(rows.len() <= MAX_ROWS, "{}", rows.len());
-        // The last quarter of an hour is still one row per second, in order.
-        let last: Vec<u64> = rows[rows.len() - 900..].iter().map(|r| r.t).collect();
-        assert_eq!(last, (86_400 - 900..86_400).collect::<Vec<_>>());
+        // The last seven minutes and a half are still one row per second, in order.
+        let last: Vec<u64> = rows[rows.len() - 450..].iter().map(|r| r.t).collect();
+        assert_eq!(last, (86_400 - 450..86_400).collect::<Vec<_>>());
         assert!(rows.windows(2).all(|w| w[0].x < w[1].x), "in order");
         assert!(
             rows.iter().any(|r| r.latency_ms["p99"] == 900.0),
