@@ -130,12 +130,7 @@ impl RunWriter<'_> {
 
     /// Appends (or replaces) one completed timeline second.
     pub fn second(&mut self, second: &Second) -> Result<(), StoreError> {
-        let json = serde_json::to_string(second).expect("a second always serializes");
-        self.store.conn().execute(
-            "INSERT OR REPLACE INTO seconds (run_id, t, json) VALUES (?, ?, ?)",
-            params![self.id, second.t as i64, json],
-        )?;
-        Ok(())
+        insert_second(self.store.conn(), self.id, second)
     }
 
     /// Records one second and what the run measured so far, in one transaction, so a
@@ -154,18 +149,10 @@ impl RunWriter<'_> {
         let conn = self.store.conn();
         let tx = conn.unchecked_transaction()?;
         if let Some(second) = second {
-            let json = serde_json::to_string(second).expect("a second always serializes");
-            tx.execute(
-                "INSERT OR REPLACE INTO seconds (run_id, t, json) VALUES (?, ?, ?)",
-                params![self.id, second.t as i64, json],
-            )?;
+            insert_second(&tx, self.id, second)?;
         }
         histograms::save(&tx, self.id, so_far, names)?;
-        let json = serde_json::to_string(summary).expect("a summary always serializes");
-        tx.execute(
-            "UPDATE runs SET partial_json = ? WHERE id = ?",
-            params![json, self.id],
-        )?;
+        set_partial(&tx, self.id, summary)?;
         tx.commit()?;
         Ok(())
     }
@@ -174,12 +161,7 @@ impl RunWriter<'_> {
     /// [`partial`](Summary::partial) with the step), the search's figures should it be
     /// killed now; the steps it completed are stored whole beside it.
     pub fn step_so_far(&mut self, summary: &Summary) -> Result<(), StoreError> {
-        let json = serde_json::to_string(summary).expect("a summary always serializes");
-        self.store.conn().execute(
-            "UPDATE runs SET partial_json = ? WHERE id = ?",
-            params![json, self.id],
-        )?;
-        Ok(())
+        set_partial(self.store.conn(), self.id, summary)
     }
 
     /// Records one step of a search: its index, the rate it ran at, whether it passed
@@ -259,11 +241,7 @@ impl RunWriter<'_> {
         let conn = self.store.conn();
         let tx = conn.unchecked_transaction()?;
         for second in &summary.timeline {
-            let json = serde_json::to_string(second).expect("a second always serializes");
-            tx.execute(
-                "INSERT OR REPLACE INTO seconds (run_id, t, json) VALUES (?, ?, ?)",
-                params![self.id, second.t as i64, json],
-            )?;
+            insert_second(&tx, self.id, second)?;
         }
         histograms::save(&tx, self.id, recorder, names)?;
         let status = if interrupted { "interrupted" } else { "done" };
@@ -291,6 +269,26 @@ impl RunWriter<'_> {
         )?;
         Ok(())
     }
+}
+
+/// Appends (or replaces) one timeline second of run `id`.
+fn insert_second(conn: &rusqlite::Connection, id: i64, second: &Second) -> Result<(), StoreError> {
+    let json = serde_json::to_string(second).expect("a second always serializes");
+    conn.execute(
+        "INSERT OR REPLACE INTO seconds (run_id, t, json) VALUES (?, ?, ?)",
+        params![id, second.t as i64, json],
+    )?;
+    Ok(())
+}
+
+/// Replaces run `id`'s summary so far (marked partial).
+fn set_partial(conn: &rusqlite::Connection, id: i64, summary: &Summary) -> Result<(), StoreError> {
+    let json = serde_json::to_string(summary).expect("a summary always serializes");
+    conn.execute(
+        "UPDATE runs SET partial_json = ? WHERE id = ?",
+        params![json, id],
+    )?;
+    Ok(())
 }
 
 /// `fail` when a threshold failed, else `generator-bound` when the generator limited
