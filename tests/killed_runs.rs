@@ -192,8 +192,18 @@ fn read_back(store: &Path, kill: &Kill, killed: bool) {
         run.timeline.len(),
         run.steps.len()
     );
-    if killed {
-        assert_ne!(run.row.status, RunStatus::Done, "{kill:?}");
+    // A run that wrote its end is whole, even when the kill came after that write and
+    // before the process exited (a sharded run killed as it ends can be): its summary
+    // has no `partial`. One that did not is never `done`, and one left alone always is.
+    if run.row.status == RunStatus::Done {
+        assert!(partial.is_none(), "{kill:?}: done but partial");
+        assert!(run.row.summary.is_some(), "{kill:?}: done without a summary");
+    } else {
+        assert!(killed, "{kill:?}: ended on its own as {:?}", run.row.status);
+        assert!(
+            partial.is_some() || run.row.summary.is_none(),
+            "{kill:?}: killed, not done, yet its summary is not marked partial"
+        );
     }
     let store_arg = store.display().to_string();
     for format in ["md", "html", "junit"] {
