@@ -197,7 +197,10 @@ fn read_back(store: &Path, kill: &Kill, killed: bool) {
     // has no `partial`. One that did not is never `done`, and one left alone always is.
     if run.row.status == RunStatus::Done {
         assert!(partial.is_none(), "{kill:?}: done but partial");
-        assert!(run.row.summary.is_some(), "{kill:?}: done without a summary");
+        assert!(
+            run.row.summary.is_some(),
+            "{kill:?}: done without a summary"
+        );
     } else {
         assert!(killed, "{kill:?}: ended on its own as {:?}", run.row.status);
         assert!(

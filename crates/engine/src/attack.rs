@@ -279,8 +279,17 @@ async fn hand_over_seconds(state: Rc<ThreadState>, gauges: Rc<Gauges>) {
             return;
         }
         t += 1;
+        if t % CLOSE_UNUSED_EVERY_S == 0 {
+            state.client.close_unused();
+        }
     }
 }
+
+/// How often a thread closes the pooled connections that no request took meanwhile
+/// (see `Client::close_unused`), so a connection goes after 90 to 180 s unused: the
+/// order of hyper's and Go's 90 s idle timeouts. Not shorter: a pool that closes what
+/// a slow minute will need again pays a handshake per reopened connection.
+const CLOSE_UNUSED_EVERY_S: u64 = 90;
 
 /// Open model: start iterations on the pacer's schedule, whatever the target does.
 async fn drive_open(

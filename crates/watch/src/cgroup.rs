@@ -8,11 +8,12 @@
 use std::path::{Path, PathBuf};
 
 use super::error::ProbeError;
+use super::kept::{Kept, Running};
 use super::live::LiveSample;
 use super::sampler::{Finished, RunView, Sampler};
 use super::samples::CgroupSample;
 pub use super::summary::CgroupSummary;
-use super::summary::{mib, round3, AvgMax, Detail, Max};
+use super::summary::{mib, round3, Detail};
 
 /// Samples one cgroup v2 directory.
 pub(crate) struct CgroupSampler {
@@ -23,7 +24,10 @@ pub(crate) struct CgroupSampler {
     prev_t: f64,
     cpu_cap: Option<f64>,
     memory_cap: Option<u64>,
-    samples: Vec<CgroupSample>,
+    /// Thinned on long runs; `cpu` and `memory` keep exact figures.
+    samples: Kept<CgroupSample>,
+    cpu: Running,
+    memory: Running,
 }
 
 /// The cgroup v2 mount point, from `/proc/self/mountinfo` (`/sys/fs/cgroup` on a
@@ -73,7 +77,9 @@ impl CgroupSampler {
             memory_cap: read_u64(&dir.join("memory.max")),
             dir,
             prev_t: 0.0,
-            samples: Vec::new(),
+            samples: Kept::default(),
+            cpu: Running::default(),
+            memory: Running::default(),
         })
     }
 }
@@ -153,34 +159,37 @@ impl Sampler for CgroupSampler {
         let (throttled_share, throttled_ms_per_s) = throttling(&self.prev_stat, &stat, dt);
         self.prev_stat = stat;
         self.prev_t = t;
-        self.samples.push(CgroupSample {
+        let sample = CgroupSample {
             t: round3(t),
             cpu_cores: round3(cores),
             memory_mb: read_u64(&self.dir.join("memory.current")).map(mib),
             throttled_share,
             throttled_ms_per_s,
-        });
+        };
+        self.cpu.add(sample.cpu_cores);
+        if let Some(mb) = sample.memory_mb {
+            self.memory.add(mb);
+        }
+        self.samples.push(sample);
         Ok(())
     }
 
     fn latest(&self) -> Option<LiveSample> {
         Some(LiveSample::Cgroup {
-            sample: self.samples.last()?.clone(),
+            sample: self.samples.newest()?.clone(),
             cpu_cap_cores: self.cpu_cap,
             memory_cap_mb: self.memory_cap.map(mib),
         })
     }
 
     fn finish(self: Box<Self>, _run: Option<&dyn RunView>) -> Finished {
-        let s = &self.samples;
-        let memory: Vec<f64> = s.iter().filter_map(|x| x.memory_mb).collect();
         let summary = CgroupSummary {
             path: self.dir.display().to_string(),
-            cpu_cores: AvgMax::of(s.iter().map(|x| x.cpu_cores)),
+            cpu_cores: self.cpu.avg_max(),
             cpu_cap_cores: self.cpu_cap,
-            memory_mb: (!memory.is_empty()).then(|| Max::of(memory)),
+            memory_mb: (!self.memory.is_empty()).then(|| self.memory.max()),
             memory_cap_mb: self.memory_cap.map(mib),
-            samples: self.samples,
+            samples: self.samples.into_vec(),
         };
         let mut notices = Vec::new();
         if summary.memory_mb.is_none() {
@@ -236,7 +245,7 @@ mod tests {
         };
         let mut s = CgroupSampler::start(&path).unwrap();
         s.sample(0.2).unwrap();
-        assert_eq!(s.samples.len(), 1);
+        assert_eq!(s.samples.iter().count(), 1);
         assert!(CgroupSampler::start("/no/such/cgroup-xyz")
             .err()
             .unwrap()

@@ -3,16 +3,21 @@
 //! the engine's verdict on whether the generator, not the target, was the bound.
 
 use super::error::ProbeError;
+use super::kept::{Kept, Running};
 use super::live::LiveSample;
 use super::process::{ProcessSampler, Which};
 use super::sampler::{Finished, RunView, Sampler};
-use super::summary::{round3, AvgMax, Detail, Max};
+use super::summary::{round3, Detail};
 pub use super::summary::{GeneratorSample, GeneratorSummary};
 
 /// Samples the headroom process.
 pub(crate) struct GeneratorSampler {
     inner: ProcessSampler,
-    samples: Vec<(f64, f64, f64)>,
+    /// (t, CPU cores, RSS MiB), thinned on long runs.
+    samples: Kept<(f64, f64, f64)>,
+    /// Exact figures over every sample.
+    cpu: Running,
+    rss: Running,
 }
 
 impl GeneratorSampler {
@@ -20,7 +25,9 @@ impl GeneratorSampler {
     pub(crate) fn start() -> Result<GeneratorSampler, ProbeError> {
         Ok(GeneratorSampler {
             inner: ProcessSampler::start(Which::Pid(std::process::id()))?,
-            samples: Vec::new(),
+            samples: Kept::default(),
+            cpu: Running::default(),
+            rss: Running::default(),
         })
     }
 }
@@ -28,13 +35,15 @@ impl GeneratorSampler {
 impl Sampler for GeneratorSampler {
     fn sample(&mut self, t: f64) -> Result<(), ProbeError> {
         let s = self.inner.sample_one(t)?;
-        self.samples
-            .push((s.t, s.cpu_cores.unwrap_or(0.0), s.rss_mb));
+        let cores = s.cpu_cores.unwrap_or(0.0);
+        self.cpu.add(cores);
+        self.rss.add(s.rss_mb);
+        self.samples.push((s.t, cores, s.rss_mb));
         Ok(())
     }
 
     fn latest(&self) -> Option<LiveSample> {
-        let &(t, cpu_cores, rss_mb) = self.samples.last()?;
+        let &(t, cpu_cores, rss_mb) = self.samples.newest()?;
         Some(LiveSample::Generator {
             t,
             cpu_cores,
@@ -51,8 +60,9 @@ impl Sampler for GeneratorSampler {
         };
         let samples: Vec<GeneratorSample> = self
             .samples
-            .iter()
-            .map(|&(t, cpu_cores, rss_mb)| GeneratorSample {
+            .into_vec()
+            .into_iter()
+            .map(|(t, cpu_cores, rss_mb)| GeneratorSample {
                 t,
                 cpu_cores,
                 rss_mb,
@@ -62,8 +72,8 @@ impl Sampler for GeneratorSampler {
         let g = run.map(|r| r.generator_verdict()).unwrap_or_default();
         let timeline_lag = run.map_or(0.0, |r| r.timeline_max_lag_ms());
         let summary = GeneratorSummary {
-            cpu_cores: AvgMax::of(samples.iter().map(|s| s.cpu_cores)),
-            rss_mb: Max::of(samples.iter().map(|s| s.rss_mb)),
+            cpu_cores: self.cpu.avg_max(),
+            rss_mb: self.rss.max(),
             max_lag_ms: round3(timeline_lag.max(g.max_lag_ms)),
             bound: g.bound,
             reason: g.reason.clone(),

@@ -11,12 +11,14 @@
 //! One file per kind: `process`, `cgroup` (+ `docker` to find a container's cgroup),
 //! `postgres` (+ `pg_statements`), `prometheus` (+ `scrape`, its HTTP client),
 //! `generator`; `sampler`
-//! holds the contract and gap bookkeeping, `summary` the JSON types.
+//! holds the contract and gap bookkeeping, `summary` the JSON types, `kept` the bound
+//! on what a long run's samples may hold.
 
 mod cgroup;
 mod docker;
 mod error;
 mod generator;
+mod kept;
 mod listener;
 mod live;
 mod pg_statements;

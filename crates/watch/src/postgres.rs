@@ -13,12 +13,13 @@ use tokio::runtime::Runtime;
 use tokio_postgres::{Client, NoTls};
 
 use super::error::ProbeError;
+use super::kept::{Kept, Running};
 use super::live::LiveSample;
 use super::pg_statements::{self, Snapshot, MARK};
 use super::sampler::{Finished, RunView, Sampler};
 use super::samples::PostgresSample;
 use super::samples::TopQuery;
-use super::summary::{round3, AvgMax, Detail, Max};
+use super::summary::{round3, Detail};
 pub use super::summary::{Connections, PostgresSummary, TableTuples};
 
 /// Connect and query limit.
@@ -55,7 +56,11 @@ pub(crate) struct PostgresSampler {
     statements: Option<Snapshot>,
     first: Option<Counters>,
     prev: Option<(f64, Counters)>,
-    samples: Vec<PostgresSample>,
+    /// Thinned on long runs; `connections`, `tps` and `waiting` keep exact figures.
+    samples: Kept<PostgresSample>,
+    connections: u64,
+    tps: Running,
+    waiting: Running,
     notices: Vec<String>,
     /// The top statements since the baseline, as of `live_top_at` (for the dashboard).
     live_top: Vec<TopQuery>,
@@ -110,7 +115,10 @@ impl PostgresSampler {
             statements: None,
             first: None,
             prev: None,
-            samples: Vec::new(),
+            samples: Kept::default(),
+            connections: 0,
+            tps: Running::default(),
+            waiting: Running::default(),
             notices: Vec::new(),
             live_top: Vec::new(),
             live_top_at: None,
@@ -218,7 +226,7 @@ impl Sampler for PostgresSampler {
         });
         self.first.get_or_insert(now);
         self.prev = Some((t, now));
-        self.samples.push(PostgresSample {
+        let sample = PostgresSample {
             t: round3(t),
             connections: count(5),
             active: count(6),
@@ -226,14 +234,20 @@ impl Sampler for PostgresSampler {
             idle_in_transaction: count(8),
             tps,
             waiting_locks: count(4),
-        });
+        };
+        self.connections = self.connections.max(sample.connections);
+        if let Some(tps) = sample.tps {
+            self.tps.add(tps);
+        }
+        self.waiting.add(sample.waiting_locks as f64);
+        self.samples.push(sample);
         self.recount_live_top(t);
         Ok(())
     }
 
     fn latest(&self) -> Option<LiveSample> {
         Some(LiveSample::Postgres {
-            sample: self.samples.last()?.clone(),
+            sample: self.samples.newest()?.clone(),
             max_connections: self.limit,
             top_queries: self.live_top.clone(),
         })
@@ -264,20 +278,19 @@ impl Sampler for PostgresSampler {
             }
             _ => (None, 0),
         };
-        let s = &self.samples;
         let summary = PostgresSummary {
             connections: Connections {
-                max: s.iter().map(|x| x.connections).max().unwrap_or(0),
+                max: self.connections,
                 limit: self.limit,
                 reserved: self.reserved,
             },
-            tps: AvgMax::of(s.iter().filter_map(|x| x.tps)),
+            tps: self.tps.avg_max(),
             cache_hit_ratio,
             deadlocks,
-            waiting_locks: Max::of(s.iter().map(|x| x.waiting_locks as f64)),
+            waiting_locks: self.waiting.max(),
             tables,
             top_queries,
-            samples: std::mem::take(&mut self.samples),
+            samples: std::mem::take(&mut self.samples).into_vec(),
         };
         let mut warnings = Vec::new();
         if summary.connections.limit > 0

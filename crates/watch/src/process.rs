@@ -17,10 +17,11 @@ use procfs::process::{LimitValue, Process, Stat};
 use procfs::Current;
 
 use super::error::ProbeError;
+use super::kept::{Kept, Running};
 use super::live::LiveSample;
 use super::sampler::{Finished, RunView, Sampler};
 use super::samples::{BusiestProcess, ProcessSample};
-use super::summary::{mib, round3, AvgMax, Detail, Max};
+use super::summary::{mib, round3, Detail};
 pub use super::summary::{FdUse, ProcessSummary};
 use ledger::{Ledger, Reading};
 
@@ -86,7 +87,14 @@ pub(crate) struct ProcessSampler {
     page: u64,
     ledger: Ledger,
     prev_t: f64,
-    samples: Vec<ProcessSample>,
+    samples: Kept<ProcessSample>,
+    /// Exact figures over every sample (the kept ones are thinned on long runs).
+    cpu: Running,
+    rss: Running,
+    threads: Running,
+    /// The sample nearest its fd limit (most fds when no limit is known).
+    fd_peak: Option<ProcessSample>,
+    fds_max: u64,
     processes: usize,
     /// Each member's own CPU ticks at the previous sample, for the busiest member.
     prev_own: HashMap<ledger::Key, u64>,
@@ -106,7 +114,12 @@ impl ProcessSampler {
             page: procfs::page_size(),
             ledger: Ledger::default(),
             prev_t: 0.0,
-            samples: Vec::new(),
+            samples: Kept::default(),
+            cpu: Running::default(),
+            rss: Running::default(),
+            threads: Running::default(),
+            fd_peak: None,
+            fds_max: 0,
             processes: 0,
             prev_own: HashMap::new(),
             prev_delay: None,
@@ -255,8 +268,23 @@ impl ProcessSampler {
             processes: alive,
             busiest,
         };
-        self.samples.push(sample.clone());
+        self.keep(sample.clone());
         Ok(sample)
+    }
+
+    /// Adds a sample to the exact figures and the kept (thinned) samples.
+    fn keep(&mut self, sample: ProcessSample) {
+        if let Some(cores) = sample.cpu_cores {
+            self.cpu.add(cores);
+        }
+        self.rss.add(sample.rss_mb);
+        self.threads.add(sample.threads as f64);
+        self.fds_max = self.fds_max.max(sample.fds);
+        let peak = self.fd_peak.as_ref();
+        if peak.is_none_or(|p| fd_order(&sample, p).is_gt()) {
+            self.fd_peak = Some(sample.clone());
+        }
+        self.samples.push(sample);
     }
 }
 
@@ -326,16 +354,13 @@ impl Sampler for ProcessSampler {
     }
 
     fn latest(&self) -> Option<LiveSample> {
-        self.samples.last().cloned().map(LiveSample::Process)
+        self.samples.newest().cloned().map(LiveSample::Process)
     }
 
     fn finish(self: Box<Self>, _run: Option<&dyn RunView>) -> Finished {
-        let s = &self.samples;
-        let peak = s
-            .iter()
-            .max_by(|a, b| fd_share(a).total_cmp(&fd_share(b)).then(a.fds.cmp(&b.fds)));
+        let peak = self.fd_peak.as_ref();
         let fds = FdUse {
-            max: s.iter().map(|x| x.fds).max().unwrap_or(0),
+            max: self.fds_max,
             limit: peak.and_then(|p| p.fd_limit),
         };
         let warnings = peak
@@ -352,13 +377,13 @@ impl Sampler for ProcessSampler {
             .into_iter()
             .collect();
         let summary = ProcessSummary {
-            cpu_cores: AvgMax::of(s.iter().filter_map(|x| x.cpu_cores)),
-            rss_mb: Max::of(s.iter().map(|x| x.rss_mb)),
-            threads: Max::of(s.iter().map(|x| x.threads as f64)),
+            cpu_cores: self.cpu.avg_max(),
+            rss_mb: self.rss.max(),
+            threads: self.threads.max(),
             fds,
             processes: self.processes,
             processes_seen: self.ledger.seen(),
-            samples: self.samples,
+            samples: self.samples.into_vec(),
             command: self.command,
         };
         let notices = match self.ledger.uncollected() {
@@ -373,6 +398,11 @@ impl Sampler for ProcessSampler {
             notices,
         }
     }
+}
+
+/// How two samples compare for the fd peak: nearer its limit first, then more fds.
+fn fd_order(a: &ProcessSample, b: &ProcessSample) -> std::cmp::Ordering {
+    fd_share(a).total_cmp(&fd_share(b)).then(a.fds.cmp(&b.fds))
 }
 
 fn fd_share(s: &ProcessSample) -> f64 {

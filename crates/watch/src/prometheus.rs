@@ -13,6 +13,7 @@ use std::time::Duration;
 use prometheus_parse::{Scrape, Value};
 
 use super::error::ProbeError;
+use super::kept::Kept;
 use super::live::LiveSample;
 use super::sampler::{Finished, RunView, Sampler};
 use super::samples::PrometheusSample;
@@ -40,7 +41,8 @@ pub(crate) struct PrometheusSampler {
     scraper: Scraper,
     metrics: Vec<String>,
     series: BTreeMap<String, Track>,
-    samples: Vec<PrometheusSample>,
+    /// Thinned on long runs; each series' figures are kept exactly in `series`.
+    samples: Kept<PrometheusSample>,
     capped: bool,
 }
 
@@ -57,7 +59,7 @@ impl PrometheusSampler {
             scraper: Scraper::new(url, tls, SCRAPE_TIMEOUT)?,
             metrics,
             series: BTreeMap::new(),
-            samples: Vec::new(),
+            samples: Kept::default(),
             capped: false,
         };
         s.sample(0.0)?;
@@ -103,7 +105,7 @@ impl PrometheusSampler {
             }
             // A counter that first appears after the first scrape was born during the
             // run: it started from zero at the previous scrape.
-            let born = match (counter, self.samples.last()) {
+            let born = match (counter, self.samples.newest()) {
                 (true, Some(prev)) => (prev.t, 0.0),
                 _ => (t, v),
             };
@@ -143,7 +145,7 @@ impl Sampler for PrometheusSampler {
     }
 
     fn latest(&self) -> Option<LiveSample> {
-        self.samples.last().cloned().map(LiveSample::Prometheus)
+        self.samples.newest().cloned().map(LiveSample::Prometheus)
     }
 
     fn finish(self: Box<Self>, _run: Option<&dyn RunView>) -> Finished {
@@ -180,7 +182,7 @@ impl Sampler for PrometheusSampler {
             detail: Detail::Prometheus(PrometheusSummary {
                 url: self.url,
                 series,
-                samples: self.samples,
+                samples: self.samples.into_vec(),
             }),
             warnings: Vec::new(),
             notices,
@@ -199,7 +201,7 @@ mod tests {
             scraper: Scraper::new(url, None, SCRAPE_TIMEOUT).unwrap(),
             metrics: metrics.iter().map(|m| m.to_string()).collect(),
             series: BTreeMap::new(),
-            samples: Vec::new(),
+            samples: Kept::default(),
             capped: false,
         }
     }

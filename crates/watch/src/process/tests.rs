@@ -18,7 +18,7 @@ fn own_process_shows_cpu_memory_threads_and_fds() {
     let start = std::time::Instant::now();
     busy(300);
     s.sample(start.elapsed().as_secs_f64()).unwrap();
-    let sample = s.samples[0].clone();
+    let sample = s.samples.newest().unwrap().clone();
     assert!(sample.cpu_cores.unwrap() > 0.2, "{sample:?}");
     assert!(sample.rss_mb > 1.0 && sample.threads >= 1 && sample.fds >= 3);
     assert!(sample.fd_limit.is_some_and(|l| l >= sample.fds));
@@ -130,7 +130,9 @@ fn fd_warning_at_80_percent_of_the_limit() {
         busiest: None,
     };
     let mut s = ProcessSampler::start(Which::Pid(std::process::id())).unwrap();
-    s.samples = vec![sample(10), sample(52), sample(20)];
+    for fds in [10, 52, 20] {
+        s.keep(sample(fds));
+    }
     let f = Box::new(s).finish(None);
     assert_eq!(f.warnings.len(), 1, "{:?}", f.warnings);
     assert!(
@@ -139,6 +141,6 @@ fn fd_warning_at_80_percent_of_the_limit() {
         f.warnings[0]
     );
     let mut s = ProcessSampler::start(Which::Pid(std::process::id())).unwrap();
-    s.samples = vec![sample(51)];
+    s.keep(sample(51));
     assert!(Box::new(s).finish(None).warnings.is_empty());
 }
