@@ -41,6 +41,7 @@ mod run_shapes;
 mod run_tls;
 mod run_tls_pinned;
 mod schema;
+mod secrets;
 mod shards_channel;
 mod shards_cli;
 mod shards_stall;

@@ -293,8 +293,9 @@ pub struct CommonArgs {
           value_parser = crate::dashboard::parse_addr)]
     pub dashboard: Option<std::net::SocketAddr>,
     /// The dashboard answers only requests carrying TOKEN (`Authorization: Bearer`,
-    /// or its URL opened once with `?token=`). Without it, a dashboard beyond loopback
-    /// makes one up and prints it in its address; one on loopback is open.
+    /// or its URL opened once with `?token=`), `/metrics` too. Without it, a dashboard
+    /// beyond loopback makes one up and prints it in its address (and leaves
+    /// `/metrics` open to scrapers); one on loopback is open.
     #[arg(long, value_name = "TOKEN", env = "HEADROOM_DASHBOARD_TOKEN",
           hide_env_values = true, requires = "dashboard",
           value_parser = crate::dashboard::access::parse_token)]

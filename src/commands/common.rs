@@ -156,6 +156,7 @@ pub fn begin_record<'s>(
 ) -> Option<RunWriter<'s>> {
     let meta = RunMeta {
         note: common.note.clone(),
+        secret_headers: plan.journey.secrets.headers.clone(),
         ..RunMeta::of_this_process(kind, scenario, &plan.name, &common.labels)
     };
     store

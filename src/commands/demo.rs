@@ -246,6 +246,7 @@ fn search(
             git_commit: None,
             labels: Vec::new(),
             note: None,
+            secret_headers: Vec::new(),
         })
         .map_err(|e| eprintln!("warning: {e}; no HTML report"))
         .ok()

@@ -17,6 +17,9 @@ pub const COOKIE_NAME: &str = "headroom_token";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Access {
     token: Option<String>,
+    /// Whether the user gave the token (`--dashboard-token`): then `/metrics` wants it
+    /// too; a made-up one leaves `/metrics` open to scrapers that cannot know it.
+    given: bool,
 }
 
 /// What a request may do.
@@ -34,13 +37,20 @@ impl Access {
     /// The rule for a dashboard bound to `addr`: `given` when the user gave a token;
     /// else a new random one when `addr` is reachable from other machines; else open.
     pub fn for_addr(addr: SocketAddr, given: Option<String>) -> Access {
+        let was_given = given.is_some();
         let token = given.or_else(|| (!addr.ip().is_loopback()).then(new_token));
-        Access { token }
+        Access {
+            token,
+            given: was_given,
+        }
     }
 
     /// Open to anyone who reaches it.
     pub fn open() -> Access {
-        Access { token: None }
+        Access {
+            token: None,
+            given: false,
+        }
     }
 
     /// The token requests must carry, when there is one.
@@ -53,6 +63,11 @@ impl Access {
         let Some(token) = self.token.as_deref() else {
             return Grant::Allowed;
         };
+        // Prometheus' figures say nothing a scrape config could not; they are open
+        // unless the user asked for a token everywhere.
+        if !self.given && req.uri().path() == "/metrics" {
+            return Grant::Allowed;
+        }
         let headers = req.headers();
         let bearer = headers
             .get_all(AUTHORIZATION)
@@ -147,6 +162,14 @@ mod tests {
         let other = Access::for_addr("0.0.0.0:5665".parse().unwrap(), None);
         assert_ne!(other.token(), Some(token.as_str()), "a new one each time");
         assert_eq!(wide.check(&req(&[], "/state")), Grant::Denied);
+        assert_eq!(wide.check(&req(&[], "/stop")), Grant::Denied);
+        // A made-up token leaves the scrape open; a given one closes it too.
+        assert_eq!(wide.check(&req(&[], "/metrics")), Grant::Allowed);
+        let given = Access::for_addr(
+            "0.0.0.0:5665".parse().unwrap(),
+            Some("0123456789abcdef".into()),
+        );
+        assert_eq!(given.check(&req(&[], "/metrics")), Grant::Denied);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! markup.
 
 /// Text made safe for a Markdown table cell: HTML special characters as entities,
-/// `|` escaped, line breaks as spaces.
+/// `|`, `` ` ``, `*` and `\` escaped (so a masked secret, `***`, shows as written
+/// rather than as emphasis), line breaks as spaces.
 pub fn markdown(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -13,6 +14,8 @@ pub fn markdown(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '|' => out.push_str("\\|"),
             '`' => out.push_str("\\`"),
+            '*' => out.push_str("\\*"),
+            '\\' => out.push_str("\\\\"),
             '\n' | '\r' => out.push(' '),
             c => out.push(c),
         }
@@ -37,4 +40,15 @@ pub fn html(text: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_markdown_cell_shows_stars_backslashes_and_pipes_as_written() {
+        assert_eq!(
+            super::markdown("refused *** for a|b \\ `x`"),
+            "refused \\*\\*\\* for a\\|b \\\\ \\`x\\`"
+        );
+    }
 }

@@ -154,17 +154,30 @@ fn split_cells(row: &str) -> Vec<&str> {
     cells
 }
 
-/// Markdown-escaped text to HTML: entities stay, `\|` and `` \` `` lose their
-/// backslash, `**bold**` becomes `<strong>`.
+/// Markdown-escaped text to HTML: entities stay, a backslash-escaped character
+/// (`\|`, `` \` ``, `\*`, `\\`) is written as itself, an unescaped `**bold**`
+/// becomes `<strong>`.
 fn inline(text: &str) -> String {
-    let text = text.replace("\\|", "|").replace("\\`", "`");
-    let mut out = String::new();
-    for (i, part) in text.split("**").enumerate() {
-        if i % 2 == 1 {
-            let _ = write!(out, "<strong>{part}</strong>");
-        } else {
-            out.push_str(part);
+    let mut out = String::with_capacity(text.len());
+    let mut strong = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(next) = chars.next() {
+                    out.push(next);
+                }
+            }
+            '*' if chars.peek() == Some(&'*') => {
+                chars.next();
+                out.push_str(if strong { "</strong>" } else { "<strong>" });
+                strong = !strong;
+            }
+            c => out.push(c),
         }
+    }
+    if strong {
+        out.push_str("</strong>");
     }
     out
 }
@@ -340,5 +353,15 @@ mod tests {
             vec![" a ", " b\\|c ", " d "]
         );
         assert_eq!(inline("**FAIL** a\\|b"), "<strong>FAIL</strong> a|b");
+    }
+
+    #[test]
+    fn escaped_stars_stay_stars_and_unescaped_pairs_are_bold() {
+        assert_eq!(
+            super::inline(r"refused \*\*\* **now** a\|b \\ \`x\`"),
+            "refused *** <strong>now</strong> a|b \\ `x`"
+        );
+        let md = crate::report::escape::markdown("token *** and **not bold**");
+        assert_eq!(super::inline(&md), "token *** and **not bold**");
     }
 }

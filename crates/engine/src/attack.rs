@@ -279,7 +279,7 @@ async fn hand_over_seconds(state: Rc<ThreadState>, gauges: Rc<Gauges>) {
             return;
         }
         t += 1;
-        if t % CLOSE_UNUSED_EVERY_S == 0 {
+        if t.is_multiple_of(CLOSE_UNUSED_EVERY_S) {
             state.client.close_unused();
         }
     }

@@ -208,7 +208,14 @@ pub(crate) async fn run(
         };
         let target = target_of(&next);
         let mut hop_template = state.render(vars, who, |ctx| {
-            hop_request(&current, &next, to_get, same_origin, ctx)
+            hop_request(
+                &current,
+                &next,
+                to_get,
+                same_origin,
+                &plan.journey.secrets,
+                ctx,
+            )
         });
         if let Some(cookie) = cookie_header(cookies, jar, Some(&next), tally) {
             hop_template.headers.push((
@@ -277,7 +284,12 @@ fn final_verdict(
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         if first.is_none() {
-            *first = Some(check::graphql_message(reply.body));
+            // A server may echo what it refused (`invalid token …`): the kept message
+            // never holds a secret header's value or a secret variable's.
+            let secrets = &state.plan.journey.secrets;
+            *first = Some(check::graphql_message(reply.body, |message| {
+                secrets.scrub(message, &template.headers, &mut ctx)
+            }));
         }
     }
     if !template.checks.is_empty() {
@@ -343,14 +355,16 @@ fn target_of(url: &Url) -> Target {
 }
 
 /// The request of a hop: `current` sent to `url`, as a GET without body when the
-/// redirect says so; headers describing a body go with it, and credentials do not
-/// cross to another origin. Everything is rendered now, so the hop is sent as it is
-/// (its path is the `Location`'s, never under the target's base path).
+/// redirect says so; headers describing a body go with it, and credentials (the
+/// secret headers, `Host`) do not cross to another origin, as curl does not send
+/// them. Everything is rendered now, so the hop is sent as it is (its path is the
+/// `Location`'s, never under the target's base path).
 fn hop_request(
     current: &RequestTemplate,
     url: &Url,
     to_get: bool,
     same_origin: bool,
+    secrets: &headroom_plan::Secrets,
     ctx: &mut RenderContext<'_>,
 ) -> RequestTemplate {
     let mut path = url.path().to_string();
@@ -363,9 +377,7 @@ fn hop_request(
     next.headers.retain(|(name, _)| {
         let body_header = name.eq_ignore_ascii_case("content-type")
             || name.eq_ignore_ascii_case("content-length");
-        let credential = name.eq_ignore_ascii_case("authorization")
-            || name.eq_ignore_ascii_case("cookie")
-            || name.eq_ignore_ascii_case("host");
+        let credential = secrets.is_header(name) || name.eq_ignore_ascii_case("host");
         !(to_get && body_header) && (same_origin || !credential)
     });
     for (_, value) in next.headers.iter_mut() {

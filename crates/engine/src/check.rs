@@ -130,9 +130,11 @@ fn graphql_errors(json: &Value) -> Option<&Vec<Value>> {
 pub(crate) const MAX_MESSAGE_CHARS: usize = 300;
 
 /// Why a body failed the GraphQL check, for the report: the first error's `message`
-/// (at most [`MAX_MESSAGE_CHARS`], raw text: renderers escape it), or that the body is
-/// not JSON. Called only for the run's first `graphql` failure, so it may parse again.
-pub(crate) fn graphql_message(body: &[u8]) -> String {
+/// passed through `scrub` (which masks secrets) and then cut to at most
+/// [`MAX_MESSAGE_CHARS`] (raw text: renderers escape it), or that the body is not
+/// JSON. Scrubbed before it is cut, so a cut never leaves half a secret to be found.
+/// Called only for the run's first `graphql` failure, so it may parse again.
+pub(crate) fn graphql_message(body: &[u8], scrub: impl FnOnce(&str) -> String) -> String {
     let Ok(json) = serde_json::from_slice::<Value>(body) else {
         return "response body is not JSON".into();
     };
@@ -142,6 +144,7 @@ pub(crate) fn graphql_message(body: &[u8]) -> String {
         Some(other) => other.to_string(),
         None => "errors without a message".into(),
     };
+    let text = scrub(&text);
     let mut kept: String = text.chars().take(MAX_MESSAGE_CHARS).collect();
     if kept.len() < text.len() {
         kept.push('…');
@@ -373,7 +376,10 @@ mod tests {
         assert_eq!(vars.get("id"), Some("7"));
         let failed = r#"{"data": null, "errors": [{"message": "no <task>"}, {"message": "b"}]}"#;
         assert_eq!(run(&e, &id, 200, failed).0, Err(ErrorKind::Graphql));
-        assert_eq!(graphql_message(failed.as_bytes()), "no <task>");
+        assert_eq!(
+            graphql_message(failed.as_bytes(), str::to_string),
+            "no <task>"
+        );
         assert_eq!(run(&e, &[], 200, "<html>").0, Err(ErrorKind::Graphql));
         // Without captures, the same verdicts from the lighter probe.
         assert_eq!(run(&e, &[], 200, ok).0, Ok(()));
@@ -400,16 +406,19 @@ mod tests {
             with_json.json.push(json_rule("$", None));
             assert_eq!(run(&with_json, &[], 200, body).0, want, "{body}");
         }
-        assert_eq!(graphql_message(b"<html>"), "response body is not JSON");
+        assert_eq!(
+            graphql_message(b"<html>", str::to_string),
+            "response body is not JSON"
+        );
         // The status is judged first: a 500 stays a 5xx.
         assert_eq!(run(&e, &[], 500, failed).0, Err(ErrorKind::Status5xx));
         // A message without `message`, and a long one, cut at the limit.
         assert_eq!(
-            graphql_message(br#"{"errors": [{"code": 1}]}"#),
+            graphql_message(br#"{"errors": [{"code": 1}]}"#, str::to_string),
             r#"{"code":1}"#
         );
         let long = format!(r#"{{"errors": [{{"message": "{}"}}]}}"#, "é".repeat(1000));
-        let kept = graphql_message(long.as_bytes());
+        let kept = graphql_message(long.as_bytes(), str::to_string);
         assert_eq!(kept.chars().count(), MAX_MESSAGE_CHARS + 1);
         assert!(kept.ends_with('…'));
     }

@@ -245,6 +245,8 @@ pub struct JourneyPlan {
     pub users: Arc<std::sync::atomic::AtomicU64>,
     /// This process's part of the run (the whole in a single process).
     pub shard: crate::Slice,
+    /// What the scenario's `secrets:` marks secret.
+    pub secrets: crate::Secrets,
 }
 
 impl JourneyPlan {

@@ -11,12 +11,14 @@ mod hooks;
 pub mod journey;
 pub mod proto;
 mod schedule;
+mod secrets;
 mod slice;
 mod stream;
 mod workload;
 
 pub use hooks::{Hooks, WaitUntil};
 pub use schedule::{Schedule, Stage};
+pub use secrets::Secrets;
 pub use slice::{BadSlice, Slice};
 pub use stream::{GrpcCall, MessageExpect, Protocol, StreamStep};
 pub use workload::{ids_of, WorkloadPlan};

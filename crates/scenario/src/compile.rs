@@ -143,6 +143,7 @@ pub(crate) fn from_text_for(
         checks: Vec::new(),
         groups: Vec::new(),
         user_vars: Vec::new(),
+        captured: Vec::new(),
     };
 
     let (data, data_vars) = super::data::build(src, &doc.data)?;
@@ -187,6 +188,7 @@ pub(crate) fn from_text_for(
             "expected at least one entry in `requests` or `flows`",
         ));
     }
+    let secrets = super::secrets::build(src, doc.secrets.as_ref(), &cx.user_vars, &cx.captured)?;
     let names = cx.names;
     let streams = cx.streams;
     let (checks, groups) = (cx.checks, cx.groups);
@@ -256,7 +258,7 @@ pub(crate) fn from_text_for(
         checks,
         groups,
         workloads: workloads.map(|w| w.workloads).unwrap_or_default(),
-        journey,
+        journey: headroom_plan::journey::JourneyPlan { secrets, ..journey },
     };
     super::data::check_unique(src, &doc.data, &plan)?;
     Ok(plan)

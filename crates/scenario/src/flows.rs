@@ -256,6 +256,7 @@ fn one(
             )?;
             let captures = captures(src, s, step_path)?;
             at.captured.extend(captures.iter().map(|c| c.var.clone()));
+            cx.captured.extend(captures.iter().map(|c| c.var.clone()));
             Ok(Step::Request {
                 request: Arc::new(request),
                 captures,
@@ -370,6 +371,8 @@ fn one(
                 at.streams,
             )?;
             at.captured
+                .extend(compiled.captures.iter().map(|c| c.var.clone()));
+            cx.captured
                 .extend(compiled.captures.iter().map(|c| c.var.clone()));
             Ok(Step::Stream(Arc::new(compiled)))
         }

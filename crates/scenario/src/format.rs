@@ -63,6 +63,24 @@ pub(crate) struct ScenarioFile {
     #[serde(default)]
     #[schemars(with = "Vec<WorkloadSpec>")]
     pub(crate) workloads: Vec<Spanned<WorkloadSpec>>,
+    /// Headers and values that never leave the process (`secrets:`).
+    pub(crate) secrets: Option<SecretsSpec>,
+}
+
+/// `secrets:`: what is secret besides `Authorization`, `Cookie`,
+/// `Proxy-Authorization` and `X-Api-Key`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SecretsSpec {
+    /// Header names whose values are secret, in every request and stream.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub(crate) headers: Vec<Spanned<String>>,
+    /// Values that are secret wherever they are used: `data.SET.COLUMN`, `setup.NAME`,
+    /// a captured variable's name, or `env.NAME`.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub(crate) values: Vec<Spanned<String>>,
 }
 
 /// A data file (`data:`).

@@ -29,6 +29,7 @@ mod quick;
 mod requests;
 mod rules;
 mod schema;
+mod secrets;
 mod setup;
 mod sink;
 mod streams;

@@ -35,6 +35,8 @@ pub(crate) struct Context<'a> {
     pub(crate) groups: Vec<String>,
     /// What every user may read besides captures: `data.SET.COLUMN`, `setup.NAME`.
     pub(crate) user_vars: Vec<String>,
+    /// Every variable a flow step captures, in any flow (for `secrets.values`).
+    pub(crate) captured: Vec<String>,
 }
 
 impl Context<'_> {

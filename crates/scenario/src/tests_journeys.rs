@@ -350,3 +350,71 @@ flows:
         assert!(err.contains(want), "{want}: {err}");
     }
 }
+
+#[test]
+fn secrets_name_headers_and_values_the_scenario_has_else_the_line_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.csv"), "user,pass\nu1,p1\n").unwrap();
+    // An environment variable every test process has (setting one here would race
+    // with the other tests reading theirs).
+    let path_env = std::env::var("PATH").expect("PATH is set");
+    let yaml = "target: http://127.0.0.1:4000
+load: {model: users, users: 1, duration: 1s}
+secrets:
+  headers: [X-Session, x-tenant]
+  values: [data.accounts.pass, setup.token, session, env.PATH]
+data:
+  accounts: {file: a.csv}
+setup:
+  - request: {name: token, path: /token}
+    capture: {token: \"$.token\"}
+flows:
+  - name: f
+    steps:
+      - request: {name: login, method: POST, path: /login}
+        capture: {session: \"cookie:sid\"}
+      - request: {name: home, path: /home}
+";
+    let path = dir.path().join("s.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    let file = path.to_str().unwrap();
+    let plan = from_text(file, yaml, &Overrides::default()).unwrap();
+    let s = &plan.journey.secrets;
+    assert_eq!(s.headers, ["x-session", "x-tenant"]);
+    assert_eq!(s.vars, ["data.accounts.pass", "setup.token", "session"]);
+    assert_eq!(s.literals, [path_env]);
+    assert!(s.is_header("X-SESSION") && s.is_header("cookie") && !s.is_header("accept"));
+
+    for (from, to, want) in [
+        (
+            "data.accounts.pass",
+            "data.accounts.pwd",
+            "no data column of that name",
+        ),
+        (
+            "setup.token,",
+            "setup.tok,",
+            "no `setup:` step captures that name",
+        ),
+        (
+            " session,",
+            " sesion,",
+            "the name of a variable a flow step captures",
+        ),
+        ("env.PATH", "env.HEADROOM_TEST_UNSET_9", "is not set"),
+        ("[X-Session,", "[\"X Session\",", "secrets.headers[0]"),
+        ("  values:", "  value:", "unknown field"),
+    ] {
+        let bad = yaml.replace(from, to);
+        assert_ne!(bad, yaml, "{from}");
+        let err = match from_text(file, &bad, &Overrides::default()) {
+            Ok(_) => panic!("{to}"),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains(want), "{want}: {err}");
+        assert!(
+            err.contains("s.yaml:"),
+            "the file and line are named: {err}"
+        );
+    }
+}

@@ -2,31 +2,21 @@
 //! [`SECRET_HEADERS`] are never written; a stored command line has them masked, as
 //! well as passwords in URLs and values of flags whose names say they are secret.
 
-/// What a masked value is replaced with.
-pub const MASK: &str = "***";
-
-/// Header names whose values are secrets (compared case-insensitively).
-pub const SECRET_HEADERS: &[&str] = &[
-    "authorization",
-    "cookie",
-    "proxy-authorization",
-    "x-api-key",
-];
+pub use headroom_template::secret::{is_secret_header, MASK, SECRET_HEADERS};
 
 /// Words that make a flag's value secret (`--token`, `--api-key`, `--password`).
 const SECRET_FLAG_WORDS: &[&str] = &["token", "secret", "password", "key", "auth", "cookie"];
 
-/// Whether `name` is a header whose value must never be stored or shown.
-pub fn is_secret_header(name: &str) -> bool {
-    SECRET_HEADERS
-        .iter()
-        .any(|h| h.eq_ignore_ascii_case(name.trim()))
-}
-
-/// `Name: value` with the value masked when the header is secret.
-pub fn header(spec: &str) -> String {
+/// `Name: value` with the value masked when the header is secret: a credential
+/// header, or one of `marked` (a scenario's `secrets.headers`).
+pub fn header(spec: &str, marked: &[String]) -> String {
     match spec.split_once(':') {
-        Some((name, _)) if is_secret_header(name) => format!("{name}: {MASK}"),
+        Some((name, _))
+            if is_secret_header(name)
+                || marked.iter().any(|m| m.eq_ignore_ascii_case(name.trim())) =>
+        {
+            format!("{name}: {MASK}")
+        }
         _ => spec.to_string(),
     }
 }
@@ -57,16 +47,16 @@ fn is_header_flag(flag: &str) -> bool {
 
 /// The command line to store: arguments joined by spaces (quoted when they hold
 /// spaces), with secret header values, URL passwords and secret flag values masked.
-pub fn command_line(args: &[String]) -> String {
+pub fn command_line(args: &[String], marked: &[String]) -> String {
     let mut out = Vec::with_capacity(args.len());
     let mut next_is = None::<&str>;
     for arg in args {
         let masked = match next_is.take() {
-            Some("header") => header(arg),
+            Some("header") => header(arg, marked),
             Some(_) => MASK.to_string(),
             None => match arg.split_once('=') {
                 Some((flag, value)) if flag.starts_with("--") && is_header_flag(flag) => {
-                    format!("{flag}={}", header(value))
+                    format!("{flag}={}", header(value, marked))
                 }
                 Some((flag, _)) if flag.starts_with("--") && secret_flag(flag) => {
                     format!("{flag}={MASK}")
@@ -99,7 +89,7 @@ mod tests {
     use super::*;
 
     fn line(args: &[&str]) -> String {
-        command_line(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        command_line(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>(), &[])
     }
 
     #[test]
@@ -120,6 +110,27 @@ mod tests {
         }
         assert!(l.contains("'Authorization: ***'"), "{l}");
         assert!(l.contains("'Accept: text/plain'"), "{l}");
+    }
+
+    #[test]
+    fn a_header_the_scenario_marks_secret_is_masked_too() {
+        let args: Vec<String> = [
+            "headroom",
+            "run",
+            "s.yaml",
+            "-H",
+            "X-Session: s-42",
+            "-H",
+            "X-Other: v",
+        ]
+        .map(String::from)
+        .to_vec();
+        let l = command_line(&args, &["x-session".into()]);
+        assert!(
+            l.contains("X-Session: ***") && l.contains("X-Other: v"),
+            "{l}"
+        );
+        assert!(command_line(&args, &[]).contains("s-42"));
     }
 
     #[test]

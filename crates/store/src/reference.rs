@@ -115,6 +115,7 @@ mod tests {
             git_commit: None,
             labels: vec![("round".into(), round.into())],
             note: None,
+            secret_headers: Vec::new(),
         };
         let a = store.begin_run(&meta("1")).unwrap().id();
         let b = store.begin_run(&meta("2")).unwrap().id();

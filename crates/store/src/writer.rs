@@ -48,6 +48,9 @@ pub struct RunMeta {
     pub labels: Vec<(String, String)>,
     /// What changed in this round, in the user's words (`--note`), when given.
     pub note: Option<String>,
+    /// Header names the scenario marks secret (`secrets.headers`): their `-H` values
+    /// are masked in the stored command line, as `Authorization`'s always are.
+    pub secret_headers: Vec<String>,
 }
 
 impl RunMeta {
@@ -67,6 +70,7 @@ impl RunMeta {
             git_commit: super::origin::git_commit(),
             labels: labels.to_vec(),
             note: None,
+            secret_headers: Vec::new(),
         }
     }
 }
@@ -103,7 +107,7 @@ impl Store {
                 pid,
                 process_start(pid).map(|t| t as i64),
                 now_rfc3339(),
-                redact::command_line(&meta.args),
+                redact::command_line(&meta.args, &meta.secret_headers),
                 meta.scenario_name,
                 meta.scenario_hash,
                 meta.git_commit,

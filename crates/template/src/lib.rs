@@ -52,6 +52,7 @@ mod number;
 mod parse;
 mod part;
 mod render;
+pub mod secret;
 mod syntax;
 mod time;
 mod write;

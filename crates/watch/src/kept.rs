@@ -43,7 +43,7 @@ impl<T: Clone> Kept<T> {
     pub(crate) fn push(&mut self, sample: T) {
         let index = self.seen;
         self.seen += 1;
-        self.newest_kept = index % self.stride == 0;
+        self.newest_kept = index.is_multiple_of(self.stride);
         if self.newest_kept {
             self.samples.push(sample.clone());
             if self.samples.len() >= KEPT {
@@ -52,10 +52,10 @@ impl<T: Clone> Kept<T> {
                 let mut position = 0usize;
                 self.samples.retain(|_| {
                     position += 1;
-                    (position - 1) % 2 == 0
+                    (position - 1).is_multiple_of(2)
                 });
                 self.stride *= 2;
-                self.newest_kept = index % self.stride == 0;
+                self.newest_kept = index.is_multiple_of(self.stride);
             }
         }
         self.newest = Some(sample);
