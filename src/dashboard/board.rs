@@ -198,7 +198,8 @@ impl Board {
         Board {
             meta,
             started: Instant::now(),
-            rows: Vec::new(),
+            // Once, for the whole run: `compact` never makes it grow.
+            rows: Vec::with_capacity(compact::MAX_ROWS + 1),
             now: Value::Null,
             error_kinds: [0; ErrorKind::COUNT],
             steps: Vec::new(),

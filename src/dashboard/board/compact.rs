@@ -13,12 +13,17 @@ pub(super) const MAX_ROWS: usize = 900;
 /// row is placed at the later of its two seconds, with their mean rates and counts per
 /// second and, for each percentile, lag and in-flight figure, the larger: a chart of a
 /// long run still shows every spike, never a smoothed-away one.
+///
+/// In place: the older half's merged rows (a quarter of the rows) are made in a small
+/// buffer and put back at the front of the same `rows`, whose capacity (made once,
+/// [`MAX_ROWS`] + 1) is never outgrown. Why: building a new vector of several hundred
+/// rows at each thinning left the allocator a new high-water mark every few minutes
+/// of an hour's soak (about 0.1 MB/h of anonymous memory that never came back).
 pub(super) fn compact(rows: &mut Vec<Row>) {
     let older = rows.len() / 2;
-    let recent = rows.split_off(older);
-    let mut merged: Vec<Row> = Vec::with_capacity(older / 2 + recent.len() + 1);
+    let mut merged: Vec<Row> = Vec::with_capacity(older / 2 + 1);
     let mut pending: Option<Row> = None;
-    for row in rows.drain(..) {
+    for row in rows.drain(..older) {
         match pending.take() {
             Some(a) if a.step == row.step => merged.push(pair(a, row)),
             Some(a) => {
@@ -29,8 +34,7 @@ pub(super) fn compact(rows: &mut Vec<Row>) {
         }
     }
     merged.extend(pending);
-    merged.extend(recent);
-    *rows = merged;
+    rows.splice(0..0, merged);
 }
 
 fn pair(a: Row, b: Row) -> Row {
@@ -88,7 +92,8 @@ mod tests {
 
     #[test]
     fn a_day_of_seconds_stays_within_the_bound_with_the_recent_ones_whole_and_spikes_kept() {
-        let mut rows = Vec::new();
+        let mut rows = Vec::with_capacity(MAX_ROWS + 1);
+        let (capacity, buffer) = (rows.capacity(), rows.as_ptr());
         for t in 0..86_400u64 {
             // One spike, early in the day.
             let p99 = if t == 1_000 { 900.0 } else { 5.0 };
@@ -98,6 +103,8 @@ mod tests {
             }
         }
         assert!(rows.len() <= MAX_ROWS, "{}", rows.len());
+        // Thinned in place: the one buffer made at the start, never grown or moved.
+        assert_eq!((rows.capacity(), rows.as_ptr()), (capacity, buffer));
         // The last seven minutes and a half are still one row per second, in order.
         let last: Vec<u64> = rows[rows.len() - 450..].iter().map(|r| r.t).collect();
         assert_eq!(last, (86_400 - 450..86_400).collect::<Vec<_>>());
