@@ -2,7 +2,7 @@
 //! nature ([`headroom_template::secret::SECRET_HEADERS`]), and the values a message
 //! is scrubbed of before it leaves the process.
 
-use headroom_template::secret::{credential_parts, is_secret_header, scrub};
+use headroom_template::secret::{credential_parts, is_secret_header_in, scrub};
 use headroom_template::{RenderContext, Template};
 
 /// A scenario's `secrets:`.
@@ -20,8 +20,7 @@ pub struct Secrets {
 impl Secrets {
     /// Whether a header's value is secret: one of the credential headers, or marked.
     pub fn is_header(&self, name: &str) -> bool {
-        let name = name.trim();
-        is_secret_header(name) || self.headers.iter().any(|h| h.eq_ignore_ascii_case(name))
+        is_secret_header_in(name, &self.headers)
     }
 
     /// `text` with every secret value a request could have put in it masked: the

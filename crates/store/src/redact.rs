@@ -2,7 +2,7 @@
 //! [`SECRET_HEADERS`] are never written; a stored command line has them masked, as
 //! well as passwords in URLs and values of flags whose names say they are secret.
 
-pub use headroom_template::secret::{is_secret_header, MASK, SECRET_HEADERS};
+pub use headroom_template::secret::{is_secret_header, is_secret_header_in, MASK, SECRET_HEADERS};
 
 /// Words that make a flag's value secret (`--token`, `--api-key`, `--password`).
 const SECRET_FLAG_WORDS: &[&str] = &["token", "secret", "password", "key", "auth", "cookie"];
@@ -11,12 +11,7 @@ const SECRET_FLAG_WORDS: &[&str] = &["token", "secret", "password", "key", "auth
 /// header, or one of `marked` (a scenario's `secrets.headers`).
 pub fn header(spec: &str, marked: &[String]) -> String {
     match spec.split_once(':') {
-        Some((name, _))
-            if is_secret_header(name)
-                || marked.iter().any(|m| m.eq_ignore_ascii_case(name.trim())) =>
-        {
-            format!("{name}: {MASK}")
-        }
+        Some((name, _)) if is_secret_header_in(name, marked) => format!("{name}: {MASK}"),
         _ => spec.to_string(),
     }
 }

@@ -26,6 +26,13 @@ pub fn is_secret_header(name: &str) -> bool {
         .any(|h| h.eq_ignore_ascii_case(name.trim()))
 }
 
+/// Whether `name` is a credential header or one of `marked` (lower-case names, a
+/// scenario's `secrets.headers`).
+pub fn is_secret_header_in(name: &str, marked: &[String]) -> bool {
+    let name = name.trim();
+    is_secret_header(name) || marked.iter().any(|m| m.eq_ignore_ascii_case(name))
+}
+
 /// The parts of a credential header's value that are secret on their own: the whole
 /// value, the credentials after an auth scheme (`Bearer TOKEN` → `TOKEN`), and each
 /// cookie's value (`a=1; b=2` → `1`, `2`), since a server that echoes one rarely

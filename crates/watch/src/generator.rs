@@ -34,7 +34,7 @@ impl GeneratorSampler {
 
 impl Sampler for GeneratorSampler {
     fn sample(&mut self, t: f64) -> Result<(), ProbeError> {
-        let s = self.inner.sample_one(t)?;
+        let s = self.inner.measure(t)?;
         let cores = s.cpu_cores.unwrap_or(0.0);
         self.cpu.add(cores);
         self.rss.add(s.rss_mb);

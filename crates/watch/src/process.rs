@@ -220,8 +220,9 @@ fn by_name(name: &str) -> Vec<Member> {
 }
 
 impl ProcessSampler {
-    /// Takes one sample, keeps it, and returns it.
-    pub(crate) fn sample_one(&mut self, t: f64) -> Result<ProcessSample, ProbeError> {
+    /// Takes one sample and returns it without keeping it (the generator watch keeps
+    /// its own figures, so the process's would be kept twice).
+    pub(crate) fn measure(&mut self, t: f64) -> Result<ProcessSample, ProbeError> {
         // Uptime before the scan: a process born after this moment is new at the next sample.
         let uptime = self.uptime_ticks();
         let members = self.resolve()?;
@@ -268,6 +269,13 @@ impl ProcessSampler {
             processes: alive,
             busiest,
         };
+        Ok(sample)
+    }
+
+    /// Takes one sample, keeps it, and returns it.
+    #[cfg(test)]
+    pub(crate) fn sample_one(&mut self, t: f64) -> Result<ProcessSample, ProbeError> {
+        let sample = self.measure(t)?;
         self.keep(sample.clone());
         Ok(sample)
     }
@@ -350,7 +358,9 @@ fn host_cpus() -> u64 {
 
 impl Sampler for ProcessSampler {
     fn sample(&mut self, t: f64) -> Result<(), ProbeError> {
-        self.sample_one(t).map(|_| ())
+        let sample = self.measure(t)?;
+        self.keep(sample);
+        Ok(())
     }
 
     fn latest(&self) -> Option<LiveSample> {
