@@ -219,7 +219,7 @@ fn serve(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
             full(
                 StatusCode::OK,
                 "application/json",
-                board.message(0, true).to_string(),
+                board.message(0, true).to_json(),
             )
         }
         (&Method::GET, "/events") => events(shared),
@@ -306,7 +306,7 @@ fn events(shared: &Shared) -> Response<Body> {
                 let reset = c.first || board.generation() != c.generation;
                 c.generation = board.generation();
                 let from = if reset { 0 } else { c.next_row };
-                let message = board.message(from, reset);
+                let message = board.message(from, reset).to_json();
                 c.next_row = board.rows();
                 c.done = board.is_finished();
                 drop(board);

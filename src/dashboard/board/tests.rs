@@ -53,7 +53,7 @@ fn seconds_become_rows_and_add_up_into_the_totals() {
     let mut b = Board::new(meta());
     b.second(&live(0, 90, 10));
     b.second(&live(1, 100, 0));
-    let m = b.message(0, true);
+    let m = b.message(0, true).value();
     assert_eq!(m["meta"]["names"], json!(["a", "b"]));
     let rows = m["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
@@ -65,7 +65,7 @@ fn seconds_become_rows_and_add_up_into_the_totals() {
     assert_eq!(m["error_kinds"], json!({"status_5xx": 10}));
     assert!(m["verdict"].as_str().unwrap().starts_with("Keeping up"));
     // A later message carries only the new rows, and no meta.
-    let next = b.message(2, false);
+    let next = b.message(2, false).value();
     assert!(next["meta"].is_null() && next["rows"].as_array().unwrap().is_empty());
     let (totals, names) = b.totals();
     assert_eq!(names, ["a", "b"]);
@@ -90,7 +90,7 @@ fn each_workload_adds_up_its_own_request_names() {
     let mut b = Board::new(m);
     b.second(&live(0, 90, 10));
     b.second(&live(1, 100, 5));
-    let msg = b.message(0, true);
+    let msg = b.message(0, true).value();
     assert_eq!(
         msg["workloads"],
         json!([
@@ -100,5 +100,5 @@ fn each_workload_adds_up_its_own_request_names() {
     );
     // One load: no workload table.
     let plain = Board::new(meta());
-    assert_eq!(plain.message(0, true)["workloads"], json!([]));
+    assert_eq!(plain.message(0, true).value()["workloads"], json!([]));
 }
