@@ -56,6 +56,10 @@ have_chromium() { [ -x /usr/bin/chromium ]; }
 have_ip() { command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ]; }
 # `openssl req -x509` makes the self-signed certificates of the --cacert pinning tests.
 have_openssl() { command -v openssl >/dev/null 2>&1; }
+# HTTP/3 servers nobody here wrote (tests/http3.rs): Caddy (h3 on by default since 2.6)
+# and ngtcp2's gtlsserver (ngtcp2 + nghttp3 over GnuTLS).
+have_caddy() { [ -x /usr/bin/caddy ]; }
+have_gtlsserver() { [ -x /usr/sbin/gtlsserver ] || [ -x /usr/bin/gtlsserver ]; }
 
 install_system_packages() {
     local missing=()
@@ -65,8 +69,10 @@ install_system_packages() {
     have_chromium || missing+=(chromium)
     have_ip || missing+=(iproute2)
     have_openssl || missing+=(openssl)
+    have_caddy || missing+=(caddy)
+    have_gtlsserver || missing+=(ngtcp2-server)
     if [ "${#missing[@]}" -eq 0 ]; then
-        echo "nginx, PostgreSQL server, /usr/bin/time, chromium, iproute2 and openssl are present"
+        echo "nginx, PostgreSQL server, /usr/bin/time, chromium, iproute2, openssl, caddy and gtlsserver are present"
         return 0
     fi
     echo "installing: ${missing[*]}"
@@ -179,7 +185,7 @@ kill_tree() {
 }
 trap 'if [ -n "$peers_pid" ]; then kill_tree "$peers_pid"; fi' EXIT
 
-run_step "system packages (nginx, postgresql, time, chromium, iproute2)" install_system_packages
+run_step "system packages (nginx, postgresql, time, chromium, iproute2, openssl, caddy, ngtcp2-server)" install_system_packages
 run_step "Rust toolchain (rustfmt, clippy)" ensure_rust
 run_step "peer servers (scripts/peers.sh), started" start_peers
 run_step "guide (mdbook build)" build_guide

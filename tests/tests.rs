@@ -22,6 +22,7 @@ mod har_browser;
 mod hostile;
 mod http2;
 mod http2_client;
+mod http3;
 mod iterations;
 mod journey_peers;
 mod journeys;

@@ -243,10 +243,14 @@ pub struct CommonArgs {
     pub resolve: Vec<crate::client::connect::Resolve>,
     /// Speak HTTP/2: h2 by ALPN on https:// (an error if the server does not agree),
     /// h2c with prior knowledge on http://.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "http3")]
     pub http2: bool,
-    /// Most concurrent streams per HTTP/2 connection (default 100; the server's
-    /// MAX_CONCURRENT_STREAMS may lower it). Requests beyond wait, timed from their schedule.
+    /// Speak HTTP/3: QUIC with ALPN h3 (https:// only; an error if the server does not
+    /// agree). The QUIC handshake is timed as the TLS phase.
+    #[arg(long)]
+    pub http3: bool,
+    /// Most concurrent streams per HTTP/2 or HTTP/3 connection (default 100; the
+    /// server's limit may lower it). Requests beyond wait, timed from their schedule.
     #[arg(long, value_name = "N")]
     pub streams: Option<u32>,
     /// gRPC: a directory searched for the imports of every `grpc:` step's .proto files,

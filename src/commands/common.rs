@@ -36,6 +36,7 @@ pub fn overrides(url: Option<&str>, common: &CommonArgs) -> Result<Overrides, Bo
             key: common.key.clone(),
             resolve: common.resolve.clone(),
             http2: common.http2,
+            http3: common.http3,
             streams: common.streams,
             connection: common.connection,
         },

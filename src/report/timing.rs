@@ -13,6 +13,14 @@ use crate::report::units::{latency, per_second};
 /// no handshake was timed (plain TCP), so a cleartext run's table stays short.
 fn phases(s: &Summary) -> Vec<(&'static str, &Phase)> {
     let t = &s.timing_ms;
+    if s.connections.protocol == "h3" {
+        // QUIC has no TCP connect: its handshake (TLS 1.3 inside) is the `tls` phase.
+        return vec![
+            ("quic handshake", &t.tls),
+            ("ttfb", &t.ttfb),
+            ("receive", &t.receive),
+        ];
+    }
     let mut rows = vec![("connect", &t.connect)];
     if t.tls.count > 0 {
         rows.push(("tls", &t.tls));
@@ -65,7 +73,7 @@ fn connections_line(s: &Summary) -> String {
     let streams = [("websocket", b.websocket), ("sse", b.sse), ("grpc", b.grpc)];
     let mut by = String::new();
     if streams.iter().any(|(_, n)| *n > 0) {
-        let all = [("http/1.1", b.http1), ("http/2", b.http2)];
+        let all = [("http/1.1", b.http1), ("http/2", b.http2), ("h3", b.h3)];
         let named: Vec<String> = all
             .iter()
             .chain(streams.iter())
@@ -102,8 +110,26 @@ pub fn text(s: &Summary) -> String {
     }
     let mut out = t.render(0);
     let _ = writeln!(out, "connections  {}", connections_line(s));
+    if let Some(line) = quic_line(s) {
+        let _ = writeln!(out, "quic         {line}");
+    }
     out.push('\n');
     out
+}
+
+/// What QUIC measured, in one line: `None` without HTTP/3.
+fn quic_line(s: &Summary) -> Option<String> {
+    let q = s.quic.as_ref()?;
+    Some(format!(
+        "rtt min {}, smoothed {} (max {}); {} packets sent, {} lost ({:.2} %), {} congestion events",
+        latency(q.rtt.min_ms),
+        latency(q.rtt.smoothed_ms),
+        latency(q.rtt.smoothed_max_ms),
+        q.packets.sent,
+        q.lost.packets,
+        q.lost.percent,
+        q.congestion_events
+    ))
 }
 
 /// The Markdown section `### Timing`: the same phases with the name resolution, and
@@ -130,6 +156,9 @@ pub fn markdown(out: &mut String, s: &Summary) {
         );
     }
     let _ = writeln!(out, "\nConnections: {}.\n", connections_line(s));
+    if let Some(line) = quic_line(s) {
+        let _ = writeln!(out, "QUIC: {}.\n", escape(&line));
+    }
 }
 
 #[cfg(test)]

@@ -157,6 +157,8 @@ pub struct Connector {
     tls: Option<(Arc<ClientConfig>, ServerName<'static>)>,
     /// TLS connections must agree to `h2` by ALPN (`--http2` on `https://`).
     h2: bool,
+    /// HTTP/3 (`--http3`): the QUIC configuration, made of the TLS one.
+    quic: Option<crate::http3::QuicConfig>,
 }
 
 impl Connector {
@@ -166,6 +168,7 @@ impl Connector {
             addr,
             tls: None,
             h2: false,
+            quic: None,
         }
     }
 
@@ -183,6 +186,7 @@ impl Connector {
             addr,
             tls: Some((config, name)),
             h2: false,
+            quic: None,
         })
     }
 
@@ -202,6 +206,23 @@ impl Connector {
     pub fn require_h2(mut self) -> Connector {
         self.h2 = true;
         self
+    }
+
+    /// Makes the run's connections QUIC (`--http3`), with this connector's TLS
+    /// configuration (which must offer ALPN `h3` and TLS 1.3) and server name. A
+    /// connector without TLS is returned as it is: HTTP/3 needs an `https://` target,
+    /// which the scenario checks first.
+    pub fn require_h3(mut self) -> Result<Connector, crate::http3::QuicConfigError> {
+        if let Some((config, name)) = &self.tls {
+            let name = name.to_str();
+            self.quic = Some(crate::http3::QuicConfig::new(config.clone(), &name)?);
+        }
+        Ok(self)
+    }
+
+    /// The QUIC configuration of an `--http3` run.
+    pub fn quic(&self) -> Option<&crate::http3::QuicConfig> {
+        self.quic.as_ref()
     }
 
     /// Opens an HTTP/1.1 connection: [`Connector::open`], then the connection loop.
@@ -270,7 +291,8 @@ pub struct Opens {
 }
 
 impl Opens {
-    fn count(&self, speaks: Speaks, tls: bool) {
+    /// Counts one connection opened to speak `speaks` (and its TLS handshake).
+    pub(crate) fn count(&self, speaks: Speaks, tls: bool) {
         let mut by = self.by_protocol.get();
         by.count(speaks);
         self.by_protocol.set(by);

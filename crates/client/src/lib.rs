@@ -2,7 +2,8 @@
 //! through [`session::Client`], one per engine thread. It opens connections through
 //! [`connect::Connector`] (TCP, then TLS for `https://`), speaks HTTP/1.1 ([`http1`],
 //! hand-written around `httparse`: the hot path, one write and usually one read per
-//! request) or HTTP/2 ([`http2`], the `h2` crate), and shares connections as the
+//! request), HTTP/2 ([`http2`], the `h2` crate) or HTTP/3 ([`http3`], `quinn` and
+//! `h3`), and shares connections as the
 //! plan's [`ConnectionModel`] says. [`prepared`] makes a
 //! [`headroom_plan::RequestTemplate`] ready once per plan in the form its protocol
 //! sends; [`request`] renders it.
@@ -11,6 +12,7 @@ pub mod connect;
 pub mod grpc;
 pub mod http1;
 pub mod http2;
+pub mod http3;
 pub mod prepared;
 pub mod request;
 pub mod session;

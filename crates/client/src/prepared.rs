@@ -41,7 +41,9 @@ impl PreparedRequest {
     ) -> Result<PreparedRequest, H2RequestError> {
         let (wire, h2) = match protocol {
             Protocol::Http1 => (static_wire(template, target), None),
-            Protocol::Http2 => (None, h2_static(template, target).transpose()?.map(Box::new)),
+            Protocol::Http2 | Protocol::Http3 => {
+                (None, h2_static(template, target).transpose()?.map(Box::new))
+            }
         };
         Ok(PreparedRequest {
             wire,

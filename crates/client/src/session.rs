@@ -9,7 +9,7 @@
 //! caller's `judge` made of the status and body while the connection was still held:
 //! an HTTP/1.1 body lives in its connection's buffer, and judging it there saves a copy.
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
@@ -18,12 +18,13 @@ use tokio::sync::{Notify, Semaphore};
 
 use super::connect::{connect_error_kind, ConnectError, Connection, Connector, Opens};
 use super::http2;
+use super::http3;
 use super::prepared::PreparedRequest;
 use super::request::{h2_request, render, Prebuilt};
 use super::trace::FirstByte;
 pub use super::trace::Trace;
 use super::{ConnectionModel, Protocol};
-use headroom_metrics::recorder::Speaks;
+use headroom_metrics::recorder::{QuicTally, Speaks};
 use headroom_metrics::ErrorKind;
 use headroom_plan::{ClientPlan, Target};
 use headroom_template::RenderContext;
@@ -31,6 +32,7 @@ use headroom_template::RenderContext;
 mod idle;
 mod payload;
 mod pool;
+mod quic;
 
 use idle::IdleStack;
 
@@ -44,6 +46,10 @@ pub struct Client {
     model: ConnectionModel,
     /// How HTTP/2 connections are set up (streams, windows, limits).
     h2: http2::Settings,
+    /// How HTTP/3 connections are set up (streams, limits).
+    h3: http3::Settings,
+    /// The thread's UDP socket for HTTP/3, bound on the first connection.
+    endpoint: OnceCell<http3::Endpoint>,
     pool: Pool,
     /// Every connection this thread opened, counted by the connector.
     opens: Rc<Opens>,
@@ -66,6 +72,7 @@ impl Session {
     pub fn sibling(&self) -> Session {
         match self {
             Session::Own(Some(Link::H2(c))) => Session::Own(Some(Link::H2(c.clone()))),
+            Session::Own(Some(Link::H3(c))) => Session::Own(Some(Link::H3(c.clone()))),
             Session::Own(_) => Session::Own(None),
             Session::Shared => Session::Shared,
             Session::PerRequest => Session::PerRequest,
@@ -88,6 +95,8 @@ pub enum Link {
     H1(Connection),
     /// HTTP/2 over TCP (h2c) or TLS (h2); shared by the requests on it.
     H2(Rc<http2::Connection>),
+    /// HTTP/3 over QUIC; shared by the requests on it.
+    H3(Rc<http3::Connection>),
 }
 
 /// The thread's shared connections. HTTP/1.1: idle connections, and the cap on how
@@ -98,7 +107,8 @@ struct Pool {
     slots: Option<Semaphore>,
     cap: Option<usize>,
     h2: RefCell<Vec<Rc<http2::Connection>>>,
-    /// HTTP/2 connections being opened, and requests waiting for one of them.
+    h3: RefCell<Vec<Rc<http3::Connection>>>,
+    /// HTTP/2 (or HTTP/3) connections being opened, and requests waiting for one of them.
     opening: Cell<usize>,
     waiting: Cell<usize>,
     /// Woken when an HTTP/2 connection finished opening (or failed to).
@@ -154,11 +164,17 @@ impl Client {
                 streams: plan.streams,
                 ..http2::Settings::default()
             },
+            h3: http3::Settings {
+                streams: plan.streams,
+                ..http3::Settings::default()
+            },
+            endpoint: OnceCell::new(),
             pool: Pool {
                 idle: RefCell::default(),
                 slots: pool.map(Semaphore::new),
                 cap: pool,
                 h2: RefCell::default(),
+                h3: RefCell::default(),
                 opening: Cell::new(0),
                 waiting: Cell::new(0),
                 opened: Notify::new(),
@@ -179,6 +195,23 @@ impl Client {
     /// path pays one comparison and no clock read.
     pub fn close_unused(&self) -> usize {
         self.pool.idle.borrow_mut().close_unused()
+    }
+
+    /// Closes the shared pool's HTTP/2 and HTTP/3 connections (at the end of a run, once
+    /// no request is in flight), so each HTTP/3 connection's figures reach the tally
+    /// before the thread's last hand-over.
+    pub fn close_shared(&self) {
+        self.pool.h2.borrow_mut().clear();
+        self.pool.h3.borrow_mut().clear();
+    }
+
+    /// What QUIC measured on this thread's HTTP/3 connections closed since the last
+    /// call, leaving zeros (all 0 in a run without HTTP/3).
+    pub fn take_quic(&self) -> QuicTally {
+        self.endpoint
+            .get()
+            .map(http3::Endpoint::take_tally)
+            .unwrap_or_default()
     }
 
     /// The connections this thread opened so far (requests' and streams'): every
@@ -226,7 +259,7 @@ impl Client {
         extra: &[(&str, &[u8])],
         scratch: &'a mut Scratch,
     ) -> Payload<'a> {
-        if self.protocol == Protocol::Http2 {
+        if self.protocol.multiplexed() {
             if let (Some(prebuilt), true) = (&request.h2, extra.is_empty()) {
                 return Payload::H2(H2Payload::Prebuilt(prebuilt));
             }
@@ -277,6 +310,11 @@ impl Client {
     ) -> Result<R, Failure> {
         let bytes = match payload {
             Payload::H1(bytes) => bytes,
+            Payload::H2(h2) if self.protocol == Protocol::Http3 => {
+                return self
+                    .send_h3(session, request, h2, connecting, trace, judge)
+                    .await
+            }
             Payload::H2(h2) => {
                 return self
                     .send_h2(session, request, h2, connecting, trace, judge)
@@ -425,22 +463,7 @@ impl Client {
             };
             let (head, body) = prebuilt.request();
             match conn.send(head, body, request.keep_body, request.head).await {
-                Ok(response) => {
-                    trace.first_byte = Some(FirstByte::At(response.first_byte));
-                    let mut kept = Vec::new();
-                    if !request.keep_headers.is_empty() {
-                        for (i, name) in request.keep_headers.iter().enumerate() {
-                            for value in response.headers.get_all(name.as_str()) {
-                                kept.push((i, value.as_bytes().to_vec()));
-                            }
-                        }
-                    }
-                    return Ok(judge(&Reply {
-                        status: response.status,
-                        headers: &kept,
-                        body: &response.body,
-                    }));
-                }
+                Ok(response) => return Ok(judge_muxed(request, &response, trace, judge)),
                 Err(failure) if failure.refused && attempt == 0 => trace.retried = true,
                 Err(failure) => return Err(Failure::kind(failure.kind)),
             }
@@ -506,4 +529,26 @@ impl Client {
             }),
         }
     }
+}
+
+/// Judges an HTTP/2 or HTTP/3 response read to its end: its status, the response
+/// headers the request keeps, and its body.
+fn judge_muxed<R>(
+    request: &PreparedRequest,
+    response: &http2::Response,
+    trace: &mut Trace,
+    judge: impl FnOnce(&Reply<'_>) -> R,
+) -> R {
+    trace.first_byte = Some(FirstByte::At(response.first_byte));
+    let mut kept = Vec::new();
+    for (i, name) in request.keep_headers.iter().enumerate() {
+        for value in response.headers.get_all(name.as_str()) {
+            kept.push((i, value.as_bytes().to_vec()));
+        }
+    }
+    judge(&Reply {
+        status: response.status,
+        headers: &kept,
+        body: &response.body,
+    })
 }

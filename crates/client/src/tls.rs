@@ -33,6 +33,8 @@ pub struct TlsOptions {
     pub key: Option<PathBuf>,
     /// Offer `h2` by ALPN instead of `http/1.1` (`--http2`).
     pub http2: bool,
+    /// Offer `h3` by ALPN, TLS 1.3 only, for QUIC (`--http3`).
+    pub http3: bool,
 }
 
 /// Why the TLS configuration could not be built (bad input: each names its file).
@@ -157,8 +159,14 @@ fn private_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsConfigError> {
 /// Builds the run's client configuration. Called once per plan; the result is shared.
 pub fn client_config(options: &TlsOptions) -> Result<Arc<ClientConfig>, TlsConfigError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    // QUIC carries TLS 1.3 only (RFC 9001 §4.2).
+    let versions: &[&rustls::SupportedProtocolVersion] = if options.http3 {
+        &[&rustls::version::TLS13]
+    } else {
+        &[&rustls::version::TLS13, &rustls::version::TLS12]
+    };
     let builder = ClientConfig::builder_with_provider(provider.clone())
-        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+        .with_protocol_versions(versions)
         .map_err(TlsConfigError::Rustls)?;
     let builder = if options.insecure {
         builder
@@ -201,7 +209,9 @@ pub fn client_config(options: &TlsOptions) -> Result<Arc<ClientConfig>, TlsConfi
     // One protocol offered, the one asked for: a server that cannot speak it says so
     // in the handshake (or picks none), and the connector turns that into an error
     // instead of measuring another protocol than the user meant.
-    config.alpn_protocols = if options.http2 {
+    config.alpn_protocols = if options.http3 {
+        vec![b"h3".to_vec()]
+    } else if options.http2 {
         vec![b"h2".to_vec()]
     } else {
         vec![b"http/1.1".to_vec()]

@@ -44,6 +44,15 @@ impl Trace {
         self.reused = false;
     }
 
+    /// Notes a QUIC connection opened by this request, ready now: its handshake (TLS
+    /// 1.3 inside QUIC) is the `tls` phase, and there is no TCP connect.
+    pub(super) fn opened_quic(&mut self, handshake: Duration) {
+        self.connect = None;
+        self.tls = Some(handshake);
+        self.ready = Some(Instant::now());
+        self.reused = false;
+    }
+
     /// When the request was first able to go out: after any wait for the shared pool,
     /// before any connect. Uncorrected latency runs from here, as a tool without a
     /// schedule would measure it (the pool's wait is queueing, which only corrected

@@ -187,6 +187,9 @@ pub(crate) fn run_thread(
     // Dropping the tasks drops their pending requests: those still in flight are
     // counted as abandoned here, before the recorder is handed over.
     drop(local);
+    // The users' own connections went with their tasks; the shared pool's go now, so
+    // what QUIC measured on each is in the tally taken next.
+    state.client.close_shared();
     // Connections are counted as they open (by the connector), not per request.
     state.take_opened(true);
     let times = thread_times() - gauges.measuring_since.get().unwrap_or(times_before);

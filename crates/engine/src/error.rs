@@ -82,6 +82,9 @@ pub enum EngineError {
     /// The target's host name is not a valid TLS server name.
     #[error(transparent)]
     ServerName(#[from] ServerNameError),
+    /// The run's TLS configuration cannot carry QUIC (`--http3`).
+    #[error("--http3: {0}")]
+    Quic(String),
     /// A request of the plan cannot be sent in the run's protocol.
     #[error(transparent)]
     Request(#[from] UnsendableRequest),

@@ -169,6 +169,9 @@ fn connector(plan: &Plan) -> Result<Arc<Connector>, EngineError> {
     };
     Ok(Arc::new(match plan.client.protocol {
         headroom_client::Protocol::Http2 => connector.require_h2(),
+        headroom_client::Protocol::Http3 => connector
+            .require_h3()
+            .map_err(|e| EngineError::Quic(e.to_string()))?,
         headroom_client::Protocol::Http1 => connector,
     }))
 }

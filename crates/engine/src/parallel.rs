@@ -21,7 +21,7 @@ pub(crate) const MAX_CONNECTIONS: usize = 6;
 pub(crate) async fn run(run: &mut Run<'_>, requests: &[Prepared]) -> Flowed {
     let state = run.state;
     let wave = match state.client.protocol() {
-        Protocol::Http2 => requests.len(),
+        Protocol::Http2 | Protocol::Http3 => requests.len(),
         Protocol::Http1 => MAX_CONNECTIONS,
     };
     let mut outcome = Flowed::Ok;

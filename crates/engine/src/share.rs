@@ -163,6 +163,9 @@ pub fn run_share_at(
     };
     let connector = Arc::new(match plan.client.protocol {
         Protocol::Http2 => connector.require_h2(),
+        Protocol::Http3 => connector
+            .require_h3()
+            .map_err(|e| EngineError::Quic(e.to_string()))?,
         Protocol::Http1 => connector,
     });
     let tls_failure = Arc::new(Mutex::new(None));

@@ -153,15 +153,21 @@ pub(crate) fn summarize(
                 (Protocol::Http1, _) => "http/1.1",
                 (Protocol::Http2, "https") => "h2",
                 (Protocol::Http2, _) => "h2c",
+                (Protocol::Http3, _) => "h3",
             }
             .to_string(),
             model: plan.client.connection.to_string(),
-            streams: (plan.client.protocol == Protocol::Http2).then_some(plan.client.streams),
+            streams: plan
+                .client
+                .protocol
+                .multiplexed()
+                .then_some(plan.client.streams),
             opened: rec.connections.opened,
             reused: rec.connections.reused,
             handshakes: rec.connections.handshakes,
             by_protocol: rec.connections.by_protocol,
         },
+        quic: headroom_metrics::quic::QuicSummary::of(&rec.connections.quic),
         by_name,
         thresholds: Vec::new(),
         generator,

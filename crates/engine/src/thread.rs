@@ -148,11 +148,11 @@ impl ThreadState {
     /// its record).
     pub(crate) fn take_opened(&self, keep: bool) {
         let (by_protocol, handshakes) = self.client.opens().take();
+        let quic = self.client.take_quic();
         if keep {
-            self.recorder
-                .borrow_mut()
-                .connections
-                .add_opened(&by_protocol, handshakes);
+            let mut recorder = self.recorder.borrow_mut();
+            recorder.connections.add_opened(&by_protocol, handshakes);
+            recorder.connections.quic.merge(&quic);
         }
     }
 }

@@ -23,7 +23,7 @@ mod timing;
 
 pub use flows::{CheckCounts, CookieCounts, GroupTally};
 pub use second::{add_by_name, NameCounts, SecondBucket};
-pub use timing::{Breakdown, ByProtocol, Connections, Speaks, Timing};
+pub use timing::{Breakdown, ByProtocol, Connections, QuicSample, QuicTally, Speaks, Timing};
 
 /// Significant digits of every run-level histogram (ARCHITECTURE.md rule 3).
 const SIGFIG: u8 = 3;

@@ -68,6 +68,9 @@ pub struct Summary {
     /// Connections opened, requests on reused ones, TLS handshakes.
     #[serde(default)]
     pub connections: Connections,
+    /// What QUIC measured on an HTTP/3 run's connections (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quic: Option<crate::quic::QuicSummary>,
     /// Per request name.
     pub by_name: BTreeMap<String, NameSummary>,
     /// Threshold verdicts, in the order given.
@@ -227,6 +230,7 @@ impl Summary {
             errors: Errors::default(),
             timing_ms: TimingMs::default(),
             connections: Connections::default(),
+            quic: None,
             by_name: BTreeMap::new(),
             thresholds: Vec::new(),
             generator: Generator::default(),
@@ -314,7 +318,7 @@ pub struct Phase {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 #[serde(default)]
 pub struct Connections {
-    /// What they spoke: `http/1.1`, `h2` (HTTP/2 over TLS) or `h2c` (cleartext);
+    /// What they spoke: `http/1.1`, `h2` (HTTP/2 over TLS), `h2c` (cleartext) or `h3`;
     /// empty in a summary stored before it was recorded.
     pub protocol: String,
     /// How requests shared them: `per-user`, `shared`, `shared:N` or `per-request`.
@@ -331,7 +335,8 @@ pub struct Connections {
     pub handshakes: u64,
     /// `opened` by what each connection was opened to speak: `http1`, `http2` (the
     /// client's HTTP/2 connections, with the gRPC calls and SSE streams that share
-    /// them), `websocket`, `sse` and `grpc` (streams on connections of their own).
+    /// them), `websocket`, `sse` and `grpc` (streams on connections of their own), and
+    /// `h3` (the client's HTTP/3 connections).
     /// All 0 in a summary stored before they were counted.
     pub by_protocol: ByProtocol,
 }

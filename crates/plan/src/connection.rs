@@ -15,6 +15,9 @@ pub enum Protocol {
     /// HTTP/2 (`--http2`): h2 chosen by ALPN over TLS, h2c with prior knowledge over
     /// cleartext; many concurrent streams per connection.
     Http2,
+    /// HTTP/3 (`--http3`): QUIC with ALPN `h3`, always over TLS 1.3; many concurrent
+    /// streams per connection, as HTTP/2.
+    Http3,
 }
 
 impl Protocol {
@@ -23,7 +26,13 @@ impl Protocol {
         match self {
             Protocol::Http1 => "http/1.1",
             Protocol::Http2 => "h2",
+            Protocol::Http3 => "h3",
         }
+    }
+
+    /// Whether a connection carries many requests at once (HTTP/2 and HTTP/3 streams).
+    pub fn multiplexed(self) -> bool {
+        matches!(self, Protocol::Http2 | Protocol::Http3)
     }
 }
 

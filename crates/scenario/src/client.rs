@@ -39,7 +39,7 @@ pub(crate) fn build(
 ) -> Result<ClientPlan, ScenarioError> {
     let flags = &overrides.client;
     let file_keys = file.map(|(src, spec, defaults)| (src, spec.map(|s| &s.value), defaults));
-    let (protocol, streams, connection) = connections(file_keys, flags, load, pool)?;
+    let (protocol, streams, connection) = connections(file_keys, flags, load, pool, &target.scheme)?;
     let file = file.map(|(src, spec, _)| (src, spec));
     let mut resolve = flags.resolve.clone();
     let mut options = TlsOptions {
@@ -48,6 +48,7 @@ pub(crate) fn build(
         cert: flags.cert.clone(),
         key: flags.key.clone(),
         http2: protocol == Protocol::Http2,
+        http3: protocol == Protocol::Http3,
     };
     let mut block = None;
     let mut cookies = true;
@@ -104,12 +105,18 @@ pub(crate) fn build(
     // TLS flags it was given (`--cacert`, `--insecure`, a client certificate) are for
     // those too, as curl applies them to whatever URL it fetches.
     let given = options.cacert.is_some() || options.insecure || options.cert.is_some();
+    // Other origins (redirects, streams) go over TCP: an HTTP/3 run's QUIC
+    // configuration (ALPN `h3`, TLS 1.3 only) is not theirs.
     let other_origins = match &tls {
-        Some(config) => Some(config.clone()),
-        None if given => {
-            Some(client_config(&options).map_err(|e| ScenarioError::command_line(e.to_string()))?)
+        Some(config) if protocol != Protocol::Http3 => Some(config.clone()),
+        _ if given || tls.is_some() => {
+            let tcp = TlsOptions {
+                http3: false,
+                ..options.clone()
+            };
+            Some(client_config(&tcp).map_err(|e| ScenarioError::command_line(e.to_string()))?)
         }
-        None => None,
+        _ => None,
     };
     let cacert = other_origins.as_ref().and(options.cacert);
     Ok(ClientPlan {
@@ -134,6 +141,7 @@ fn connections(
     flags: &ClientFlags,
     load: &Load,
     pool: Option<usize>,
+    scheme: &str,
 ) -> Result<(Protocol, u32, ConnectionModel), ScenarioError> {
     let (src, client, defaults) = match file {
         Some((src, c, d)) => (Some(src), c, d),
@@ -156,19 +164,50 @@ fn connections(
                     .map(|v| (v, format!("defaults.{name}")))
             })
     }
-    let http2 = flags.http2
-        || key(
-            client,
-            defaults,
-            "http2",
-            |c| c.http2.as_ref(),
-            |d| d.http2.as_ref(),
-        )
-        .is_some_and(|(v, _)| v.value);
-    let protocol = if http2 {
-        Protocol::Http2
-    } else {
-        Protocol::Http1
+    let asked = |flag: bool,
+                 name: &str,
+                 pick_c: fn(&ClientSpec) -> Option<&Spanned<bool>>,
+                 pick_d: fn(&Defaults) -> Option<&Spanned<bool>>| {
+        if flag {
+            return Some((None, format!("--{name}")));
+        }
+        key(client, defaults, name, pick_c, pick_d)
+            .filter(|(v, _)| v.value)
+            .map(|(v, path)| (Some(v), path))
+    };
+    let http2 = asked(
+        flags.http2,
+        "http2",
+        |c| c.http2.as_ref(),
+        |d| d.http2.as_ref(),
+    );
+    let http3 = asked(
+        flags.http3,
+        "http3",
+        |c| c.http3.as_ref(),
+        |d| d.http3.as_ref(),
+    );
+    let protocol = match (&http2, &http3) {
+        (Some((_, two)), Some((node, three))) => {
+            let message = format!("{two} and {three} ask for two protocols: choose one");
+            return Err(match (node, src) {
+                (Some(node), Some(src)) => src.of(*node, three, message),
+                _ => ScenarioError::command_line(message),
+            });
+        }
+        (Some(_), None) => Protocol::Http2,
+        (None, Some((node, path))) if scheme != "https" => {
+            let message = format!(
+                "HTTP/3 runs over QUIC, which is always TLS: the target must be https://, \
+                 not {scheme}://"
+            );
+            return Err(match (node, src) {
+                (Some(node), Some(src)) => src.of(*node, path, message),
+                _ => ScenarioError::command_line(format!("{path}: {message}")),
+            });
+        }
+        (None, Some(_)) => Protocol::Http3,
+        (None, None) => Protocol::Http1,
     };
 
     let file_streams = key(
@@ -189,7 +228,8 @@ fn connections(
         _ => None,
     };
     if streams.is_some() && protocol == Protocol::Http1 {
-        let message = "streams apply to HTTP/2 connections: add --http2 (or `http2: true`)";
+        let message = "streams apply to HTTP/2 and HTTP/3 connections: add --http2 or --http3 \
+                       (or `http2: true`, `http3: true`)";
         return Err(match (flags.streams, file_streams, src) {
             (None, Some((node, path)), Some(src)) => src.of(node, &path, message),
             _ => ScenarioError::command_line(format!("--streams: {message}")),

@@ -133,6 +133,9 @@ pub(crate) struct ClientSpec {
     /// `http2: true` (also a `defaults:` key).
     #[schemars(with = "Option<bool>")]
     pub(crate) http2: Option<Spanned<bool>>,
+    /// `http3: true`: HTTP/3 over QUIC (also a `defaults:` key).
+    #[schemars(with = "Option<bool>")]
+    pub(crate) http3: Option<Spanned<bool>>,
     /// `streams: N` per HTTP/2 connection (also a `defaults:` key).
     #[serde(default)]
     #[schemars(schema_with = "super::schema::integer")]
@@ -194,6 +197,9 @@ pub(crate) struct Defaults {
     /// As `client.http2`.
     #[schemars(with = "Option<bool>")]
     pub(crate) http2: Option<Spanned<bool>>,
+    /// As `client.http3`.
+    #[schemars(with = "Option<bool>")]
+    pub(crate) http3: Option<Spanned<bool>>,
     /// As `client.streams`.
     #[serde(default)]
     #[schemars(schema_with = "super::schema::integer")]

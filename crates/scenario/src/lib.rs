@@ -111,6 +111,8 @@ pub struct ClientFlags {
     pub resolve: Vec<headroom_client::connect::Resolve>,
     /// `--http2`.
     pub http2: bool,
+    /// `--http3`.
+    pub http3: bool,
     /// `--streams N`.
     pub streams: Option<u32>,
     /// `--connection per-user|shared|shared:N|per-request`.

@@ -108,6 +108,42 @@ fn http2_over_tls_offers_only_h2_by_alpn() {
 }
 
 #[test]
+fn http3_offers_only_h3_over_tls_1_3_and_other_origins_keep_tcp() {
+    const TLS: &str = "target: https://localhost:4443\nload: {rate: 1, duration: 1s}\n";
+    let p = plan(&format!("{TLS}client: {{http3: true, streams: 8}}\n{REQ}"));
+    assert_eq!((p.client.protocol, p.client.streams), (Protocol::Http3, 8));
+    let tls = p.client.tls.expect("https");
+    assert_eq!(tls.alpn_protocols, vec![b"h3".to_vec()]);
+    // Redirects and streams to other origins go over TCP: not with QUIC's ALPN.
+    let other = p.client.other_origins.expect("other origins");
+    assert_eq!(other.alpn_protocols, vec![b"http/1.1".to_vec()]);
+    let p = plan(&format!("{TLS}defaults: {{http3: true}}\n{REQ}"));
+    assert_eq!(p.client.protocol, Protocol::Http3);
+    let p = plan_with(
+        &format!("{TLS}{REQ}"),
+        &flags(ClientFlags {
+            http3: true,
+            ..ClientFlags::default()
+        }),
+    );
+    assert_eq!(p.client.protocol, Protocol::Http3);
+}
+
+#[test]
+fn http3_is_refused_on_cleartext_and_beside_http2() {
+    assert_error(
+        &format!("{RATE}client: {{http3: true}}\n{REQ}"),
+        "3:17",
+        &["HTTP/3 runs over QUIC, which is always TLS: the target must be https://, not http://"],
+    );
+    assert_error(
+        &format!("{RATE}client: {{http2: true, http3: true}}\n{REQ}"),
+        "3:30",
+        &["client.http2 and client.http3 ask for two protocols: choose one"],
+    );
+}
+
+#[test]
 fn bad_connection_settings_name_the_field() {
     assert_error(
         &format!("{RATE}client: {{connection: pooled}}\n{REQ}"),

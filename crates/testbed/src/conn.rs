@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http_body_util::Either;
+use hyper::header::{HeaderValue, ALT_SVC};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
@@ -41,12 +42,19 @@ pub(crate) struct Protocols {
     h2: auto::Builder<TokioExecutor>,
     /// The TLS server side, with `--tls`.
     tls: Option<TlsAcceptor>,
+    /// `Alt-Svc` on every response over TCP when HTTP/3 is served too.
+    alt_svc: Option<HeaderValue>,
 }
 
 impl Protocols {
     /// Builders with HTTP/2 allowing `max_streams` concurrent streams per connection,
     /// serving TLS when `tls` holds a configuration.
-    pub(crate) fn new(max_streams: u32, tls: Option<Arc<rustls::ServerConfig>>) -> Self {
+    /// With `h3_port`, every response advertises HTTP/3 on that UDP port.
+    pub(crate) fn new(
+        max_streams: u32,
+        tls: Option<Arc<rustls::ServerConfig>>,
+        h3_port: Option<u16>,
+    ) -> Self {
         let mut auto = auto::Builder::new(TokioExecutor::new());
         // The timer gives HTTP/1.1 its header read timeout, as the target always had.
         auto.http1().timer(TokioTimer::new());
@@ -58,6 +66,11 @@ impl Protocols {
             h2: auto.clone().http2_only(),
             auto,
             tls: tls.map(TlsAcceptor::from),
+            // A day, as Caddy and nginx advertise it.
+            alt_svc: h3_port.map(|port| {
+                HeaderValue::try_from(format!("h3=\":{port}\"; ma=86400"))
+                    .expect("a valid header value")
+            }),
         }
     }
 }
@@ -123,7 +136,10 @@ where
                 let res = grpc_ticker::call(&state.tickers, req).await;
                 return Ok(res.map(|b| Either::Right(Either::Right(b))));
             }
-            let reply = handle(state, req).await?;
+            let mut reply = handle(state.clone(), req).await?;
+            if let Some(alt_svc) = &state.protocols.alt_svc {
+                reply.headers_mut().insert(ALT_SVC, alt_svc.clone());
+            }
             Ok(reply.map(Either::Left))
         }
     });

@@ -24,6 +24,7 @@ mod contention;
 mod error;
 mod graphql;
 mod grpc_ticker;
+mod h3;
 mod metrics;
 mod options;
 mod postgres;

@@ -70,6 +70,8 @@ pub(crate) enum Protocol {
     Http1,
     /// HTTP/2, over TLS (ALPN `h2`) or cleartext (h2c with prior knowledge).
     H2,
+    /// HTTP/3 over QUIC (`--tls`).
+    H3,
 }
 
 impl Protocol {
@@ -89,6 +91,7 @@ impl EncodeLabelValue for Protocol {
         encoder.write_str(match self {
             Protocol::Http1 => "http1",
             Protocol::H2 => "h2",
+            Protocol::H3 => "h3",
         })
     }
 }
@@ -109,6 +112,7 @@ struct HandshakeLabels {
 pub(crate) struct ByProtocol {
     http1: Counter,
     h2: Counter,
+    h3: Counter,
 }
 
 impl ByProtocol {
@@ -118,14 +122,15 @@ impl ByProtocol {
         let counters = ByProtocol {
             http1: of(Protocol::Http1),
             h2: of(Protocol::H2),
+            h3: of(Protocol::H3),
         };
         registry.register(name, help, family);
         counters
     }
 
-    /// The count over both protocols.
+    /// The count over every protocol.
     pub(crate) fn total(&self) -> u64 {
-        self.http1.get() + self.h2.get()
+        self.http1.get() + self.h2.get() + self.h3.get()
     }
 
     /// Counts one for `protocol`.
@@ -133,6 +138,7 @@ impl ByProtocol {
         match protocol {
             Protocol::Http1 => self.http1.inc(),
             Protocol::H2 => self.h2.inc(),
+            Protocol::H3 => self.h3.inc(),
         };
     }
 }

@@ -40,7 +40,7 @@ use super::work::WorkPool;
 const BACKLOG: u32 = 4096;
 
 /// Largest request body the target reads; larger ones get 413.
-const MAX_BODY: usize = 1 << 20;
+pub(crate) const MAX_BODY: usize = 1 << 20;
 
 /// Everything the handlers share.
 pub(crate) struct State {
@@ -67,6 +67,7 @@ impl State {
     async fn new(
         opts: &TargetOptions,
         tls: Option<Arc<rustls::ServerConfig>>,
+        h3_port: Option<u16>,
     ) -> Result<Self, TargetError> {
         let metrics = TargetMetrics::new(opts.workers);
         let work = WorkPool::new(
@@ -96,7 +97,7 @@ impl State {
             tasks,
             metrics,
             stall: Stall::new(),
-            protocols: Protocols::new(opts.h2_max_streams, tls),
+            protocols: Protocols::new(opts.h2_max_streams, tls, h3_port),
             tickers: Tickers::default(),
             rooms: super::ws::Rooms::default(),
         })
@@ -206,7 +207,7 @@ pub fn spawn(opts: TargetOptions) -> Result<RunningTarget, TargetError> {
                 }
             })?;
         }
-        (Some(made.cert_pem), Some(made.config))
+        (Some(made.cert_pem), Some((made.config, made.quic)))
     } else {
         (None, None)
     };
@@ -237,6 +238,17 @@ pub fn spawn(opts: TargetOptions) -> Result<RunningTarget, TargetError> {
         addr: opts.listen,
         source,
     })?;
+    // HTTP/3 on the same port number over UDP, bound here for the same reason.
+    let (tls_config, quic) = match tls_config {
+        Some((tcp, quic)) => {
+            let _entered = runtime.enter();
+            let endpoint =
+                super::h3::bind(addr, quic).map_err(|source| TargetError::Bind { addr, source })?;
+            (Some(tcp), Some(endpoint))
+        }
+        None => (None, None),
+    };
+    let h3_port = quic.as_ref().map(|_| addr.port());
 
     type Ready = (ConnectionMetrics, Option<u32>);
     let (ready_tx, ready_rx) = mpsc::channel::<Result<Ready, TargetError>>();
@@ -248,11 +260,24 @@ pub fn spawn(opts: TargetOptions) -> Result<RunningTarget, TargetError> {
         .spawn(move || {
             let tid = if single_thread { own_tid() } else { None };
             runtime.block_on(async move {
-                match State::new(&opts, tls_config).await {
+                match State::new(&opts, tls_config, h3_port).await {
                     Ok(state) => {
                         let state = Arc::new(state);
                         let _ = ready_tx.send(Ok((state.metrics.connections.clone(), tid)));
+                        let quic = quic.map(|endpoint| {
+                            let (stop, stopped) = oneshot::channel();
+                            let serving = tokio::spawn(super::h3::accept_loop(
+                                endpoint,
+                                state.clone(),
+                                stopped,
+                            ));
+                            (stop, serving)
+                        });
                         accept_loop(listener, state, stop_rx).await;
+                        if let Some((stop, serving)) = quic {
+                            let _ = stop.send(());
+                            let _ = serving.await;
+                        }
                     }
                     Err(e) => {
                         let _ = ready_tx.send(Err(e));
@@ -337,14 +362,36 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<
     }
     let received = Instant::now();
     let _in_flight = Held::inc(&state.metrics.in_flight);
-    let endpoint = routes::endpoint_of(req.uri().path());
     let (parts, body) = req.into_parts();
-    let reply = match Limited::new(body, MAX_BODY).collect().await {
-        Ok(body) => routes::route(&state, endpoint, &parts, body.to_bytes()).await,
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-            reply::text(StatusCode::PAYLOAD_TOO_LARGE, "body too large\n")
-        }
-        Err(_) => reply::empty(StatusCode::BAD_REQUEST),
+    let body = match Limited::new(body, MAX_BODY).collect().await {
+        Ok(body) => Ok(body.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(BodyError::TooLarge),
+        Err(_) => Err(BodyError::Broken),
+    };
+    Ok(respond(&state, &parts, body, received).await)
+}
+
+/// Why a request's body could not be read.
+pub(crate) enum BodyError {
+    /// Longer than [`MAX_BODY`]: answered 413.
+    TooLarge,
+    /// The stream failed: answered 400.
+    Broken,
+}
+
+/// Routes a request whose body was read (HTTP/1.1, HTTP/2 or HTTP/3), waits out any
+/// stall, and records it. `received`: when its head arrived.
+pub(crate) async fn respond(
+    state: &State,
+    parts: &hyper::http::request::Parts,
+    body: Result<bytes::Bytes, BodyError>,
+    received: Instant,
+) -> Reply {
+    let endpoint = routes::endpoint_of(parts.uri.path());
+    let reply = match body {
+        Ok(body) => routes::route(state, endpoint, parts, body).await,
+        Err(BodyError::TooLarge) => reply::text(StatusCode::PAYLOAD_TOO_LARGE, "body too large\n"),
+        Err(BodyError::Broken) => reply::empty(StatusCode::BAD_REQUEST),
     };
     if !matches!(endpoint, Endpoint::Admin | Endpoint::Health) {
         if let Some(until) = state.stall.until() {
@@ -354,5 +401,5 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<
     state
         .metrics
         .observe(endpoint, reply.status().as_u16(), received.elapsed());
-    Ok(reply)
+    reply
 }

@@ -1,6 +1,7 @@
 //! `--tls`: the target's self-signed certificate, made at start, and the rustls server
 //! configuration around it (the `ring` provider as the client uses, TLS 1.3 and 1.2,
-//! ALPN `h2` then `http/1.1`, an in-memory session cache so clients can resume).
+//! ALPN `h2` then `http/1.1`, an in-memory session cache so clients can resume), and
+//! QUIC's (TLS 1.3, ALPN `h3`) with the same certificate.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
@@ -13,6 +14,8 @@ use rustls::ServerConfig;
 pub(crate) const ALPN_H2: &[u8] = b"h2";
 /// ALPN protocol id of HTTP/1.1.
 pub(crate) const ALPN_HTTP1: &[u8] = b"http/1.1";
+/// ALPN protocol id of HTTP/3 (QUIC).
+pub(crate) const ALPN_H3: &[u8] = b"h3";
 
 /// Sessions the server remembers for resumption. rustls' default (256) is smaller than
 /// the connection counts of a load test; an entry is a few hundred bytes.
@@ -35,6 +38,8 @@ pub(crate) struct SelfSigned {
     pub(crate) cert_pem: String,
     /// The rustls server configuration, shared by every connection.
     pub(crate) config: Arc<ServerConfig>,
+    /// The same certificate for QUIC: TLS 1.3 only, ALPN `h3`.
+    pub(crate) quic: Arc<ServerConfig>,
 }
 
 /// The names the certificate is valid for: `localhost`, `127.0.0.1`, `::1`, and the
@@ -62,16 +67,24 @@ pub(crate) fn self_signed(listen: SocketAddr) -> Result<SelfSigned, TargetTlsErr
         certified.signing_key.serialize_der(),
     ));
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = ServerConfig::builder_with_provider(provider)
+    let mut config = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])?
         .with_no_client_auth()
-        .with_single_cert(chain, key)?;
+        .with_single_cert(chain.clone(), key.clone_key())?;
     // The server's preference order: h2 when the client offers it.
     config.alpn_protocols = vec![ALPN_H2.to_vec(), ALPN_HTTP1.to_vec()];
     config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
+    // QUIC carries TLS 1.3 only (RFC 9001 §4.2).
+    let mut quic = ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)?;
+    quic.alpn_protocols = vec![ALPN_H3.to_vec()];
+    quic.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
     Ok(SelfSigned {
         cert_pem,
         config: Arc::new(config),
+        quic: Arc::new(quic),
     })
 }
 

@@ -9,7 +9,7 @@ use crate::http1::BodyBudget;
 
 /// Budget bytes held by a kept body; given back when dropped (with the [`super::Response`]).
 #[derive(Debug, Default)]
-pub(super) struct Charge {
+pub(crate) struct Charge {
     budget: Option<BodyBudget>,
     bytes: usize,
 }
@@ -85,6 +85,46 @@ pub(super) struct Keep<'a> {
     pub(super) budget: &'a BodyBudget,
 }
 
+/// A body being kept, chunk by chunk, within its limit and the shared budget (HTTP/2's
+/// DATA frames, HTTP/3's chunks).
+pub(crate) struct Keeper<'a> {
+    limit: usize,
+    budget: &'a BodyBudget,
+    kept: Kept,
+    charge: Charge,
+}
+
+impl<'a> Keeper<'a> {
+    /// Keeps at most `limit` bytes, charged to `budget`.
+    pub(crate) fn new(limit: usize, budget: &'a BodyBudget) -> Keeper<'a> {
+        Keeper {
+            limit,
+            budget,
+            kept: Kept::Empty,
+            charge: Charge::default(),
+        }
+    }
+
+    /// Keeps one chunk; past the limit: `protocol` (the target's fault); past the
+    /// budget: `generator` (ours).
+    pub(crate) fn push(&mut self, data: Bytes) -> Result<(), Failure> {
+        let n = data.len();
+        if self.kept.len() + n > self.limit {
+            return Err(Failure::too_large("kept response body", self.limit));
+        }
+        if !self.charge.take(self.budget, n) {
+            return Err(Failure::over_budget(self.budget.cap()));
+        }
+        self.kept.push(data);
+        Ok(())
+    }
+
+    /// The kept bytes and the budget they hold.
+    pub(crate) fn finish(self) -> (Bytes, Charge) {
+        (self.kept.into_bytes(), self.charge)
+    }
+}
+
 /// A body read to its end.
 pub(super) struct Read {
     /// Bytes received, kept or not.
@@ -105,8 +145,7 @@ pub(super) async fn read(
     fail: impl Fn(&h2::Error) -> Failure,
 ) -> Result<Read, Failure> {
     let mut len = 0u64;
-    let mut kept = Kept::Empty;
-    let mut charge = Charge::default();
+    let mut keeper = keep.map(|k| Keeper::new(k.limit, k.budget));
     while let Some(data) = body.data().await {
         let data = data.map_err(|e| fail(&e))?;
         let n = data.len();
@@ -114,19 +153,10 @@ pub(super) async fn read(
         // Release before judging the frame: capacity for bytes already received is
         // owed to the server whether or not the body is kept.
         let _ = body.flow_control().release_capacity(n);
-        if let Some(keep) = &keep {
-            if kept.len() + n > keep.limit {
-                return Err(Failure::too_large("kept response body", keep.limit));
-            }
-            if !charge.take(keep.budget, n) {
-                return Err(Failure::over_budget(keep.budget.cap()));
-            }
-            kept.push(data);
+        if let Some(keeper) = &mut keeper {
+            keeper.push(data)?;
         }
     }
-    Ok(Read {
-        len,
-        kept: kept.into_bytes(),
-        charge,
-    })
+    let (kept, charge) = keeper.map(Keeper::finish).unwrap_or_default();
+    Ok(Read { len, kept, charge })
 }

@@ -30,7 +30,7 @@ pub struct Failure {
 }
 
 impl Failure {
-    pub(super) fn new(kind: ErrorKind, refused: bool, reason: impl Into<String>) -> Failure {
+    pub(crate) fn new(kind: ErrorKind, refused: bool, reason: impl Into<String>) -> Failure {
         Failure {
             kind,
             refused,
@@ -39,7 +39,7 @@ impl Failure {
     }
 
     /// A part of the response larger than its limit (the target's fault).
-    pub(super) fn too_large(part: &str, limit: usize) -> Failure {
+    pub(crate) fn too_large(part: &str, limit: usize) -> Failure {
         Failure::new(
             ErrorKind::Protocol,
             false,
@@ -49,7 +49,7 @@ impl Failure {
 
     /// A kept body that did not fit in what all kept bodies may hold together: the
     /// generator's own limit.
-    pub(super) fn over_budget(cap: usize) -> Failure {
+    pub(crate) fn over_budget(cap: usize) -> Failure {
         Failure::new(
             ErrorKind::Generator,
             false,

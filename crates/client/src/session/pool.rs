@@ -1,12 +1,12 @@
-//! The shared pool's HTTP/2 side: which connection a request (or a user's stream) goes
-//! on, and the connections streams take in an `--http2` run.
+//! The shared pool's multiplexed side (HTTP/2 and HTTP/3): which connection a request
+//! (or a user's stream) goes on, and the connections streams take in an `--http2` run.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use super::{Client, Failure, Pool, Trace};
-use crate::http2;
 use crate::ConnectionModel;
+use crate::{http2, http3};
 use headroom_metrics::recorder::Speaks;
 
 impl Client {
@@ -32,26 +32,37 @@ impl Client {
         }
     }
 
-    /// A connection of the shared pool with a free stream: the least loaded open one;
-    /// else a new one while the pool has room; else, when others are being opened,
-    /// one of those (so a burst of requests at the start opens one connection per
-    /// `streams` requests, not one each); else the least loaded, whose streams the
-    /// request waits for.
+    /// A connection of the shared HTTP/2 pool with a free stream ([`Client::checkout`]).
     pub(super) async fn checkout_h2(
         &self,
         connecting: &Cell<bool>,
         trace: &mut Trace,
     ) -> Result<Rc<http2::Connection>, Failure> {
+        self.checkout(&self.pool.h2, connecting, trace, async |client, c, t| {
+            client.open_h2(Speaks::Http2, c, t).await
+        })
+        .await
+    }
+
+    /// A connection of a shared pool of multiplexed connections (`list`, HTTP/2's or
+    /// HTTP/3's) with a free stream: the least loaded open one; else a new one, made
+    /// by `open`, while the pool has room; else, when others are being opened, one of
+    /// those (so a burst of requests at the start opens one connection per `streams`
+    /// requests, not one each); else the least loaded, whose streams the request waits
+    /// for.
+    pub(super) async fn checkout<C: Muxed>(
+        &self,
+        list: &RefCell<Vec<Rc<C>>>,
+        connecting: &Cell<bool>,
+        trace: &mut Trace,
+        open: impl AsyncFn(&Client, &Cell<bool>, &mut Trace) -> Result<C, Failure>,
+    ) -> Result<Rc<C>, Failure> {
         let pool = &self.pool;
+        // HTTP/2's and HTTP/3's settings both take the plan's `streams`.
         let streams = self.h2.streams.max(1) as usize;
         loop {
-            pool.h2.borrow_mut().retain(|c| c.is_open());
-            let best = pool
-                .h2
-                .borrow()
-                .iter()
-                .min_by_key(|c| c.in_flight())
-                .cloned();
+            list.borrow_mut().retain(|c| c.is_open());
+            let best = list.borrow().iter().min_by_key(|c| c.in_flight()).cloned();
             if let Some(c) = best.as_ref().filter(|c| c.in_flight() < c.streams()) {
                 trace.reused = true;
                 return Ok(c.clone());
@@ -68,17 +79,16 @@ impl Client {
             }
             let room = pool
                 .cap
-                .is_none_or(|cap| pool.h2.borrow().len() + pool.opening.get() < cap);
+                .is_none_or(|cap| list.borrow().len() + pool.opening.get() < cap);
             if room {
                 pool.opening.set(pool.opening.get() + 1);
                 let opened = {
                     let _done = Opening(pool);
-                    self.open_h2(Speaks::Http2, connecting, trace).await
+                    open(self, connecting, trace).await
                 };
                 let c = Rc::new(opened?);
-                // Streams (gRPC calls, SSE) on a pooled connection hold a slot too.
-                c.slots_for_raw_streams();
-                pool.h2.borrow_mut().push(c.clone());
+                c.pooled();
+                list.borrow_mut().push(c.clone());
                 return Ok(c);
             }
             match best {
@@ -89,6 +99,46 @@ impl Client {
                 None => pool.opened.notified().await,
             }
         }
+    }
+}
+
+/// A connection that carries many requests at once, as the shared pool balances them.
+pub(super) trait Muxed {
+    /// Whether it takes new requests.
+    fn is_open(&self) -> bool;
+    /// Requests on it now.
+    fn in_flight(&self) -> usize;
+    /// Most requests it carries at once.
+    fn streams(&self) -> usize;
+    /// Told once, when it joins the shared pool.
+    fn pooled(&self) {}
+}
+
+impl Muxed for http2::Connection {
+    fn is_open(&self) -> bool {
+        http2::Connection::is_open(self)
+    }
+    fn in_flight(&self) -> usize {
+        http2::Connection::in_flight(self)
+    }
+    fn streams(&self) -> usize {
+        http2::Connection::streams(self)
+    }
+    /// Streams (gRPC calls, SSE) on a pooled connection hold a slot too.
+    fn pooled(&self) {
+        self.slots_for_raw_streams();
+    }
+}
+
+impl Muxed for http3::Connection {
+    fn is_open(&self) -> bool {
+        http3::Connection::is_open(self)
+    }
+    fn in_flight(&self) -> usize {
+        http3::Connection::in_flight(self)
+    }
+    fn streams(&self) -> usize {
+        http3::Connection::streams(self)
     }
 }
 

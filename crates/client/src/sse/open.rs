@@ -262,7 +262,7 @@ fn build(
 ) -> Result<Request<Empty<Bytes>>, OpenError> {
     let uri = match protocol {
         Protocol::Http1 => req.path.parse::<Uri>(),
-        Protocol::Http2 => Uri::builder()
+        Protocol::Http2 | Protocol::Http3 => Uri::builder()
             .scheme(req.scheme)
             .authority(req.authority.as_str())
             .path_and_query(req.path.as_str())

@@ -31,6 +31,7 @@ fn reopen_in(protocol: Protocol, addr: SocketAddr, path: &str) -> Reopen {
                 conn: None.into(),
                 connector,
             },
+            Protocol::Http3 => unreachable!("SSE streams go over HTTP/1.1 or HTTP/2"),
         },
         opens: Rc::new(Opens::default()),
         request: SseRequest {
@@ -119,6 +120,7 @@ fn reconnects_losing_nothing(protocol: Protocol) {
         match protocol {
             Protocol::Http1 => assert_eq!(by_protocol.sse, 5),
             Protocol::Http2 => assert!((1..=5).contains(&by_protocol.sse), "{by_protocol:?}"),
+            Protocol::Http3 => unreachable!("not a protocol of SSE streams"),
         }
     });
 }

@@ -99,6 +99,10 @@ pub struct Connections {
     /// stored before it was counted).
     #[serde(default)]
     pub by_protocol: ByProtocol,
+    /// HTTP/3 connections' transport figures, added as each closes (absent in a
+    /// recorder stored before they were counted, and all 0 in a run without HTTP/3).
+    #[serde(default)]
+    pub quic: QuicTally,
 }
 
 impl Connections {
@@ -119,6 +123,93 @@ impl Connections {
         self.reused += other.reused;
         self.handshakes += other.handshakes;
         self.by_protocol.merge(&other.by_protocol);
+        self.quic.merge(&other.quic);
+    }
+}
+
+/// What QUIC measured on the HTTP/3 connections a run closed: the round-trip times
+/// its loss recovery estimated and the packets it sent and declared lost. Read from
+/// the stack once per connection, as it closes, never per request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct QuicTally {
+    /// Connections whose figures are added in.
+    pub connections: u64,
+    /// The smallest RTT any of them saw, µs (0 while none was added).
+    pub min_rtt_us: u64,
+    /// The sum of their smoothed RTTs at close, µs (the mean's numerator).
+    pub smoothed_rtt_us_sum: u64,
+    /// The largest smoothed RTT at close, µs.
+    pub smoothed_rtt_us_max: u64,
+    /// Packets sent.
+    pub packets_sent: u64,
+    /// Packets declared lost (each was retransmitted, or its frames were).
+    pub packets_lost: u64,
+    /// Bytes in the lost packets.
+    pub bytes_lost: u64,
+    /// UDP datagrams received.
+    pub datagrams_received: u64,
+    /// Congestion events (loss or ECN marks that shrank the window).
+    pub congestion_events: u64,
+}
+
+/// One QUIC connection's figures at its close, as [`QuicTally::add`] takes them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QuicSample {
+    /// The smallest RTT the connection saw.
+    pub min_rtt: Duration,
+    /// Its smoothed RTT.
+    pub smoothed_rtt: Duration,
+    /// Packets sent.
+    pub packets_sent: u64,
+    /// Packets declared lost.
+    pub packets_lost: u64,
+    /// Bytes in the lost packets.
+    pub bytes_lost: u64,
+    /// UDP datagrams received.
+    pub datagrams_received: u64,
+    /// Congestion events.
+    pub congestion_events: u64,
+}
+
+impl QuicTally {
+    /// Adds one closed connection's figures.
+    pub fn add(&mut self, c: &QuicSample) {
+        let us = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        let min = us(c.min_rtt);
+        self.min_rtt_us = match (self.connections, min) {
+            (0, m) => m,
+            (_, 0) => self.min_rtt_us,
+            (_, m) => self.min_rtt_us.min(m),
+        };
+        self.connections += 1;
+        self.smoothed_rtt_us_sum += us(c.smoothed_rtt);
+        self.smoothed_rtt_us_max = self.smoothed_rtt_us_max.max(us(c.smoothed_rtt));
+        self.packets_sent += c.packets_sent;
+        self.packets_lost += c.packets_lost;
+        self.bytes_lost += c.bytes_lost;
+        self.datagrams_received += c.datagrams_received;
+        self.congestion_events += c.congestion_events;
+    }
+
+    /// Adds another tally (another thread's, another second's) into this one.
+    pub fn merge(&mut self, o: &QuicTally) {
+        if o.connections == 0 {
+            return;
+        }
+        self.min_rtt_us = if self.connections == 0 {
+            o.min_rtt_us
+        } else {
+            self.min_rtt_us.min(o.min_rtt_us)
+        };
+        self.connections += o.connections;
+        self.smoothed_rtt_us_sum += o.smoothed_rtt_us_sum;
+        self.smoothed_rtt_us_max = self.smoothed_rtt_us_max.max(o.smoothed_rtt_us_max);
+        self.packets_sent += o.packets_sent;
+        self.packets_lost += o.packets_lost;
+        self.bytes_lost += o.bytes_lost;
+        self.datagrams_received += o.datagrams_received;
+        self.congestion_events += o.congestion_events;
     }
 }
 
@@ -138,9 +229,11 @@ pub enum Speaks {
     Sse,
     /// gRPC calls on a connection of their own (HTTP/2).
     Grpc,
+    /// HTTP/3: the client's QUIC connections (per user or pooled).
+    Http3,
 }
 
-/// Connections opened, by what they were opened to speak. The five always appear in
+/// Connections opened, by what they were opened to speak. The six always appear in
 /// the JSON; all 0 in a summary stored before they were counted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -156,6 +249,8 @@ pub struct ByProtocol {
     pub sse: u64,
     /// gRPC calls' own connections.
     pub grpc: u64,
+    /// HTTP/3 connections of the client (QUIC).
+    pub h3: u64,
 }
 
 impl ByProtocol {
@@ -167,12 +262,13 @@ impl ByProtocol {
             Speaks::WebSocket => &mut self.websocket,
             Speaks::Sse => &mut self.sse,
             Speaks::Grpc => &mut self.grpc,
+            Speaks::Http3 => &mut self.h3,
         } += 1;
     }
 
     /// Every protocol's connections together.
     pub fn total(&self) -> u64 {
-        self.http1 + self.http2 + self.websocket + self.sse + self.grpc
+        self.http1 + self.http2 + self.websocket + self.sse + self.grpc + self.h3
     }
 
     /// Adds `other`'s counts into these.
@@ -182,6 +278,7 @@ impl ByProtocol {
         self.websocket += other.websocket;
         self.sse += other.sse;
         self.grpc += other.grpc;
+        self.h3 += other.h3;
     }
 }
 

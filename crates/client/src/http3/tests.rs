@@ -1,0 +1,30 @@
+//! The error mapping of QUIC's connection errors: what a request that needed the
+//! connection is counted under. (Requests over real HTTP/3 servers are the
+//! integration tests' `tests/http3.rs`.)
+
+use super::*;
+
+fn closed(code: quinn::TransportErrorCode) -> quinn::ConnectionError {
+    quinn::ConnectionError::ConnectionClosed(quinn::ConnectionClose {
+        error_code: code,
+        frame_type: None,
+        reason: Bytes::from_static(b"closed by the test"),
+    })
+}
+
+#[test]
+fn a_failed_handshake_is_tls_and_a_lost_peer_a_timeout_or_reset() {
+    use quinn::ConnectionError as E;
+    // A TLS alert inside QUIC (bad_certificate, no_application_protocol).
+    for alert in [42, 120] {
+        let code = quinn::TransportErrorCode::crypto(alert);
+        assert!(is_crypto(code));
+        assert_eq!(connection_kind(&closed(code)), ErrorKind::Tls);
+    }
+    let violation = quinn::TransportErrorCode::PROTOCOL_VIOLATION;
+    assert!(!is_crypto(violation));
+    assert_eq!(connection_kind(&closed(violation)), ErrorKind::Reset);
+    assert_eq!(connection_kind(&E::TimedOut), ErrorKind::Timeout);
+    assert_eq!(connection_kind(&E::Reset), ErrorKind::Reset);
+    assert_eq!(connection_kind(&E::VersionMismatch), ErrorKind::Protocol);
+}
