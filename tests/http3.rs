@@ -5,6 +5,7 @@
 //! holds what the stack measured (loss included, against a server that drops packets),
 //! and every bad setup is named.
 
+mod hostile;
 mod peers;
 
 use std::path::Path;
@@ -19,9 +20,11 @@ use crate::support::{assert_clean, assert_exit, run_headroom, run_with_summary, 
 const LIMIT: Duration = Duration::from_secs(60);
 
 fn run(dir: &Path, url: &str, extra: &[&str]) -> (Output, Summary) {
-    let mut args = vec!["--url", url, "--http3", "--timeout", "5s"];
-    if !extra.contains(&"--duration") {
-        args.extend(["--duration", "1s"]);
+    let mut args = vec!["--url", url, "--http3"];
+    for (flag, default) in [("--duration", "1s"), ("--timeout", "5s")] {
+        if !extra.contains(&flag) {
+            args.extend([flag, default]);
+        }
     }
     args.extend_from_slice(extra);
     run_with_summary(dir, &args, LIMIT)
@@ -253,4 +256,74 @@ fn gtlsserver_over_h3_and_the_loss_quic_saw() {
     let q = s.quic.as_ref().expect("a quic section");
     assert!(q.lost.packets > 0, "{q:?}");
     assert!(q.lost.percent > 2.0 && q.lost.percent < 60.0, "{q:?}");
+}
+
+#[test]
+fn hostile_h3_servers_are_classified_bounded_and_accounted_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = hostile::Hostile::start(dir.path());
+    let base = format!("https://127.0.0.1:{}", server.addr.port());
+    let ca = server.ca.to_str().unwrap().to_string();
+    #[track_caller]
+    fn only(s: &Summary, kind: &str) {
+        assert!(s.requests > 0, "{s:?}");
+        assert_eq!(s.errors.count, s.requests, "{:?}", s.errors);
+        let got = s.errors.by_kind.get(kind).copied();
+        assert_eq!(got, Some(s.requests), "want {kind}: {:?}", s.errors);
+    }
+    let at = |path: &str, extra: &[&str]| {
+        let url = format!("{base}{path}");
+        let mut args = vec!["--rate", "10", "--cacert", &ca];
+        args.extend_from_slice(extra);
+        run(dir.path(), &url, &args).1
+    };
+    // A stream reset by the server.
+    only(&at("/reset", &[]), "stream_reset");
+    // Rejected unprocessed: each is sent once more, then counted.
+    let s = at("/reject", &[]);
+    only(&s, "stream_reset");
+    assert_eq!(s.retries, s.requests, "{s:?}");
+    // A response that stops mid-body, and one that never ends (read and dropped as it
+    // comes, within QUIC's windows): both end at the request's timeout.
+    only(&at("/stall", &["--timeout", "1s"]), "timeout");
+    only(&at("/endless", &["--timeout", "1s"]), "timeout");
+    // The same endless body kept for a check: refused at the kept-body limit.
+    let yaml = format!(
+        "target: {base}\nload: {{rate: 4, duration: 1s}}\nclient: {{http3: true, cacert: {ca}}}\n\
+         requests:\n  - {{path: /endless, expect: {{json_path: \"$.x\"}}}}\n"
+    );
+    let file = dir.path().join("endless.yaml");
+    std::fs::write(&file, yaml).unwrap();
+    let (_, s) = run_with_summary(
+        dir.path(),
+        &[file.to_str().unwrap(), "--timeout", "20s"],
+        LIMIT,
+    );
+    only(&s, "protocol");
+    // Every other path answers: the server itself is fine.
+    let (out, s) = run(
+        dir.path(),
+        &format!("{base}/fine"),
+        &["--rate", "20", "--cacert", &ca],
+    );
+    assert_clean(&out, &s);
+    drop(server);
+
+    // A header section far past the limit the client announced.
+    let raw = hostile::Hostile::raw_big_head(dir.path());
+    let url = format!("https://127.0.0.1:{}/", raw.addr.port());
+    let ca = raw.ca.to_str().unwrap();
+    let (_, s) = run(dir.path(), &url, &["--rate", "10", "--cacert", ca]);
+    only(&s, "protocol");
+
+    // A server that never completes the handshake.
+    let silent = hostile::Silent::start();
+    let url = format!("https://127.0.0.1:{}/", silent.addr.port());
+    let (_, s) = run(
+        dir.path(),
+        &url,
+        &["--rate", "10", "--timeout", "1s", "--insecure"],
+    );
+    assert_eq!(s.errors.count, s.requests, "{:?}", s.errors);
+    assert_eq!(s.connections.opened, 0);
 }

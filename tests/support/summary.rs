@@ -20,6 +20,8 @@ pub(crate) fn run_with_summary(dir: &Path, args: &[&str], limit: Duration) -> (O
         "--out".into(),
         out_file.display().to_string(),
     ]);
+    // An earlier run's summary in the same directory must not pass for this one's.
+    let _ = std::fs::remove_file(&out_file);
     let out = run_headroom(&all, limit);
     assert!(out_file.is_file(), "no summary; stderr:\n{}", stderr(&out));
     let summary = read_summary(&out_file);

@@ -114,6 +114,46 @@ impl QuicConfig {
     }
 }
 
+/// The UDP buffer each endpoint asks for, receive and send: 4 MiB, what quic-go asks
+/// for too (about 3,000 full-size datagrams).
+pub const UDP_BUFFER: usize = 4 * 1024 * 1024;
+
+/// Says once per process when the kernel granted less than [`UDP_BUFFER`].
+fn warn_if_short(recv: usize, send: usize) {
+    use std::sync::atomic::AtomicBool;
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if let Some(warning) = shortfall(recv, send) {
+        if !WARNED.swap(true, Ordering::Relaxed) {
+            eprintln!("warning: {warning}");
+        }
+    }
+}
+
+/// The warning for buffers the kernel reports as `recv` and `send` bytes (Linux caps
+/// them at `net.core.rmem_max` / `wmem_max`, and reports twice what it granted), or
+/// `None` when both are at least [`UDP_BUFFER`].
+fn shortfall(recv: usize, send: usize) -> Option<String> {
+    let granted = |reported: usize| reported / 2;
+    let short: Vec<String> = [("receive", "rmem_max", recv), ("send", "wmem_max", send)]
+        .into_iter()
+        .filter(|&(_, _, reported)| granted(reported) < UDP_BUFFER)
+        .map(|(way, limit, reported)| {
+            format!("{way} {} KiB (net.core.{limit})", granted(reported) / 1024)
+        })
+        .collect();
+    (!short.is_empty()).then(|| {
+        format!(
+            "HTTP/3: the kernel granted UDP buffers of {} where {} KiB was asked; at high \
+             rates it may drop datagrams before headroom reads them, which QUIC counts as \
+             loss (raise them with sysctl -w net.core.rmem_max={} net.core.wmem_max={})",
+            short.join(", "),
+            UDP_BUFFER / 1024,
+            UDP_BUFFER,
+            UDP_BUFFER
+        )
+    })
+}
+
 /// An engine thread's UDP socket for QUIC, and where its connections' figures go.
 pub struct Endpoint {
     quinn: quinn::Endpoint,
@@ -121,16 +161,34 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// A client socket bound to an ephemeral port of `target`'s address family. Must
-    /// be called inside a tokio runtime (quinn spawns the socket's driver on it).
+    /// A client socket bound to an ephemeral port of `target`'s address family, with
+    /// [`UDP_BUFFER`] asked for each way. Must be called inside a tokio runtime (quinn
+    /// spawns the socket's driver on it).
     pub fn bind(target: SocketAddr) -> std::io::Result<Endpoint> {
-        let local: SocketAddr = if target.is_ipv4() {
-            (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+        use socket2::{Domain, Protocol, Socket, Type};
+        let (domain, local): (Domain, SocketAddr) = if target.is_ipv4() {
+            (Domain::IPV4, (std::net::Ipv4Addr::UNSPECIFIED, 0).into())
         } else {
-            (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+            (Domain::IPV6, (std::net::Ipv6Addr::UNSPECIFIED, 0).into())
         };
+        let socket = Socket::new(domain, Type::DGRAM, Some(Protocol::UDP))?;
+        // Why ask: a thread's connections all read through this one socket, and the
+        // kernel's default receive buffer (about 200 KiB) holds some 150 full-size
+        // datagrams, a few milliseconds of a busy run; past it the kernel drops them
+        // and QUIC reads the drops as loss, which the run would blame on the target.
+        let _ = socket.set_recv_buffer_size(UDP_BUFFER);
+        let _ = socket.set_send_buffer_size(UDP_BUFFER);
+        warn_if_short(socket.recv_buffer_size()?, socket.send_buffer_size()?);
+        socket.bind(&local.into())?;
+        let runtime = quinn::default_runtime()
+            .ok_or_else(|| std::io::Error::other("no async runtime for QUIC"))?;
         Ok(Endpoint {
-            quinn: quinn::Endpoint::client(local)?,
+            quinn: quinn::Endpoint::new(
+                quinn::EndpointConfig::default(),
+                None,
+                socket.into(),
+                runtime,
+            )?,
             tally: Rc::default(),
         })
     }

@@ -39,7 +39,8 @@ pub(crate) fn build(
 ) -> Result<ClientPlan, ScenarioError> {
     let flags = &overrides.client;
     let file_keys = file.map(|(src, spec, defaults)| (src, spec.map(|s| &s.value), defaults));
-    let (protocol, streams, connection) = connections(file_keys, flags, load, pool, &target.scheme)?;
+    let (protocol, streams, connection) =
+        connections(file_keys, flags, load, pool, &target.scheme)?;
     let file = file.map(|(src, spec, _)| (src, spec));
     let mut resolve = flags.resolve.clone();
     let mut options = TlsOptions {

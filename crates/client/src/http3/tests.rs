@@ -28,3 +28,18 @@ fn a_failed_handshake_is_tls_and_a_lost_peer_a_timeout_or_reset() {
     assert_eq!(connection_kind(&E::Reset), ErrorKind::Reset);
     assert_eq!(connection_kind(&E::VersionMismatch), ErrorKind::Protocol);
 }
+
+#[test]
+fn short_udp_buffers_are_named_with_the_sysctl_that_raises_them() {
+    // Linux reports twice what it granted.
+    assert_eq!(shortfall(2 * UDP_BUFFER, 2 * UDP_BUFFER), None);
+    let w = shortfall(2 * 212_992, 2 * UDP_BUFFER).expect("a short receive buffer");
+    assert!(w.contains("receive 208 KiB (net.core.rmem_max)"), "{w}");
+    assert!(!w.contains("send"), "{w}");
+    assert!(w.contains("sysctl -w net.core.rmem_max=4194304"), "{w}");
+    let both = shortfall(2 * 212_992, 2 * 212_992).unwrap();
+    assert!(
+        both.contains("receive 208 KiB") && both.contains("send 208 KiB"),
+        "{both}"
+    );
+}
