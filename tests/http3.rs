@@ -327,3 +327,64 @@ fn hostile_h3_servers_are_classified_bounded_and_accounted_for() {
     assert_eq!(s.errors.count, s.requests, "{:?}", s.errors);
     assert_eq!(s.connections.opened, 0);
 }
+
+#[test]
+fn compare_protocols_runs_each_cold_and_warm_into_one_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = target::spawn(TargetOptions {
+        tls: true,
+        ..TargetOptions::loopback()
+    })
+    .expect("start the built-in target with TLS");
+    let cert = dir.path().join("target.pem");
+    std::fs::write(&cert, target.cert_pem().unwrap()).unwrap();
+    let url = format!("https://127.0.0.1:{}/work?ms=1", target.addr().port());
+    let before = target.connections_accepted();
+    let out = run_headroom(
+        [
+            "run",
+            "--url",
+            &url,
+            "--compare-protocols",
+            "h2,h3",
+            "--rate",
+            "40",
+            "--duration",
+            "1s",
+            "--cacert",
+            cert.to_str().unwrap(),
+        ],
+        LIMIT,
+    );
+    assert_exit(&out, 0);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.len() > 8 && matches!(w[1], "cold" | "warm"))
+        .collect();
+    let order: Vec<(&str, &str)> = rows.iter().map(|w| (w[0], w[1])).collect();
+    assert_eq!(
+        order,
+        [("h2", "cold"), ("h2", "warm"), ("h3", "cold"), ("h3", "warm")],
+        "{text}"
+    );
+    let mut opened_in_all = 0;
+    for w in &rows {
+        let (requests, opened): (u64, u64) = (w[2].parse().unwrap(), w[7].parse().unwrap());
+        assert!(requests >= 30, "{text}");
+        opened_in_all += opened;
+        match w[1] {
+            // Cold: a connection, with its handshake, for every request.
+            "cold" => assert_eq!(opened, requests, "{text}"),
+            // Warm: a kept pool, a handful at most.
+            _ => assert!(opened <= 4, "{text}"),
+        }
+        assert!(w[6].ends_with('s'), "a handshake time: {text}");
+        assert_eq!(w[w.len() - 2], "0", "no errors: {text}");
+    }
+    // The target accepted the connections the four runs say they opened.
+    assert_eq!(target.connections_accepted() - before, opened_in_all);
+    // One Ctrl-C handler for the four runs: no warning about a second one.
+    assert!(!stderr(&out).contains("Ctrl-C"), "{}", stderr(&out));
+}

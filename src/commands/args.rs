@@ -194,9 +194,41 @@ pub struct RunArgs {
     /// marked `aborted`.
     #[arg(long)]
     pub abort_on_fail: bool,
+    /// Run the same load over each protocol in turn (h1, h2, h3), cold (a new
+    /// connection per request) then warm (kept connections), and print one table:
+    /// latency, handshake, the generator's CPU per request, errors. Each run is stored.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "P,P",
+        conflicts_with_all = ["http2", "http3", "connection", "shards", "out", "csv"]
+    )]
+    pub compare_protocols: Vec<ComparedProtocol>,
     /// Engine, watch, output and store flags, shared with `find`.
     #[command(flatten)]
     pub common: CommonArgs,
+}
+
+/// A protocol of `--compare-protocols`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ComparedProtocol {
+    /// HTTP/1.1.
+    H1,
+    /// HTTP/2 (h2 by ALPN over TLS, h2c over cleartext).
+    H2,
+    /// HTTP/3 over QUIC (https:// only).
+    H3,
+}
+
+impl ComparedProtocol {
+    /// As the table names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ComparedProtocol::H1 => "http/1.1",
+            ComparedProtocol::H2 => "h2",
+            ComparedProtocol::H3 => "h3",
+        }
+    }
 }
 
 /// Flags `run` and `find` share: engine limits, thresholds, watches, the JSON output,

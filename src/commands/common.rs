@@ -91,6 +91,17 @@ pub fn stop_on_ctrl_c(control: &Control, consequence: &str) {
     }
 }
 
+/// [`stop_on_ctrl_c`] the first time a process calls it, nothing after: a handler
+/// can be set once, and the commands that measure several runs one after another
+/// (`run --compare-protocols`) pass the same `control` to each.
+pub fn stop_on_ctrl_c_once(control: &Control, consequence: &str) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static SET: AtomicBool = AtomicBool::new(false);
+    if !SET.swap(true, Ordering::Relaxed) {
+        stop_on_ctrl_c(control, consequence);
+    }
+}
+
 /// Starts the live dashboard when `--dashboard` was given, its stop button wired to
 /// `control` as Ctrl-C is. An address that cannot be listened on is bad input.
 pub fn start_dashboard(

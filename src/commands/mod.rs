@@ -9,6 +9,7 @@ pub mod check;
 pub mod cluster;
 pub mod common;
 pub mod compare;
+pub mod compare_protocols;
 pub mod completions;
 pub mod convert;
 pub mod delivery;

@@ -24,6 +24,21 @@ const ABORT_GRACE_S: u64 = 5;
 
 /// Runs `headroom run` and returns its exit code (the verdict), or why it stopped.
 pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
+    if !args.compare_protocols.is_empty() {
+        return super::compare_protocols::run(args);
+    }
+    measure(args, true, &Control::default()).map(|(code, _)| code)
+}
+
+/// Runs one `headroom run`: its exit code and summary. `show`: print the summary's
+/// text as `run` does; without, only the stored run and the warnings. `control` stops
+/// it (Ctrl-C, the dashboard's button); Ctrl-C is wired to the first `control` a
+/// process measures with, so runs measured one after another share one.
+pub(crate) fn measure(
+    args: &RunArgs,
+    show: bool,
+    control: &Control,
+) -> Result<(ExitCode, Summary), CommandError> {
     let mut setup = super::setup::run(args)?;
     let mut plan = setup.plan()?;
     // `setup:` runs once before anything else; shards get its values with the setup.
@@ -40,12 +55,11 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
     // with nothing sent yet.
     let tls = common::watch_tls(&args.common, &specs)?;
     let watches = Watches::start(&specs, args.common.watch_interval, tls)?;
-    let control = Control::default();
-    common::stop_on_ctrl_c(&control, "; an interrupted run will leave no summary");
+    common::stop_on_ctrl_c_once(control, "; an interrupted run will leave no summary");
     let started = common::start_otlp(&args.common, "run", &plan)
         .map_err(CommandError::from)
         .and_then(|otlp| {
-            let dashboard = common::start_dashboard(&args.common, "run", &plan, &control)?;
+            let dashboard = common::start_dashboard(&args.common, "run", &plan, control)?;
             Ok((otlp, dashboard))
         });
     let (otlp, dashboard) = match started {
@@ -109,7 +123,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
             }
         }
     };
-    let result = engine.run(plan.clone(), None, &control, &mut on_second);
+    let result = engine.run(plan.clone(), None, control, &mut on_second);
     engine.finish();
     // `teardown:` runs once the load ended, whatever it measured.
     let teardown = super::once::teardown(&plan, args.common.quiet);
@@ -147,7 +161,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
             Err(e) => eprintln!("warning: {e}"),
         }
     }
-    println!("{}", crate::report::text::render(summary));
+    if show {
+        println!("{}", crate::report::text::render(summary));
+    }
     if let Some(failure) = &outcome.connect_failure {
         eprintln!("warning: could not connect to {failure}");
     }
@@ -183,7 +199,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
         let code = ended.as_ref().map_or_else(CommandError::exit_code, |c| *c);
         d.run_finished(summary, code.into());
     }
-    ended
+    ended.map(|code| (code, outcome.summary))
 }
 
 /// The end-of-run line for the first failed TLS handshake (`address: reason`), with
