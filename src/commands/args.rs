@@ -281,6 +281,15 @@ pub struct CommonArgs {
     /// agree). The QUIC handshake is timed as the TLS phase.
     #[arg(long)]
     pub http3: bool,
+    /// HTTP/3: keep session tickets, so new QUIC connections resume their sessions
+    /// (counted in the summary's `quic.resumed`); without it each handshakes in full.
+    #[arg(long)]
+    pub h3_resume: bool,
+    /// HTTP/3: send the request that opens a connection as 0-RTT early data when a
+    /// resumed session allows (idempotent requests only; implies --h3-resume); the
+    /// summary's `quic.zero_rtt` counts them, accepted and rejected.
+    #[arg(long = "h3-0rtt")]
+    pub h3_0rtt: bool,
     /// Most concurrent streams per HTTP/2 or HTTP/3 connection (default 100; the
     /// server's limit may lower it). Requests beyond wait, timed from their schedule.
     #[arg(long, value_name = "N")]

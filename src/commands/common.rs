@@ -37,6 +37,8 @@ pub fn overrides(url: Option<&str>, common: &CommonArgs) -> Result<Overrides, Bo
             resolve: common.resolve.clone(),
             http2: common.http2,
             http3: common.http3,
+            h3_resume: common.h3_resume,
+            h3_0rtt: common.h3_0rtt,
             streams: common.streams,
             connection: common.connection,
         },

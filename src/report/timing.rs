@@ -120,7 +120,7 @@ pub fn text(s: &Summary) -> String {
 /// What QUIC measured, in one line: `None` without HTTP/3.
 fn quic_line(s: &Summary) -> Option<String> {
     let q = s.quic.as_ref()?;
-    Some(format!(
+    let mut line = format!(
         "rtt min {}, smoothed {} (max {}); {} packets sent, {} lost ({:.2} %), {} congestion events",
         latency(q.rtt.min_ms),
         latency(q.rtt.smoothed_ms),
@@ -129,7 +129,23 @@ fn quic_line(s: &Summary) -> Option<String> {
         q.lost.packets,
         q.lost.percent,
         q.congestion_events
-    ))
+    );
+    if q.resumed > 0 {
+        let _ = write!(
+            line,
+            "; {} of {} connections resumed",
+            q.resumed, q.connections
+        );
+    }
+    let z = &q.zero_rtt;
+    if z.sent > 0 {
+        let _ = write!(
+            line,
+            "; 0-RTT: {} requests as early data, {} accepted, {} rejected",
+            z.sent, z.accepted, z.rejected
+        );
+    }
+    Some(line)
 }
 
 /// The Markdown section `### Timing`: the same phases with the name resolution, and

@@ -49,15 +49,21 @@ impl Drop for Hostile {
 impl Hostile {
     /// The h3 server whose paths misbehave.
     pub(crate) fn start(dir: &Path) -> Hostile {
-        Hostile::serve(dir, false)
+        Hostile::serve(dir, false, false)
     }
 
     /// A server speaking raw HTTP/3 frames: a 200 with a 200 KiB header section.
     pub(crate) fn raw_big_head(dir: &Path) -> Hostile {
-        Hostile::serve(dir, true)
+        Hostile::serve(dir, true, false)
     }
 
-    fn serve(dir: &Path, raw: bool) -> Hostile {
+    /// The h3 server, issuing session tickets that allow early data but resuming none:
+    /// every 0-RTT attempt is rejected (as after a server restart that lost its keys).
+    pub(crate) fn forgetful(dir: &Path) -> Hostile {
+        Hostile::serve(dir, false, true)
+    }
+
+    fn serve(dir: &Path, raw: bool, forgetful: bool) -> Hostile {
         let ca = TestCa::new("hostile h3 CA");
         let issued = ca.server(&["127.0.0.1"]);
         let ca_file = write(dir, "hostile-ca.pem", &ca.pem);
@@ -71,6 +77,10 @@ impl Hostile {
             .with_single_cert(chain, key)
             .unwrap();
         tls.alpn_protocols = vec![b"h3".to_vec()];
+        if forgetful {
+            tls.session_storage = Arc::new(Forgetful);
+            tls.max_early_data_size = u32::MAX;
+        }
         let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).unwrap();
         let config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -240,5 +250,24 @@ async fn big_head(incoming: quinn::Incoming) {
             let _ = send.finish();
             tokio::time::sleep(Duration::from_secs(5)).await;
         });
+    }
+}
+
+/// A session store that stores nothing: tickets go out, and no session comes back.
+#[derive(Debug)]
+struct Forgetful;
+
+impl rustls::server::StoresServerSessions for Forgetful {
+    fn put(&self, _key: Vec<u8>, _value: Vec<u8>) -> bool {
+        true
+    }
+    fn get(&self, _key: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+    fn take(&self, _key: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+    fn can_cache(&self) -> bool {
+        true
     }
 }

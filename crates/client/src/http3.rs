@@ -73,6 +73,9 @@ impl Default for Settings {
 pub struct QuicConfig {
     client: quinn::ClientConfig,
     server_name: String,
+    /// `--h3-0rtt`: a connection opened for an idempotent request sends it as early
+    /// data when a resumed session allows.
+    early: bool,
 }
 
 impl std::fmt::Debug for QuicConfig {
@@ -95,6 +98,7 @@ impl QuicConfig {
         tls: Arc<rustls::ClientConfig>,
         server_name: &str,
     ) -> Result<QuicConfig, QuicConfigError> {
+        let early = tls.enable_early_data;
         let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls)
             .map_err(|e| QuicConfigError(e.to_string()))?;
         let mut client = quinn::ClientConfig::new(Arc::new(crypto));
@@ -110,6 +114,7 @@ impl QuicConfig {
         Ok(QuicConfig {
             client,
             server_name: server_name.to_string(),
+            early,
         })
     }
 }
@@ -261,6 +266,9 @@ pub struct Connection {
     slots: Semaphore,
     /// Permits `slots` started with.
     streams: usize,
+    /// Whether the server accepted the early data of a connection opened in 0-RTT,
+    /// until its first request ends.
+    zero_rtt: RefCell<Option<quinn::ZeroRttAccepted>>,
     /// Set when the driver task ends (connection closed, failed, or GOAWAY).
     ended: Arc<AtomicBool>,
     limits: Limits,
@@ -270,19 +278,34 @@ pub struct Connection {
 
 impl Connection {
     /// Opens a connection to `addr` through `endpoint`: the QUIC handshake, then
-    /// HTTP/3's setup; returns it with the handshake's time. Has no timeout of its own
-    /// beyond QUIC's idle timeout: the caller bounds it.
+    /// HTTP/3's setup; returns it with the time until it could carry a request. Has no
+    /// timeout of its own beyond QUIC's idle timeout: the caller bounds it.
+    ///
+    /// `early` (the request it is opened for is idempotent): with `--h3-0rtt` and a
+    /// resumed session's keys, the connection is usable at once and its first request
+    /// goes as 0-RTT early data; the time returned is then the time to that point, not
+    /// the handshake's, which completes while the request is on its way.
     pub async fn open(
         endpoint: &Endpoint,
         config: &QuicConfig,
         addr: SocketAddr,
         settings: &Settings,
+        early: bool,
     ) -> Result<(Connection, Duration), OpenError> {
         let began = Instant::now();
-        let quic = endpoint
-            .quinn
-            .connect_with(config.client.clone(), addr, &config.server_name)?
-            .await?;
+        let connecting =
+            endpoint
+                .quinn
+                .connect_with(config.client.clone(), addr, &config.server_name)?;
+        let (quic, zero_rtt) = if early && config.early {
+            match connecting.into_0rtt() {
+                Ok((quic, accepted)) => (quic, Some(accepted)),
+                // No session to resume yet: a full handshake.
+                Err(connecting) => (connecting.await?, None),
+            }
+        } else {
+            (connecting.await?, None)
+        };
         let handshake = began.elapsed();
         let max_head = u64::try_from(settings.limits.head).unwrap_or(u64::MAX);
         let (mut driver, send) = h3::client::builder()
@@ -305,6 +328,7 @@ impl Connection {
                 quic,
                 slots: Semaphore::new(streams),
                 streams,
+                zero_rtt: RefCell::new(zero_rtt),
                 ended,
                 limits: settings.limits,
                 budget: settings.budget.clone(),
@@ -321,6 +345,41 @@ impl Connection {
     /// arrives; reads no body for a HEAD. Cancel-safe: dropping the future resets the
     /// stream and frees its slot.
     pub async fn send(
+        &self,
+        request: http::Request<()>,
+        body: Option<Bytes>,
+        keep_body: bool,
+        head: bool,
+    ) -> Result<Response, Failure> {
+        let result = self.exchange(request, body, keep_body, head).await;
+        // The request that opened a 0-RTT connection went as early data: by its end the
+        // handshake has said whether the server took it.
+        let pending = self.zero_rtt.borrow_mut().take();
+        if let Some(accepted) = pending {
+            let accepted = accepted.await;
+            let mut tally = self.tally.borrow_mut();
+            tally.zero_rtt_sent += 1;
+            if accepted {
+                tally.zero_rtt_accepted += 1;
+            } else {
+                tally.zero_rtt_rejected += 1;
+                // Streams of the early data are lost, HTTP/3's own control streams
+                // among them: this connection carries nothing more, and the request,
+                // unprocessed, goes again on a new one.
+                self.ended.store(true, Ordering::Relaxed);
+                if result.is_err() {
+                    return Err(Failure::new(
+                        ErrorKind::Reset,
+                        true,
+                        "the server rejected the 0-RTT early data",
+                    ));
+                }
+            }
+        }
+        result
+    }
+
+    async fn exchange(
         &self,
         request: http::Request<()>,
         body: Option<Bytes>,

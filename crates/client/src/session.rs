@@ -208,10 +208,13 @@ impl Client {
     /// What QUIC measured on this thread's HTTP/3 connections closed since the last
     /// call, leaving zeros (all 0 in a run without HTTP/3).
     pub fn take_quic(&self) -> QuicTally {
-        self.endpoint
+        let mut tally = self
+            .endpoint
             .get()
             .map(http3::Endpoint::take_tally)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        tally.verified += super::tls::take_verified();
+        tally
     }
 
     /// The connections this thread opened so far (requests' and streams'): every

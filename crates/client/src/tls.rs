@@ -4,7 +4,10 @@
 //! as the server's own leaf when it presents one of them: `pin.rs`), an optional client
 //! certificate, and rustls' in-memory session cache so reconnections resume their sessions.
 
+mod counted;
 mod pin;
+
+pub use counted::take_verified;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,6 +38,11 @@ pub struct TlsOptions {
     pub http2: bool,
     /// Offer `h3` by ALPN, TLS 1.3 only, for QUIC (`--http3`).
     pub http3: bool,
+    /// `--h3-resume`: keep session tickets for new QUIC connections.
+    pub h3_resume: bool,
+    /// `--h3-0rtt`: send a new QUIC connection's first request as early data (implies
+    /// resumption).
+    pub h3_0rtt: bool,
 }
 
 /// Why the TLS configuration could not be built (bad input: each names its file).
@@ -168,10 +176,8 @@ pub fn client_config(options: &TlsOptions) -> Result<Arc<ClientConfig>, TlsConfi
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(versions)
         .map_err(TlsConfigError::Rustls)?;
-    let builder = if options.insecure {
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AcceptAnyServerCertificate(provider)))
+    let verifier: Option<Arc<dyn ServerCertVerifier>> = if options.insecure {
+        Some(Arc::new(AcceptAnyServerCertificate(provider.clone())))
     } else if let Some(path) = &options.cacert {
         let pinned = certificates(path)?;
         let mut roots = RootCertStore::empty();
@@ -181,19 +187,33 @@ pub fn client_config(options: &TlsOptions) -> Result<Arc<ClientConfig>, TlsConfi
                 problem: PemProblem::BadCa(e),
             })?;
         }
-        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
             .build()
             .map_err(|source| TlsConfigError::Verifier {
                 path: path.clone(),
                 source,
             })?;
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(pin::PinnedLeaf::new(webpki, pinned)))
+        Some(Arc::new(pin::PinnedLeaf::new(webpki, pinned)))
+    } else if options.http3 {
+        let webpki =
+            WebPkiServerVerifier::builder_with_provider(Arc::new(mozilla_roots()), provider)
+                .build()
+                .map_err(|e| TlsConfigError::Rustls(rustls::Error::General(e.to_string())))?;
+        Some(webpki)
     } else {
-        let mut roots = RootCertStore::empty();
-        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        builder.with_root_certificates(roots)
+        None
+    };
+    // Over QUIC, each certificate verified is a full handshake: the ones that verified
+    // none resumed (`counted.rs`).
+    let verifier = match verifier {
+        Some(v) if options.http3 => {
+            Some(Arc::new(counted::Counted(v)) as Arc<dyn ServerCertVerifier>)
+        }
+        other => other,
+    };
+    let builder = match verifier {
+        Some(v) => builder.dangerous().with_custom_certificate_verifier(v),
+        None => builder.with_root_certificates(mozilla_roots()),
     };
     let mut config = match (&options.cert, &options.key) {
         (None, None) => builder.with_no_client_auth(),
@@ -216,9 +236,31 @@ pub fn client_config(options: &TlsOptions) -> Result<Arc<ClientConfig>, TlsConfi
     } else {
         vec![b"http/1.1".to_vec()]
     };
-    // Resumption: rustls' default, an in-memory cache of 256 sessions, stays on.
+    if options.http3 {
+        // A new QUIC connection handshakes in full unless `--h3-resume` keeps the
+        // run's session tickets (shared by its users, as one client's cache would be)
+        // or `--h3-0rtt` also sends the first request as early data.
+        config.resumption = if options.h3_resume || options.h3_0rtt {
+            rustls::client::Resumption::in_memory_sessions(H3_SESSIONS)
+        } else {
+            rustls::client::Resumption::disabled()
+        };
+        config.enable_early_data = options.h3_0rtt;
+    }
+    // Over TCP, resumption: rustls' default, an in-memory cache of 256 sessions, stays on.
     Ok(Arc::new(config))
 }
+
+/// Mozilla's roots, compiled in.
+fn mozilla_roots() -> RootCertStore {
+    let mut roots = RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    roots
+}
+
+/// Sessions kept for `--h3-resume`: rustls keeps each server name's few newest tickets;
+/// one target name needs one entry.
+const H3_SESSIONS: usize = 256;
 
 /// `--insecure`: no verification at all, as the flag says. Every server certificate is
 /// accepted, whoever issued it and whatever name it carries, and the handshake's

@@ -22,6 +22,24 @@ pub struct QuicSummary {
     pub lost: QuicLost,
     /// Congestion events: losses (or ECN marks) that shrank a congestion window.
     pub congestion_events: u64,
+    /// Connections whose handshake resumed a session (`--h3-resume`, `--h3-0rtt`):
+    /// the handshakes that verified no server certificate.
+    pub resumed: u64,
+    /// Requests sent as 0-RTT early data (`--h3-0rtt`).
+    pub zero_rtt: QuicZeroRtt,
+}
+
+/// 0-RTT: the request that opens a connection, sent as early data with a resumed
+/// session's keys before the handshake completes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct QuicZeroRtt {
+    /// Requests sent as early data.
+    pub sent: u64,
+    /// Of those, the ones the server accepted as early data.
+    pub accepted: u64,
+    /// The ones it rejected (each sent again once the handshake completed).
+    pub rejected: u64,
 }
 
 /// Round-trip times, milliseconds.
@@ -87,6 +105,12 @@ impl QuicSummary {
                 percent,
             },
             congestion_events: t.congestion_events,
+            resumed: t.connections.saturating_sub(t.verified),
+            zero_rtt: QuicZeroRtt {
+                sent: t.zero_rtt_sent,
+                accepted: t.zero_rtt_accepted,
+                rejected: t.zero_rtt_rejected,
+            },
         })
     }
 }
@@ -129,5 +153,13 @@ mod tests {
             (4, 4800, 1.0)
         );
         assert_eq!(s.congestion_events, 1);
+        // Every handshake verified a certificate: none resumed.
+        all.verified = 3;
+        assert_eq!(QuicSummary::of(&all).unwrap().resumed, 0);
+        all.verified = 1;
+        all.zero_rtt_sent = 2;
+        all.zero_rtt_accepted = 2;
+        let s = QuicSummary::of(&all).unwrap();
+        assert_eq!((s.resumed, s.zero_rtt.sent, s.zero_rtt.accepted), (2, 2, 2));
     }
 }

@@ -50,7 +50,19 @@ pub(crate) fn build(
         key: flags.key.clone(),
         http2: protocol == Protocol::Http2,
         http3: protocol == Protocol::Http3,
+        h3_resume: flags.h3_resume,
+        h3_0rtt: flags.h3_0rtt,
     };
+    if (flags.h3_resume || flags.h3_0rtt) && protocol != Protocol::Http3 {
+        let flag = if flags.h3_0rtt {
+            "--h3-0rtt"
+        } else {
+            "--h3-resume"
+        };
+        return Err(ScenarioError::command_line(format!(
+            "{flag} applies to HTTP/3: add --http3 (or `http3: true`)"
+        )));
+    }
     let mut block = None;
     let mut cookies = true;
     let mut redirects = headroom_plan::journey::DEFAULT_REDIRECTS;

@@ -113,6 +113,10 @@ pub struct ClientFlags {
     pub http2: bool,
     /// `--http3`.
     pub http3: bool,
+    /// `--h3-resume`.
+    pub h3_resume: bool,
+    /// `--h3-0rtt`.
+    pub h3_0rtt: bool,
     /// `--streams N`.
     pub streams: Option<u32>,
     /// `--connection per-user|shared|shared:N|per-request`.

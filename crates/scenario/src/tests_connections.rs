@@ -168,7 +168,7 @@ fn bad_connection_settings_name_the_field() {
     assert_error(
         &format!("{RATE}client: {{streams: 10}}\n{REQ}"),
         "3:19",
-        &["client.streams: streams apply to HTTP/2 connections: add --http2"],
+        &["client.streams: streams apply to HTTP/2 and HTTP/3 connections: add --http2 or --http3"],
     );
     assert_error(
         &format!("{RATE}client: {{connectionz: shared}}\n{REQ}"),

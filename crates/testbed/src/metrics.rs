@@ -158,6 +158,8 @@ pub(crate) struct ConnectionMetrics {
     pub(crate) tls_full: Counter,
     /// Completed resumed TLS handshakes.
     pub(crate) tls_resumed: Counter,
+    /// Completed QUIC handshakes (HTTP/3): full or resumed, which quinn does not say.
+    pub(crate) tls_quic: Counter,
     /// TLS handshakes that failed (or timed out).
     pub(crate) tls_errors: Counter,
 }
@@ -181,10 +183,10 @@ impl ConnectionMetrics {
             ByProtocol::registered(registry, "protocol_requests", "Requests by protocol");
         let handshakes = Family::<HandshakeLabels, Counter>::default();
         let kind = |kind| handshakes.get_or_create(&HandshakeLabels { kind }).clone();
-        let (tls_full, tls_resumed) = (kind("full"), kind("resumed"));
+        let (tls_full, tls_resumed, tls_quic) = (kind("full"), kind("resumed"), kind("quic"));
         registry.register(
             "tls_handshakes",
-            "Completed TLS handshakes, full or resumed",
+            "Completed TLS handshakes: full or resumed over TCP, quic over UDP",
             handshakes,
         );
         registry.register(
@@ -199,6 +201,7 @@ impl ConnectionMetrics {
             requests,
             tls_full,
             tls_resumed,
+            tls_quic,
             tls_errors,
         }
     }
@@ -372,6 +375,8 @@ mod tests {
             "headroom_target_protocol_connections_total{protocol=\"h2\"} 0",
             "headroom_target_tls_handshakes_total{kind=\"full\"} 0",
             "headroom_target_tls_handshakes_total{kind=\"resumed\"} 0",
+            "headroom_target_tls_handshakes_total{kind=\"quic\"} 0",
+            "headroom_target_protocol_requests_total{protocol=\"h3\"} 0",
             "headroom_target_tls_handshake_errors_total 0",
         ] {
             assert!(before.contains(zero), "{zero} in {before}");

@@ -81,6 +81,9 @@ pub(crate) fn self_signed(listen: SocketAddr) -> Result<SelfSigned, TargetTlsErr
         .with_single_cert(chain, key)?;
     quic.alpn_protocols = vec![ALPN_H3.to_vec()];
     quic.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
+    // 0-RTT: a resumed client may send its first request as early data. QUIC takes
+    // exactly this value (RFC 9001 §4.6.1); the flow control bounds what it may send.
+    quic.max_early_data_size = u32::MAX;
     Ok(SelfSigned {
         cert_pem,
         config: Arc::new(config),

@@ -14,7 +14,8 @@ impl Client {
     /// Sends an HTTP/3 request through `session` (the request is rendered as for
     /// HTTP/2: the same `http` head and body). A stream the server refused unprocessed
     /// (H3_REQUEST_REJECTED, or never opened because the connection was closing) is
-    /// sent once more, on a new connection when that one is closed.
+    /// sent once more, on a new connection when that one is closed; never as 0-RTT
+    /// early data the second time (a server that rejected it once would again).
     pub(super) async fn send_h3<R>(
         &self,
         session: &mut Session,
@@ -36,15 +37,23 @@ impl Client {
                     c.clone()
                 }
                 Session::Own(slot) => {
-                    let c = Rc::new(self.open_h3(connecting, trace).await?);
+                    let c = Rc::new(
+                        self.open_h3(connecting, trace, request.idempotent && attempt == 0)
+                            .await?,
+                    );
                     *slot = Some(Link::H3(c.clone()));
                     c
                 }
-                Session::PerRequest => Rc::new(self.open_h3(connecting, trace).await?),
+                Session::PerRequest => Rc::new(
+                    self.open_h3(connecting, trace, request.idempotent && attempt == 0)
+                        .await?,
+                ),
                 Session::Shared => {
                     let c = self
                         .checkout(&self.pool.h3, connecting, trace, async |client, c, t| {
-                            client.open_h3(c, t).await
+                            client
+                                .open_h3(c, t, request.idempotent && attempt == 0)
+                                .await
                         })
                         .await?;
                     if trace.connect.is_none() && trace.tls.is_none() {
@@ -65,11 +74,13 @@ impl Client {
 
     /// Opens an HTTP/3 connection through the thread's UDP socket (bound on first
     /// use): the QUIC handshake, then HTTP/3's setup. Counted as `h3`, its handshake
-    /// as a TLS one (TLS 1.3 runs inside QUIC's).
+    /// as a TLS one (TLS 1.3 runs inside QUIC's). `idempotent`: the request it is
+    /// opened for may go as 0-RTT early data (`--h3-0rtt`), which a server may replay.
     pub(super) async fn open_h3(
         &self,
         connecting: &Cell<bool>,
         trace: &mut Trace,
+        idempotent: bool,
     ) -> Result<http3::Connection, Failure> {
         let Some(config) = self.connector.quic() else {
             unreachable!("an HTTP/3 run's connector has its QUIC configuration")
@@ -85,7 +96,8 @@ impl Client {
             }
         };
         connecting.set(true);
-        let opened = http3::Connection::open(endpoint, config, self.addr(), &self.h3).await;
+        let opened =
+            http3::Connection::open(endpoint, config, self.addr(), &self.h3, idempotent).await;
         connecting.set(false);
         match opened {
             Ok((connection, handshake)) => {

@@ -151,6 +151,16 @@ pub struct QuicTally {
     pub datagrams_received: u64,
     /// Congestion events (loss or ECN marks that shrank the window).
     pub congestion_events: u64,
+    /// Server certificates verified: one per full handshake (a resumed one verifies
+    /// none), counted as the handshakes happen.
+    pub verified: u64,
+    /// Requests sent as 0-RTT early data (`--h3-0rtt`), and of those, the ones whose
+    /// early data the server accepted and rejected.
+    pub zero_rtt_sent: u64,
+    /// See `zero_rtt_sent`.
+    pub zero_rtt_accepted: u64,
+    /// See `zero_rtt_sent`.
+    pub zero_rtt_rejected: u64,
 }
 
 /// One QUIC connection's figures at its close, as [`QuicTally::add`] takes them.
@@ -194,6 +204,10 @@ impl QuicTally {
 
     /// Adds another tally (another thread's, another second's) into this one.
     pub fn merge(&mut self, o: &QuicTally) {
+        self.verified += o.verified;
+        self.zero_rtt_sent += o.zero_rtt_sent;
+        self.zero_rtt_accepted += o.zero_rtt_accepted;
+        self.zero_rtt_rejected += o.zero_rtt_rejected;
         if o.connections == 0 {
             return;
         }
