@@ -109,6 +109,11 @@ pub struct DemoArgs {
     /// Doubles the demo's time.
     #[arg(long)]
     pub tls: bool,
+    /// After the cleartext search, search the same target served over HTTPS twice,
+    /// over HTTP/2 and over HTTP/3 (QUIC), and compare their ceilings, latency,
+    /// handshakes and CPU per request.
+    #[arg(long)]
+    pub http3: bool,
 }
 
 /// Flags of `headroom target`.

@@ -26,6 +26,7 @@ use super::error::{Chain, CommandError};
 use super::exit::ExitCode;
 
 pub mod delivery;
+pub mod http3;
 pub mod tls;
 
 /// Name of the report file written in `--out-dir`.
@@ -118,8 +119,8 @@ pub enum DemoError {
 
 /// Runs the demo and returns the exit code (0 when a ceiling was found).
 pub fn run(args: &DemoArgs) -> Result<ExitCode, CommandError> {
-    let (result, reports) =
-        demo_with(&args.out_dir, args.tls).map_err(|e| CommandError::Demo(Chain::new(e)))?;
+    let (result, reports) = demo_with(&args.out_dir, args.tls, args.http3)
+        .map_err(|e| CommandError::Demo(Chain::new(e)))?;
     println!("Report:     {}", reports.markdown.display());
     if let Some(html) = &reports.html {
         println!("HTML:       {}", html.display());
@@ -130,12 +131,18 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, CommandError> {
 /// Starts the target, searches (recording into `out_dir`'s own store), prints, and
 /// writes the reports in `out_dir`; returns the search result and the reports' paths.
 pub fn demo(out_dir: &Path) -> Result<(SearchResult, DemoReports), DemoError> {
-    demo_with(out_dir, false)
+    demo_with(out_dir, false, false)
 }
 
 /// [`demo`], and with `tls` a second search of the same target served over HTTPS
-/// (see [`tls`]), compared with the first in the terminal and the Markdown report.
-pub fn demo_with(out_dir: &Path, tls: bool) -> Result<(SearchResult, DemoReports), DemoError> {
+/// (see [`tls`]), compared with the first in the terminal and the Markdown report; with
+/// `http3`, searches of the HTTPS target over HTTP/2 and HTTP/3, compared (see
+/// [`http3`]).
+pub fn demo_with(
+    out_dir: &Path,
+    tls: bool,
+    http3: bool,
+) -> Result<(SearchResult, DemoReports), DemoError> {
     let options = demo_target();
     let target = target::spawn(options.clone()).map_err(|e| DemoError::Target(Chain::new(e)))?;
     let capacity = target.capacity();
@@ -154,7 +161,7 @@ pub fn demo_with(out_dir: &Path, tls: bool) -> Result<(SearchResult, DemoReports
         .ok();
     // With --tls the two searches compare the target's CPU per request, which the
     // scrapes of its /metrics would add to one side only: then neither watches it.
-    let watch = (!tls).then(|| own_metrics(&target));
+    let watch = (!tls && !http3).then(|| own_metrics(&target));
     let searched = search(
         &target,
         ClientFlags::default(),
@@ -181,6 +188,9 @@ pub fn demo_with(out_dir: &Path, tls: bool) -> Result<(SearchResult, DemoReports
     if tls && !control.is_stopped() {
         let section = tls::compare(out_dir, &searched, &target, &control, store.as_ref())?;
         md.push_str(&section);
+    }
+    if http3 && !control.is_stopped() {
+        md.push_str(&http3::compare(out_dir, &control, store.as_ref())?);
     }
     target.shutdown();
     let path = out_dir.join(REPORT_FILE);

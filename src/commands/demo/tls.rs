@@ -88,7 +88,7 @@ pub(super) fn compare(
 }
 
 /// `+12%` from `a` to `b`, or empty when `a` is 0.
-fn change(a: f64, b: f64) -> String {
+pub(super) fn change(a: f64, b: f64) -> String {
     if a > 0.0 {
         format!("{:+.0}%", (b - a) / a * 100.0)
     } else {
@@ -97,7 +97,10 @@ fn change(a: f64, b: f64) -> String {
 }
 
 /// The highest rate both searches passed, and each one's summary there.
-fn common_pass<'a>(a: &'a Searched, b: &'a Searched) -> Option<(f64, &'a Summary, &'a Summary)> {
+pub(super) fn common_pass<'a>(
+    a: &'a Searched,
+    b: &'a Searched,
+) -> Option<(f64, &'a Summary, &'a Summary)> {
     let passed = |s: &'a Searched, rate: f64| {
         s.result
             .steps
@@ -120,7 +123,7 @@ fn common_pass<'a>(a: &'a Searched, b: &'a Searched) -> Option<(f64, &'a Summary
 }
 
 /// The generator's CPU per completed request in a step, in µs.
-fn generator_cpu_us(s: &Summary) -> f64 {
+pub(super) fn generator_cpu_us(s: &Summary) -> f64 {
     let completed_per_s = s.rate.achieved;
     if completed_per_s > 0.0 {
         s.generator.cpu_percent / 100.0 / completed_per_s * 1e6
@@ -262,6 +265,11 @@ pub fn rows(plain: &Searched, https: &Searched, connection: Option<(f64, f64)>) 
 
 /// The rows as an aligned terminal table under a `TLS cost:` title.
 pub fn terminal(rows: &[Row]) -> String {
+    titled("TLS cost:", ["cleartext", "HTTPS"], rows)
+}
+
+/// The rows as an aligned terminal table under `title`, the two sides named `sides`.
+pub(super) fn titled(title: &str, sides: [&str; 2], rows: &[Row]) -> String {
     let width = |f: fn(&Row) -> &str, title: &str| {
         rows.iter()
             .map(|r| f(r).chars().count())
@@ -269,12 +277,12 @@ pub fn terminal(rows: &[Row]) -> String {
     };
     let (w0, w1, w2) = (
         width(|r| &r.what, ""),
-        width(|r| &r.plain, "cleartext"),
-        width(|r| &r.https, "HTTPS"),
+        width(|r| &r.plain, sides[0]),
+        width(|r| &r.https, sides[1]),
     );
     let mut out = format!(
-        "TLS cost:\n  {:w0$}  {:>w1$}  {:>w2$}  change",
-        "", "cleartext", "HTTPS"
+        "{title}\n  {:w0$}  {:>w1$}  {:>w2$}  change",
+        "", sides[0], sides[1]
     );
     for r in rows {
         let _ = write!(
@@ -284,6 +292,22 @@ pub fn terminal(rows: &[Row]) -> String {
         );
     }
     out
+}
+
+/// The rows as a Markdown table, the two sides named `sides`.
+pub(super) fn markdown_table(sides: [&str; 2], rows: &[Row]) -> String {
+    let mut md = format!(
+        "| | {} | {} | Change |\n|---|---:|---:|---:|\n",
+        sides[0], sides[1]
+    );
+    for r in rows {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} |",
+            r.what, r.plain, r.https, r.change
+        );
+    }
+    md
 }
 
 /// The report's `## TLS` section.
@@ -298,13 +322,6 @@ pub fn markdown(rows: &[Row]) -> String {
          on a shared machine); a new connection's handshake is where it costs, measured \
          apart with one request per connection to `/health`, both targets in turn.\n\n",
     );
-    md.push_str("| | Cleartext | HTTPS | Change |\n|---|---:|---:|---:|\n");
-    for r in rows {
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} |",
-            r.what, r.plain, r.https, r.change
-        );
-    }
+    md.push_str(&markdown_table(["Cleartext", "HTTPS"], rows));
     md
 }
