@@ -30,6 +30,20 @@ fn run(dir: &Path, url: &str, extra: &[&str]) -> (Output, Summary) {
     run_with_summary(dir, &args, LIMIT)
 }
 
+/// The built-in target serving TLS (and so h3), its certificate written into `dir`:
+/// the target, the certificate's path and the URL of `/work?ms=1`.
+fn tls_target(dir: &Path) -> (target::RunningTarget, String, String) {
+    let target = target::spawn(TargetOptions {
+        tls: true,
+        ..TargetOptions::loopback()
+    })
+    .expect("start the built-in target with TLS");
+    let cert = dir.join("target.pem");
+    std::fs::write(&cert, target.cert_pem().unwrap()).unwrap();
+    let url = format!("https://127.0.0.1:{}/work?ms=1", target.addr().port());
+    (target, cert.display().to_string(), url)
+}
+
 /// Every connection the run opened spoke h3, handshook once, and had its figures read.
 #[track_caller]
 fn assert_h3(s: &Summary) {
@@ -57,15 +71,8 @@ fn assert_h3(s: &Summary) {
 #[test]
 fn each_connection_model_over_quic_against_the_built_in_target() {
     let dir = tempfile::tempdir().unwrap();
-    let target = target::spawn(TargetOptions {
-        tls: true,
-        ..TargetOptions::loopback()
-    })
-    .expect("start the built-in target with TLS");
-    let cert = dir.path().join("target.pem");
-    std::fs::write(&cert, target.cert_pem().unwrap()).unwrap();
-    let cert = cert.to_str().unwrap();
-    let url = format!("https://127.0.0.1:{}/work?ms=1", target.addr().port());
+    let (target, cert, url) = tls_target(dir.path());
+    let cert = cert.as_str();
 
     // The arrival-rate model's shared pool: a connection carries many streams.
     let before = target.connections_accepted();
@@ -127,12 +134,7 @@ fn each_connection_model_over_quic_against_the_built_in_target() {
 #[test]
 fn bad_setups_are_named_and_every_request_is_accounted_for() {
     let dir = tempfile::tempdir().unwrap();
-    let target = target::spawn(TargetOptions {
-        tls: true,
-        ..TargetOptions::loopback()
-    })
-    .expect("start the built-in target with TLS");
-    let url = format!("https://127.0.0.1:{}/work", target.addr().port());
+    let (_target, _, url) = tls_target(dir.path());
 
     // A certificate nobody trusts: every request fails as `tls`, and the reason says so.
     let (out, s) = run(dir.path(), &url, &["--rate", "20"]);
@@ -331,14 +333,7 @@ fn hostile_h3_servers_are_classified_bounded_and_accounted_for() {
 #[test]
 fn compare_protocols_runs_each_cold_and_warm_into_one_table() {
     let dir = tempfile::tempdir().unwrap();
-    let target = target::spawn(TargetOptions {
-        tls: true,
-        ..TargetOptions::loopback()
-    })
-    .expect("start the built-in target with TLS");
-    let cert = dir.path().join("target.pem");
-    std::fs::write(&cert, target.cert_pem().unwrap()).unwrap();
-    let url = format!("https://127.0.0.1:{}/work?ms=1", target.addr().port());
+    let (target, cert, url) = tls_target(dir.path());
     let before = target.connections_accepted();
     let out = run_headroom(
         [
@@ -352,7 +347,7 @@ fn compare_protocols_runs_each_cold_and_warm_into_one_table() {
             "--duration",
             "1s",
             "--cacert",
-            cert.to_str().unwrap(),
+            &cert,
         ],
         LIMIT,
     );
@@ -397,15 +392,8 @@ fn compare_protocols_runs_each_cold_and_warm_into_one_table() {
 #[test]
 fn resumption_and_0rtt_are_counted_accepted_and_rejected() {
     let dir = tempfile::tempdir().unwrap();
-    let target = target::spawn(TargetOptions {
-        tls: true,
-        ..TargetOptions::loopback()
-    })
-    .expect("start the built-in target with TLS");
-    let cert = dir.path().join("target.pem");
-    std::fs::write(&cert, target.cert_pem().unwrap()).unwrap();
-    let cert = cert.to_str().unwrap();
-    let url = format!("https://127.0.0.1:{}/work?ms=1", target.addr().port());
+    let (_target, cert, url) = tls_target(dir.path());
+    let cert = cert.as_str();
     let cold = |extra: &[&str]| {
         let mut args = vec![
             "--rate",

@@ -437,10 +437,8 @@ impl Client {
         trace: &mut Trace,
         judge: impl FnOnce(&Reply<'_>) -> R,
     ) -> Result<R, Failure> {
-        let prebuilt = match payload {
-            H2Payload::Prebuilt(p) => *p,
-            H2Payload::Rendered(p) => p,
-            H2Payload::Invalid(_) => return Err(Failure::kind(ErrorKind::Protocol)),
+        let Some(prebuilt) = payload.prebuilt() else {
+            return Err(Failure::kind(ErrorKind::Protocol));
         };
         for attempt in 0..2 {
             let conn = match session {

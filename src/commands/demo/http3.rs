@@ -13,16 +13,16 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::tls::{change, common_pass, generator_cpu_us, markdown_table, titled, Row};
-use super::{demo_target, search, DemoError, Searched};
-use crate::commands::error::Chain;
+use super::tls::{
+    change, common_pass, generator_cpu_us, https_target, markdown_table, titled, Row,
+};
+use super::{search, DemoError, Searched};
 use crate::engine::Control;
 use crate::report::units::latency;
 use crate::scenario::ClientFlags;
 use crate::search::result::value;
 use crate::search::text;
 use crate::store::Store;
-use crate::target::{self, TargetOptions};
 
 /// The certificate the HTTPS target writes, relative to `--out-dir` (beside the store).
 pub const CERT_FILE: &str = ".headroom/demo-h3-target-cert.pem";
@@ -34,16 +34,7 @@ pub(super) fn compare(
     control: &Control,
     store: Option<&Store>,
 ) -> Result<String, DemoError> {
-    let cert = out_dir.join(CERT_FILE);
-    if let Some(dir) = cert.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let options = TargetOptions {
-        tls: true,
-        tls_cert_out: Some(cert.clone()),
-        ..demo_target()
-    };
-    let target = target::spawn(options).map_err(|e| DemoError::Target(Chain::new(e)))?;
+    let (target, cert) = https_target(&out_dir.join(CERT_FILE))?;
     println!(
         "\nheadroom demo --http3: the same target over HTTPS at {}, searched over HTTP/2, then HTTP/3 (QUIC on UDP port {})",
         target.url(),

@@ -13,7 +13,7 @@
 //! new connection is measured apart, both targets in turn ([`per_connection`]).
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -55,16 +55,7 @@ pub(super) fn compare(
     control: &Control,
     store: Option<&Store>,
 ) -> Result<String, DemoError> {
-    let cert = out_dir.join(CERT_FILE);
-    if let Some(dir) = cert.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let options = TargetOptions {
-        tls: true,
-        tls_cert_out: Some(cert.clone()),
-        ..demo_target()
-    };
-    let target = target::spawn(options).map_err(|e| DemoError::Target(Chain::new(e)))?;
+    let (target, cert) = https_target(&out_dir.join(CERT_FILE))?;
     println!(
         "\nheadroom demo --tls: the same target over HTTPS at {} (self-signed certificate, trusted with --cacert {})",
         target.url(),
@@ -85,6 +76,21 @@ pub(super) fn compare(
     let rows = rows(plain, &https, connection);
     println!("{}", terminal(&rows));
     Ok(markdown(&rows))
+}
+
+/// The demo's target (same workers and service time) serving HTTPS under a certificate
+/// made at start and written to `cert` for the client's `--cacert`.
+pub(super) fn https_target(cert: &Path) -> Result<(target::RunningTarget, PathBuf), DemoError> {
+    if let Some(dir) = cert.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let options = TargetOptions {
+        tls: true,
+        tls_cert_out: Some(cert.to_path_buf()),
+        ..demo_target()
+    };
+    let target = target::spawn(options).map_err(|e| DemoError::Target(Chain::new(e)))?;
+    Ok((target, cert.to_path_buf()))
 }
 
 /// `+12%` from `a` to `b`, or empty when `a` is 0.

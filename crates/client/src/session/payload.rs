@@ -40,6 +40,18 @@ pub enum H2Payload<'a> {
     Invalid(String),
 }
 
+impl H2Payload<'_> {
+    /// The request to send (HTTP/2's and HTTP/3's), or `None` when its rendering
+    /// failed (counted as `protocol`).
+    pub(super) fn prebuilt(&self) -> Option<&Prebuilt> {
+        match self {
+            H2Payload::Prebuilt(p) => Some(p),
+            H2Payload::Rendered(p) => Some(p),
+            H2Payload::Invalid(_) => None,
+        }
+    }
+}
+
 /// A response as the caller's `judge` sees it, while its connection is still held.
 pub struct Reply<'a> {
     /// Status code.
