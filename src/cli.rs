@@ -92,6 +92,9 @@ pub fn main() -> i32 {
 /// Runs `command`.
 fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
     match command {
+        Command::Run(args) if !args.compare_protocols.is_empty() => {
+            commands::compare_protocols::run(&args)
+        }
         Command::Run(args) => commands::run::run(&args),
         Command::Find(args) => commands::find::run(&args),
         Command::Demo(args) => commands::demo::run(&args),

@@ -23,10 +23,9 @@ use super::sharded::Engine;
 const ABORT_GRACE_S: u64 = 5;
 
 /// Runs `headroom run` and returns its exit code (the verdict), or why it stopped.
+/// (`--compare-protocols` is [`super::compare_protocols::run`]'s, which `cli` calls
+/// instead.)
 pub fn run(args: &RunArgs) -> Result<ExitCode, CommandError> {
-    if !args.compare_protocols.is_empty() {
-        return super::compare_protocols::run(args);
-    }
     measure(args, true, &Control::default()).map(|(code, _)| code)
 }
 

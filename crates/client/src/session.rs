@@ -36,6 +36,7 @@ mod quic;
 
 use idle::IdleStack;
 
+use payload::judge_muxed;
 pub use payload::{H2Payload, Payload, Reply};
 
 /// Sends requests for one engine thread (never shared across threads).
@@ -530,26 +531,4 @@ impl Client {
             }),
         }
     }
-}
-
-/// Judges an HTTP/2 or HTTP/3 response read to its end: its status, the response
-/// headers the request keeps, and its body.
-fn judge_muxed<R>(
-    request: &PreparedRequest,
-    response: &http2::Response,
-    trace: &mut Trace,
-    judge: impl FnOnce(&Reply<'_>) -> R,
-) -> R {
-    trace.first_byte = Some(FirstByte::At(response.first_byte));
-    let mut kept = Vec::new();
-    for (i, name) in request.keep_headers.iter().enumerate() {
-        for value in response.headers.get_all(name.as_str()) {
-            kept.push((i, value.as_bytes().to_vec()));
-        }
-    }
-    judge(&Reply {
-        status: response.status,
-        headers: &kept,
-        body: &response.body,
-    })
 }

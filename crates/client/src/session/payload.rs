@@ -1,9 +1,10 @@
 //! What one exchange of a [`super::Client`] takes and gives: the request rendered
 //! for sending ([`Payload`]) and the response as the caller's judge sees it ([`Reply`]).
 
-#[cfg(doc)]
+use super::super::http2;
 use super::super::prepared::PreparedRequest;
 use super::super::request::Prebuilt;
+use super::super::trace::{FirstByte, Trace};
 
 /// A request rendered for sending: borrowed prebuilt bytes, or this send's rendering.
 pub enum Payload<'a> {
@@ -71,4 +72,26 @@ impl Reply<'_> {
             .filter(move |(i, _)| *i == index)
             .map(|(_, v)| v.as_slice())
     }
+}
+
+/// Judges an HTTP/2 or HTTP/3 response read to its end: its status, the response
+/// headers the request keeps, and its body.
+pub(super) fn judge_muxed<R>(
+    request: &PreparedRequest,
+    response: &http2::Response,
+    trace: &mut Trace,
+    judge: impl FnOnce(&Reply<'_>) -> R,
+) -> R {
+    trace.first_byte = Some(FirstByte::At(response.first_byte));
+    let mut kept = Vec::new();
+    for (i, name) in request.keep_headers.iter().enumerate() {
+        for value in response.headers.get_all(name.as_str()) {
+            kept.push((i, value.as_bytes().to_vec()));
+        }
+    }
+    judge(&Reply {
+        status: response.status,
+        headers: &kept,
+        body: &response.body,
+    })
 }

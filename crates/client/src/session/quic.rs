@@ -4,7 +4,8 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use super::{judge_muxed, Client, Failure, H2Payload, Link, Note, Reply, Session, Trace};
+use super::payload::judge_muxed;
+use super::{Client, Failure, H2Payload, Link, Note, Reply, Session, Trace};
 use crate::http3;
 use crate::prepared::PreparedRequest;
 use headroom_metrics::recorder::Speaks;
