@@ -20,7 +20,7 @@ use crate::metrics::recorder::{add_by_name, new_histogram, NameCounts};
 use crate::metrics::summary::Summary;
 use crate::metrics::ErrorKind;
 use crate::search::{SearchResult, StepRecord};
-use crate::watch::{Detail, LiveWatch, LiveWatches};
+use crate::watch::{Detail, LiveWatches};
 
 /// What the page is told once per connection: which command, against what.
 #[derive(Debug, Clone, Serialize)]
@@ -168,50 +168,6 @@ pub struct Finished {
     pub summary: Option<Value>,
     /// A search's result without its steps (they are in `steps`).
     pub search: Option<Value>,
-}
-
-/// One message to the page (`/state`, or one `/events` frame), borrowing the board.
-#[derive(Debug, Serialize)]
-pub struct Message<'a> {
-    /// The page starts over with these rows (a new connection, or rows thinned).
-    reset: bool,
-    /// The command's description, on a reset only.
-    meta: Option<&'a Meta>,
-    /// The rows the page has not seen.
-    rows: &'a [Row],
-    /// The newest second's figures.
-    now: &'a Value,
-    /// Errors by kind so far, kinds with none left out.
-    error_kinds: BTreeMap<&'static str, u64>,
-    /// A search's steps so far.
-    steps: &'a [StepPoint],
-    /// A search's step in progress.
-    current: &'a Option<CurrentStep>,
-    /// The live verdict in words.
-    verdict: &'a str,
-    /// The watches' newest samples.
-    watches: Vec<LiveWatch>,
-    /// The PostgreSQL watch's newest figures.
-    postgres: &'a Option<Value>,
-    /// Stop was asked.
-    stopping: bool,
-    /// How the command ended, once it has.
-    finished: &'a Option<Finished>,
-    /// Each workload's requests and errors so far.
-    workloads: Vec<Value>,
-}
-
-impl Message<'_> {
-    /// The message as JSON text.
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("a dashboard message serializes")
-    }
-
-    /// The message as a JSON value (tests read it by key).
-    #[cfg(test)]
-    pub fn value(&self) -> Value {
-        serde_json::to_value(self).expect("a dashboard message serializes")
-    }
 }
 
 /// What the dashboard knows. Not shared by itself: the dashboard keeps it behind a mutex.
@@ -529,5 +485,8 @@ impl Board {
 }
 
 mod compact;
+mod message;
+
+pub use message::Message;
 #[cfg(test)]
 pub(in crate::dashboard) mod tests;

@@ -449,11 +449,6 @@ impl Connection {
     pub fn streams(&self) -> usize {
         self.streams
     }
-
-    /// The round-trip time QUIC estimates now (smoothed).
-    pub fn rtt(&self) -> Duration {
-        self.quic.rtt()
-    }
 }
 
 impl Drop for Connection {

@@ -24,7 +24,7 @@ use super::request::{h2_request, render, Prebuilt};
 use super::trace::FirstByte;
 pub use super::trace::Trace;
 use super::{ConnectionModel, Protocol};
-use headroom_metrics::recorder::{QuicTally, Speaks};
+use headroom_metrics::recorder::Speaks;
 use headroom_metrics::ErrorKind;
 use headroom_plan::{ClientPlan, Target};
 use headroom_template::RenderContext;
@@ -204,18 +204,6 @@ impl Client {
     pub fn close_shared(&self) {
         self.pool.h2.borrow_mut().clear();
         self.pool.h3.borrow_mut().clear();
-    }
-
-    /// What QUIC measured on this thread's HTTP/3 connections closed since the last
-    /// call, leaving zeros (all 0 in a run without HTTP/3).
-    pub fn take_quic(&self) -> QuicTally {
-        let mut tally = self
-            .endpoint
-            .get()
-            .map(http3::Endpoint::take_tally)
-            .unwrap_or_default();
-        tally.verified += super::tls::take_verified();
-        tally
     }
 
     /// The connections this thread opened so far (requests' and streams'): every

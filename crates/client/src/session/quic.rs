@@ -8,10 +8,22 @@ use super::payload::judge_muxed;
 use super::{Client, Failure, H2Payload, Link, Note, Reply, Session, Trace};
 use crate::http3;
 use crate::prepared::PreparedRequest;
-use headroom_metrics::recorder::Speaks;
+use headroom_metrics::recorder::{QuicTally, Speaks};
 use headroom_metrics::ErrorKind;
 
 impl Client {
+    /// What QUIC measured on this thread's HTTP/3 connections closed since the last
+    /// call, leaving zeros (all 0 in a run without HTTP/3).
+    pub fn take_quic(&self) -> QuicTally {
+        let mut tally = self
+            .endpoint
+            .get()
+            .map(http3::Endpoint::take_tally)
+            .unwrap_or_default();
+        tally.verified += crate::tls::take_verified();
+        tally
+    }
+
     /// Sends an HTTP/3 request through `session` (the request is rendered as for
     /// HTTP/2: the same `http` head and body). A stream the server refused unprocessed
     /// (H3_REQUEST_REJECTED, or never opened because the connection was closing) is
