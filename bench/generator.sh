@@ -2,11 +2,14 @@
 # Generator benchmark: how much CPU and memory headroom spends per request, side by
 # side with wrk, oha, hey, h2load, vegeta, k6 and Locust, against one nginx on
 # loopback: plain HTTP/1.1, HTTPS/1.1, h2c, HTTP/2 over TLS, a TLS handshake per
-# request, and 1000 connections plain and over TLS.
+# request, and 1000 connections plain and over TLS; and HTTP/3 against one Caddy
+# (kept connections and a QUIC handshake per request), with HTTP/2 over TLS against
+# the same Caddy as its reference.
 #
 #   bash bench/generator.sh                         # 3 rounds of 10 s per tool and case
 #   BENCH_SECONDS=2 BENCH_ROUNDS=1 bash bench/generator.sh
 #   BENCH_CASES="tls h2c h2tls handshake tlsconns" bash bench/generator.sh
+#   BENCH_CASES="h2caddy h3 h3new" bash bench/generator.sh   # HTTP/3 (needs caddy)
 #   BENCH_INSTALL=1 bash bench/generator.sh         # first install missing peers
 #   HEADROOM_BASELINE=/path/to/old/headroom BENCH_TOOLS="headroom baseline wrk" \
 #       bash bench/generator.sh                     # a change against an older build
@@ -26,7 +29,7 @@ set -euo pipefail
 
 BENCH_SECONDS=${BENCH_SECONDS:-10}
 BENCH_ROUNDS=${BENCH_ROUNDS:-3}
-BENCH_CASES=${BENCH_CASES:-"closed open conns tls h2c h2tls handshake tlsconns"}
+BENCH_CASES=${BENCH_CASES:-"closed open conns tls h2c h2tls handshake tlsconns h2caddy h3 h3new"}
 BENCH_TOOLS=${BENCH_TOOLS:-"headroom wrk floor oha hey h2load vegeta k6 locust"}
 BENCH_OUT=${BENCH_OUT:-$(mktemp -d -t headroom-bench-XXXXXX)}
 mkdir -p "$BENCH_OUT/runs"
@@ -46,6 +49,7 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d -t headroom-bench-work-XXXXXX)
 chmod 755 "$WORK"
 NGINX_PID=""
+CADDY_PID=""
 
 say() { printf '%s\n' "$*" >&2; }
 die() {
@@ -54,10 +58,12 @@ die() {
 }
 
 cleanup() {
-    if [ -n "$NGINX_PID" ]; then
-        kill -TERM "$NGINX_PID" 2>/dev/null || true
-        wait "$NGINX_PID" 2>/dev/null || true
-    fi
+    local pid
+    for pid in "$NGINX_PID" "$CADDY_PID"; do
+        [ -n "$pid" ] || continue
+        kill -TERM "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -250,12 +256,60 @@ EOF
     die "nginx found no free port in 5 attempts"
 }
 
+# start_caddy: Debian's Caddy (HTTP/3 on by default since 2.6) on TARGET_CPU with one
+# Go thread, serving HTTP/1.1, h2 and h3 on one free port of 127.0.0.1 (TCP and UDP)
+# with nginx's certificate; sets CADDY_URL, or leaves it empty when caddy or the
+# certificate is missing. The URL names `localhost`: a client sends no SNI for an
+# address, and Caddy 2.6 then looks the certificate up by its QUIC socket's wildcard
+# address, finds none and fails the handshake.
+start_caddy() {
+    local caddy port
+    CADDY_URL=""
+    caddy=$(find_tool caddy) || {
+        say "caddy is not installed: the HTTP/3 cases are skipped (apt-get install -y caddy)"
+        return 0
+    }
+    [ -s "$WORK/nginx/cert.pem" ] || return 0
+    mkdir -p "$WORK/caddy"
+    read -r port < <(free_ports 1)
+    cat >"$WORK/caddy/Caddyfile" <<EOF
+{
+    admin off
+    auto_https off
+    storage file_system $WORK/caddy/data
+    servers {
+        protocols h1 h2 h3
+    }
+}
+https://localhost:$port {
+    bind 127.0.0.1
+    tls $WORK/nginx/cert.pem $WORK/nginx/key.pem
+    respond "ok" 200
+}
+EOF
+    HOME="$WORK/caddy" XDG_DATA_HOME="$WORK/caddy/xdg" XDG_CONFIG_HOME="$WORK/caddy/xdg" \
+        GOMAXPROCS=1 taskset -c "$TARGET_CPU" "$caddy" run --adapter caddyfile \
+        --config "$WORK/caddy/Caddyfile" </dev/null >"$WORK/caddy/log" 2>&1 &
+    CADDY_PID=$!
+    for _ in $(seq 100); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            CADDY_URL="https://localhost:$port/"
+            say "caddy on $CADDY_URL over TCP and UDP (pid $CADDY_PID, CPU $TARGET_CPU)"
+            return 0
+        fi
+        kill -0 "$CADDY_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    die "caddy did not start: $(tail -n 5 "$WORK/caddy/log")"
+}
+
 # case_url CASE: the target of a case (empty when it cannot run here).
 case_url() {
     case $1 in
     closed | open | conns) echo "$PLAIN_URL" ;;
     h2c) echo "$H2C_URL" ;;
     tls | h2tls | handshake | tlsconns) echo "$TLS_URL" ;;
+    h2caddy | h3 | h3new) echo "$CADDY_URL" ;;
     esac
 }
 
@@ -318,17 +372,20 @@ run_case_tool() {
 
 for case in $BENCH_CASES; do
     case $case in
-    closed | open | conns | tls | h2c | h2tls | handshake | tlsconns) ;;
-    *) die "unknown case $case (known: closed open conns tls h2c h2tls handshake tlsconns)" ;;
+    closed | open | conns | tls | h2c | h2tls | handshake | tlsconns | h2caddy | h3 | h3new) ;;
+    *) die "unknown case $case (known: closed open conns tls h2c h2tls handshake tlsconns h2caddy h3 h3new)" ;;
     esac
 done
 start_nginx
+case " $BENCH_CASES " in
+*" h2caddy "* | *" h3 "* | *" h3new "*) start_caddy ;;
+esac
 say "results: $BENCH_OUT (seconds=$BENCH_SECONDS rounds=$BENCH_ROUNDS)"
 for round in $(seq "$BENCH_ROUNDS"); do
     for case in $BENCH_CASES; do
         URL=$(case_url "$case")
         if [ -z "$URL" ]; then
-            say "round $round, case $case: skipped (no TLS certificate)"
+            say "round $round, case $case: skipped (no TLS certificate or no caddy)"
             continue
         fi
         say "round $round, case $case ($URL)"

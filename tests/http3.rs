@@ -3,9 +3,10 @@
 //! ngtcp2's `gtlsserver`. Each connection model keeps its meaning, the QUIC handshake
 //! is timed as the TLS phase, connections are counted as `h3`, the `quic` section
 //! holds what the stack measured (loss included, against a server that drops packets),
-//! and every bad setup is named.
+//! client certificates reach the QUIC handshake, and every bad setup is named.
 
 mod hostile;
+mod mtls;
 mod peers;
 
 use std::path::Path;
@@ -57,6 +58,20 @@ fn assert_h3(s: &Summary) {
     assert_eq!(s.timing_ms.connect.count, 0, "{:?}", s.timing_ms);
     assert!(s.timing_ms.tls.ms.p50 > 0.0, "{:?}", s.timing_ms.tls);
     assert_eq!(s.timing_ms.ttfb.count, s.requests);
+    // The request that opened each connection, and the handshake's share of it.
+    let f = &c.first_request;
+    if s.errors.count == 0 {
+        assert_eq!(f.count, c.opened, "{f:?}");
+    }
+    assert!(f.count >= 1, "{f:?}");
+    assert!(
+        f.handshake_mean_ms > 0.0 && f.handshake_mean_ms <= f.mean_ms,
+        "{f:?}"
+    );
+    assert!(
+        f.handshake_share_percent > 0.0 && f.handshake_share_percent <= 100.0,
+        "{f:?}"
+    );
     let q = s.quic.as_ref().expect("a quic section");
     assert_eq!(q.connections, c.opened, "every connection measured: {q:?}");
     assert!(
@@ -66,6 +81,8 @@ fn assert_h3(s: &Summary) {
     // At least the handshake's and each request's packets.
     assert!(q.packets.sent >= s.requests, "{q:?}");
     assert!(q.packets.received_datagrams > 0, "{q:?}");
+    // What the client's socket may batch per send (1: the kernel has no GSO).
+    assert!(q.gso_segments >= 1, "{q:?}");
 }
 
 #[test]

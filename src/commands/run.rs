@@ -207,6 +207,14 @@ pub(crate) fn measure(
 /// verify against that file.
 fn tls_warning(failure: &str, cacert: Option<&std::path::Path>) -> String {
     let (addr, reason) = failure.split_once(": ").unwrap_or(("the target", failure));
+    // TLS's certificate_required alert, as rustls names it over TCP and as QUIC carries
+    // it (crypto error 0x100 + the alert's number, 116).
+    if reason.contains("CertificateRequired") || reason.contains("error 116") {
+        return format!(
+            "TLS handshake with {addr} failed: {reason} (the server asks for a client \
+             certificate: give --cert FILE and --key FILE)"
+        );
+    }
     if reason.contains("not valid for name") {
         return format!(
             "TLS handshake with {addr} failed: {reason} \

@@ -110,11 +110,35 @@ pub fn text(s: &Summary) -> String {
     }
     let mut out = t.render(0);
     let _ = writeln!(out, "connections  {}", connections_line(s));
+    if let Some(line) = first_request_line(s) {
+        let _ = writeln!(out, "first request {line}");
+    }
     if let Some(line) = quic_line(s) {
         let _ = writeln!(out, "quic         {line}");
     }
     out.push('\n');
     out
+}
+
+/// What the handshake cost the request that opened each connection, in one line:
+/// `None` when no request paid for one.
+fn first_request_line(s: &Summary) -> Option<String> {
+    let f = &s.connections.first_request;
+    if f.count == 0 {
+        return None;
+    }
+    let handshake = if s.connections.protocol == "h3" {
+        "the QUIC handshake"
+    } else {
+        "the TLS handshake"
+    };
+    Some(format!(
+        "on a new connection: {} mean over {} requests, {} of it {handshake} ({:.0} %)",
+        latency(f.mean_ms),
+        f.count,
+        latency(f.handshake_mean_ms),
+        f.handshake_share_percent
+    ))
 }
 
 /// What QUIC measured, in one line: `None` without HTTP/3.
@@ -136,6 +160,13 @@ fn quic_line(s: &Summary) -> Option<String> {
             "; {} of {} connections resumed",
             q.resumed, q.connections
         );
+    }
+    match q.gso_segments {
+        0 => {}
+        1 => line.push_str("; no GSO"),
+        n => {
+            let _ = write!(line, "; GSO up to {n} packets per send");
+        }
     }
     let z = &q.zero_rtt;
     if z.sent > 0 {
@@ -172,6 +203,9 @@ pub fn markdown(out: &mut String, s: &Summary) {
         );
     }
     let _ = writeln!(out, "\nConnections: {}.\n", connections_line(s));
+    if let Some(line) = first_request_line(s) {
+        let _ = writeln!(out, "First request {line}.\n");
+    }
     if let Some(line) = quic_line(s) {
         let _ = writeln!(out, "QUIC: {}.\n", escape(&line));
     }
@@ -252,6 +286,30 @@ mod tests {
         assert!(
             out.contains("connections  h2 shared:2 × 10 streams: 4 opened, 96 reused"),
             "{out}"
+        );
+    }
+
+    #[test]
+    fn the_first_request_line_gives_the_handshakes_share_and_names_quic_over_h3() {
+        let mut s = summary();
+        assert!(!text(&s).contains("first request"), "no handshake, no line");
+        s.connections.first_request = crate::metrics::first_request::FirstRequest {
+            count: 4,
+            mean_ms: 2.5,
+            handshake_mean_ms: 1.0,
+            handshake_share_percent: 40.0,
+        };
+        let out = text(&s);
+        assert!(
+            out.contains("first request on a new connection: 2.50ms mean over 4 requests, 1.00ms of it the TLS handshake (40 %)"),
+            "{out}"
+        );
+        s.connections.protocol = "h3".into();
+        let mut md = String::new();
+        markdown(&mut md, &s);
+        assert!(
+            md.contains("1.00ms of it the QUIC handshake (40 %)."),
+            "{md}"
         );
     }
 

@@ -187,20 +187,36 @@ impl Endpoint {
         socket.bind(&local.into())?;
         let runtime = quinn::default_runtime()
             .ok_or_else(|| std::io::Error::other("no async runtime for QUIC"))?;
+        let socket = runtime.wrap_udp_socket(socket.into())?;
+        // quinn-udp probed the kernel for UDP_SEGMENT as it wrapped the socket: more
+        // than 1 means one sendmsg hands it a batch of packets to cut into datagrams.
+        let tally = QuicTally {
+            gso_segments: socket.max_transmit_segments() as u64,
+            ..QuicTally::default()
+        };
         Ok(Endpoint {
-            quinn: quinn::Endpoint::new(
+            quinn: quinn::Endpoint::new_with_abstract_socket(
                 quinn::EndpointConfig::default(),
                 None,
-                socket.into(),
+                socket,
                 runtime,
             )?,
-            tally: Rc::default(),
+            tally: Rc::new(RefCell::new(tally)),
         })
     }
 
-    /// The figures of the connections closed so far, leaving zeros.
+    /// The figures of the connections closed so far, leaving zeros (and the socket's
+    /// GSO segments, which belong to the socket, not to the connections).
     pub fn take_tally(&self) -> QuicTally {
-        self.tally.take()
+        let mut tally = self.tally.borrow_mut();
+        let gso_segments = tally.gso_segments;
+        std::mem::replace(
+            &mut *tally,
+            QuicTally {
+                gso_segments,
+                ..QuicTally::default()
+            },
+        )
     }
 }
 
@@ -308,11 +324,23 @@ impl Connection {
         };
         let handshake = began.elapsed();
         let max_head = u64::try_from(settings.limits.head).unwrap_or(u64::MAX);
-        let (mut driver, send) = h3::client::builder()
+        let built = h3::client::builder()
             .max_field_section_size(max_head)
             .send_grease(false)
             .build::<_, _, Bytes>(h3_quinn::Connection::new(quic.clone()))
-            .await?;
+            .await;
+        let (mut driver, send) = match built {
+            Ok(pair) => pair,
+            // The connection closed under HTTP/3's setup: QUIC's reason is the cause (a
+            // server that refused the client's certificate once the client had finished
+            // its handshake), not h3's wrapper of it.
+            Err(e) => {
+                return Err(match quic.close_reason() {
+                    Some(reason) => OpenError::Handshake(reason),
+                    None => OpenError::H3(e),
+                })
+            }
+        };
         let ended = Arc::new(AtomicBool::new(false));
         let done = ended.clone();
         tokio::spawn(async move {
@@ -482,7 +510,12 @@ impl Connection {
             ),
             S::RemoteClosing { .. } => (ErrorKind::Goaway, true),
             S::ConnectionError { .. } => match self.quic.close_reason() {
-                Some(reason) => (connection_kind(&reason), false),
+                // QUIC's own words for why the connection closed (a server that
+                // refused the handshake after the client finished it: "the
+                // cryptographic handshake failed: error 116"), not h3's wrapper.
+                Some(reason) => {
+                    return Failure::new(connection_kind(&reason), unsent, reason.to_string())
+                }
                 None => (ErrorKind::Protocol, false),
             },
             _ => (ErrorKind::Protocol, false),

@@ -166,6 +166,9 @@ pub(crate) fn summarize(
             reused: rec.connections.reused,
             handshakes: rec.connections.handshakes,
             by_protocol: rec.connections.by_protocol,
+            first_request: headroom_metrics::first_request::FirstRequest::of(
+                &rec.connections.opening,
+            ),
         },
         quic: headroom_metrics::quic::QuicSummary::of(&rec.connections.quic),
         by_name,

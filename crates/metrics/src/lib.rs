@@ -2,6 +2,7 @@
 //! [`summary::Summary`] and judged by [`threshold::Threshold`]s.
 
 pub mod figures;
+pub mod first_request;
 pub mod quic;
 pub mod recorder;
 pub mod streams;

@@ -27,6 +27,10 @@ pub struct QuicSummary {
     pub resumed: u64,
     /// Requests sent as 0-RTT early data (`--h3-0rtt`).
     pub zero_rtt: QuicZeroRtt,
+    /// The most QUIC packets one send could carry to the kernel (UDP generic
+    /// segmentation offload, which quinn uses where the kernel has it); 1 without GSO,
+    /// and 0 in a summary stored before it was recorded.
+    pub gso_segments: u64,
 }
 
 /// 0-RTT: the request that opens a connection, sent as early data with a resumed
@@ -111,6 +115,7 @@ impl QuicSummary {
                 accepted: t.zero_rtt_accepted,
                 rejected: t.zero_rtt_rejected,
             },
+            gso_segments: t.gso_segments,
         })
     }
 }

@@ -23,7 +23,9 @@ mod timing;
 
 pub use flows::{CheckCounts, CookieCounts, GroupTally};
 pub use second::{add_by_name, NameCounts, SecondBucket};
-pub use timing::{Breakdown, ByProtocol, Connections, QuicSample, QuicTally, Speaks, Timing};
+pub use timing::{
+    Breakdown, ByProtocol, Connections, Opening, QuicSample, QuicTally, Speaks, Timing,
+};
 
 /// Significant digits of every run-level histogram (ARCHITECTURE.md rule 3).
 const SIGFIG: u8 = 3;
@@ -311,7 +313,8 @@ impl Recorder {
     /// Records one finished request (into its name's tally; see [`Recorder::finish`]).
     pub fn record(&mut self, hit: &Hit) {
         self.by_name[hit.name_id].record(hit);
-        self.connections.record(&hit.timing);
+        self.connections
+            .record(&hit.timing, hit.uncorrected, hit.error.is_none());
         let second = &mut self.second;
         put(&mut second.latency, hit.corrected);
         // Grown on the first request of a name in this second: one small allocation

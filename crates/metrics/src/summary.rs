@@ -339,6 +339,9 @@ pub struct Connections {
     /// `h3` (the client's HTTP/3 connections).
     /// All 0 in a summary stored before they were counted.
     pub by_protocol: ByProtocol,
+    /// The requests that opened a connection with a handshake, and the handshake's
+    /// share of their latency.
+    pub first_request: crate::first_request::FirstRequest,
 }
 
 /// One threshold's verdict.

@@ -1,6 +1,6 @@
 //! The error mapping of QUIC's connection errors: what a request that needed the
-//! connection is counted under. (Requests over real HTTP/3 servers are the
-//! integration tests' `tests/http3.rs`.)
+//! connection is counted under; the UDP socket's buffers and GSO. (Requests over real
+//! HTTP/3 servers are the integration tests' `tests/http3.rs`.)
 
 use super::*;
 
@@ -42,4 +42,31 @@ fn short_udp_buffers_are_named_with_the_sysctl_that_raises_them() {
         both.contains("receive 208 KiB") && both.contains("send 208 KiB"),
         "{both}"
     );
+}
+
+#[tokio::test]
+async fn the_socket_says_how_many_packets_one_send_may_carry() {
+    let endpoint = Endpoint::bind("127.0.0.1:443".parse().unwrap()).unwrap();
+    let gso = endpoint.take_tally().gso_segments;
+    assert!(gso >= 1, "{gso}");
+    // Taking the connections' figures leaves the socket's own.
+    assert_eq!(endpoint.take_tally().gso_segments, gso);
+    // Linux has had UDP_SEGMENT since 4.18, and quinn uses it where the kernel has it.
+    if let Some((major, minor)) = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .ok()
+        .and_then(|r| {
+            let mut parts = r.trim().split(['.', '-']);
+            Some((
+                parts.next()?.parse::<u32>().ok()?,
+                parts.next()?.parse::<u32>().ok()?,
+            ))
+        })
+    {
+        if (major, minor) >= (4, 18) {
+            assert!(
+                gso > 1,
+                "kernel {major}.{minor} has GSO, the socket used none"
+            );
+        }
+    }
 }

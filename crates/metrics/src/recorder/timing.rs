@@ -103,11 +103,48 @@ pub struct Connections {
     /// recorder stored before they were counted, and all 0 in a run without HTTP/3).
     #[serde(default)]
     pub quic: QuicTally,
+    /// Successful requests that opened their connection with a handshake, and how
+    /// much of their time it took (absent in a recorder stored before it was counted).
+    #[serde(default)]
+    pub opening: Opening,
+}
+
+/// Successful requests that paid for their connection's handshake (TLS over TCP, or
+/// QUIC's): sums, so the handshake's share of such a request is one division at the
+/// end and costs two additions per opening request, none per reused one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Opening {
+    /// Such requests.
+    pub requests: u64,
+    /// The sum of their handshakes, µs.
+    pub handshake_us: u64,
+    /// The sum of their latencies from the actual send (the handshake included), µs.
+    pub latency_us: u64,
+}
+
+impl Opening {
+    fn merge(&mut self, other: &Opening) {
+        self.requests += other.requests;
+        self.handshake_us += other.handshake_us;
+        self.latency_us += other.latency_us;
+    }
 }
 
 impl Connections {
-    pub(super) fn record(&mut self, t: &Timing) {
+    /// Counts one finished request: `uncorrected` is its latency from the actual send,
+    /// `ok` whether it succeeded (a failed one's time says nothing of the handshake's
+    /// share: a timeout would swamp it).
+    pub(super) fn record(&mut self, t: &Timing, uncorrected: Duration, ok: bool) {
         self.reused += u64::from(t.reused);
+        if let (Some(handshake), true) = (t.tls, ok) {
+            self.opening.requests += 1;
+            self.opening.handshake_us += super::micros(handshake);
+            // Why the larger of the two: the send's clock starts before the connect on
+            // some paths and after on none, but a coarse clock may still order them
+            // the other way by a microsecond; a share above 100 % would be nonsense.
+            self.opening.latency_us += super::micros(uncorrected.max(handshake));
+        }
     }
 
     /// Adds connections opened (counted by the connector) and their TLS handshakes.
@@ -124,6 +161,7 @@ impl Connections {
         self.handshakes += other.handshakes;
         self.by_protocol.merge(&other.by_protocol);
         self.quic.merge(&other.quic);
+        self.opening.merge(&other.opening);
     }
 }
 
@@ -161,6 +199,9 @@ pub struct QuicTally {
     pub zero_rtt_accepted: u64,
     /// See `zero_rtt_sent`.
     pub zero_rtt_rejected: u64,
+    /// The most datagrams one send of the client's UDP sockets may carry (UDP GSO,
+    /// where the kernel has it; 1 without). The largest any thread's socket had.
+    pub gso_segments: u64,
 }
 
 /// One QUIC connection's figures at its close, as [`QuicTally::add`] takes them.
@@ -208,6 +249,7 @@ impl QuicTally {
         self.zero_rtt_sent += o.zero_rtt_sent;
         self.zero_rtt_accepted += o.zero_rtt_accepted;
         self.zero_rtt_rejected += o.zero_rtt_rejected;
+        self.gso_segments = self.gso_segments.max(o.gso_segments);
         if o.connections == 0 {
             return;
         }
