@@ -215,6 +215,17 @@ fn tls_warning(failure: &str, cacert: Option<&std::path::Path>) -> String {
              certificate: give --cert FILE and --key FILE)"
         );
     }
+    // bad_certificate (42) and unknown_ca (48) from a server are about the client's
+    // certificate, or its absence where one is required.
+    if ["BadCertificate", "UnknownCA", "error 42", "error 48"]
+        .iter()
+        .any(|a| reason.contains(a))
+    {
+        return format!(
+            "TLS handshake with {addr} failed: {reason} (the server refused the client \
+             certificate, or its absence: check --cert and --key, and the CA it trusts)"
+        );
+    }
     if reason.contains("not valid for name") {
         return format!(
             "TLS handshake with {addr} failed: {reason} \

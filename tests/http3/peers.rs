@@ -64,12 +64,37 @@ fn wait_tcp(port: u16, child: &mut Child, what: &str) {
 /// UDP socket's (`::`), so it finds none and fails the handshake with
 /// internal_error. Real sites are reached by name.
 pub(crate) fn caddy(dir: &Path) -> Option<Peer> {
+    caddy_with(dir, None)
+}
+
+/// [`caddy`] that requires and verifies a client certificate issued by `client_ca`.
+///
+/// Why `strict_sni_host insecure_off`: with client auth on, Caddy checks that each
+/// request's Host is the name the TLS handshake was for, and Caddy 2.6 hands its
+/// HTTP/3 requests an empty TLS state (no server name), so every one would get 421.
+/// The certificate is still required and verified in the handshake.
+pub(crate) fn caddy_mtls(dir: &Path, client_ca: &Path) -> Option<Peer> {
+    caddy_with(dir, Some(client_ca))
+}
+
+fn caddy_with(dir: &Path, client_ca: Option<&Path>) -> Option<Peer> {
     let bin = find("caddy", &["/usr/bin/caddy", "/usr/local/bin/caddy"])?;
     let (ca, cert, key) = certificates(dir);
     let port = free_port();
+    let (strict, client_auth) = match client_ca {
+        Some(file) => (
+            "\t\tstrict_sni_host insecure_off\n".to_string(),
+            format!(
+                " {{\n\t\tclient_auth {{\n\t\t\tmode require_and_verify\n\t\t\t\
+                 trusted_ca_cert_file {}\n\t\t}}\n\t}}",
+                file.display()
+            ),
+        ),
+        None => (String::new(), String::new()),
+    };
     let config = format!(
-        "{{\n\tadmin off\n\tauto_https off\n\tstorage file_system {data}\n\tservers {{\n\t\tprotocols h1 h2 h3\n\t}}\n}}\n\
-         https://localhost:{port} {{\n\tbind 127.0.0.1\n\ttls {cert} {key}\n\trespond / \"hello over h3\" 200\n\trespond 404\n}}\n",
+        "{{\n\tadmin off\n\tauto_https off\n\tstorage file_system {data}\n\tservers {{\n\t\tprotocols h1 h2 h3\n{strict}\t}}\n}}\n\
+         https://localhost:{port} {{\n\tbind 127.0.0.1\n\ttls {cert} {key}{client_auth}\n\trespond / \"hello over h3\" 200\n\trespond 404\n}}\n",
         data = dir.join("caddy-data").display(),
         cert = cert.display(),
         key = key.display(),
