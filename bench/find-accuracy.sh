@@ -3,7 +3,7 @@
 #
 # Against built-in targets of three known capacities (`headroom target` on free ports of
 # 127.0.0.1), runs `headroom find` and reports the found ceiling's error against the
-# capacity and the search's wall time. When k6 is installed (~/go/bin/k6 or on PATH),
+# capacity and the search's wall time. When K6_BIN names a k6 binary,
 # runs k6's documented breakpoint pattern against the same targets for comparison:
 # a `ramping-arrival-rate` from 0 to twice the capacity over $K6_RAMP, with thresholds
 # that abort the test (`abortOnFail`); the breakpoint is the offered rate at the abort.
@@ -30,7 +30,9 @@ cargo build --profile dist --quiet
 HEADROOM=${CARGO_TARGET_DIR:-target}/dist/headroom
 
 K6=""
-if [[ -n ${NO_K6:-} ]]; then :; elif [[ -x "$HOME/go/bin/k6" ]]; then K6="$HOME/go/bin/k6"; elif command -v k6 >/dev/null; then K6=$(command -v k6); fi
+# Only a k6 the user names (K6_BIN): this project does not install, build or run k6
+# (its AGPL licence rules it out here).
+if [[ -z ${NO_K6:-} && -n ${K6_BIN:-} && -x ${K6_BIN:-} ]]; then K6=$K6_BIN; fi
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 

@@ -30,7 +30,9 @@ set -euo pipefail
 BENCH_SECONDS=${BENCH_SECONDS:-10}
 BENCH_ROUNDS=${BENCH_ROUNDS:-3}
 BENCH_CASES=${BENCH_CASES:-"closed open conns tls h2c h2tls handshake tlsconns h2caddy h3 h3new"}
-BENCH_TOOLS=${BENCH_TOOLS:-"headroom wrk floor oha hey h2load vegeta k6 locust"}
+# k6 only when K6_BIN names a k6 binary: this project does not install, build or run
+# k6 (its AGPL licence rules it out here).
+BENCH_TOOLS=${BENCH_TOOLS:-"headroom wrk floor oha hey h2load vegeta${K6_BIN:+ k6} locust"}
 BENCH_OUT=${BENCH_OUT:-$(mktemp -d -t headroom-bench-XXXXXX)}
 mkdir -p "$BENCH_OUT/runs"
 GEN_CPU=${GEN_CPU:-0}
@@ -130,6 +132,7 @@ for tool in $BENCH_TOOLS; do
     baseline) path=${HEADROOM_BASELINE:-} && [ -x "$path" ] || path="" ;;
     floor) path=$(find_floor) || path="" ;;
     locust) path=$(find_tool locust) || path="" ;;
+    k6) path=${K6_BIN:-} && [ -x "$path" ] || path="" ;;
     *) path=$(find_tool "$tool") || path="" ;;
     esac
     if [ -n "$path" ]; then

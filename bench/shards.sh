@@ -13,8 +13,9 @@
 #   sudo bash bench/shards.sh                         # 3 rounds × 10 s per N
 #   SHARDS_SECONDS=3 SHARDS_ROUNDS=1 sudo bash bench/shards.sh
 #
-# Needs root (namespaces), nginx, iproute2, python3; k6 is used when found on PATH or in
-# ~/go/bin (`go install go.k6.io/k6@latest`), else its column says so.
+# Needs root (namespaces), nginx, iproute2, python3; k6 only when K6_BIN names a k6
+# binary (this project does not install, build or run k6: its AGPL licence rules it
+# out here), else its column says so.
 set -euo pipefail
 
 SECONDS_EACH=${SHARDS_SECONDS:-10}
@@ -50,7 +51,7 @@ trap cleanup EXIT
 for tool in ip python3 curl; do command -v "$tool" >/dev/null || die "needs $tool"; done
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$NGINX" ] || die "nginx is not installed (apt-get install -y nginx)"
-K6=$(command -v k6 || ls "$HOME/go/bin/k6" 2>/dev/null || true)
+K6=${K6_BIN:-}
 
 BIN="${CARGO_TARGET_DIR:-$REPO/target}/dist/headroom"
 if [ ! -x "$BIN" ]; then

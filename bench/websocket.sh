@@ -12,15 +12,16 @@
 # system CPU seconds, peak RSS). CPU per message divides by the messages the tool
 # says it sent (each is echoed back, so a message here is one send and one receive);
 # RSS per connection divides the peak by the connections. Every tool holds all its
-# connections for the same time and opens them over the same ramp. Peers: k6 with
-# `go install go.k6.io/k6@v1.8.1`; Artillery with `npm install --prefix
-# /opt/artillery --ignore-scripts artillery@2` (the scripts only fetch a browser).
+# connections for the same time and opens them over the same ramp. Peers: Artillery
+# with `npm install --prefix /opt/artillery --ignore-scripts artillery@2` (the scripts
+# only fetch a browser); k6 only when K6_BIN names a k6 binary you have (this project
+# does not install, build or run k6: its AGPL licence rules it out here).
 # A tool that is missing is skipped with a message. See bench/README.md.
 set -euo pipefail
 
 BENCH_SECONDS=${BENCH_SECONDS:-30}
 BENCH_CONNS=${BENCH_CONNS:-"1000 10000"}
-BENCH_TOOLS=${BENCH_TOOLS:-"headroom k6 artillery"}
+BENCH_TOOLS=${BENCH_TOOLS:-"headroom artillery${K6_BIN:+ k6}"}
 RAMP=${RAMP:-5}
 GEN_CPU=${GEN_CPU:-0}
 TARGET_CPU=${TARGET_CPU:-1}
@@ -54,7 +55,7 @@ if [ ! -x "$HEADROOM" ]; then
     say "building headroom (cargo build --profile dist)..."
     (cd "$REPO" && cargo build --profile dist -q) >&2
 fi
-K6=$(command -v k6 || echo "$HOME/go/bin/k6")
+K6=${K6_BIN:-}
 ARTILLERY=$(command -v artillery || echo /opt/artillery/node_modules/.bin/artillery)
 
 have() {
