@@ -207,25 +207,6 @@ pub(crate) fn measure(
 /// verify against that file.
 fn tls_warning(failure: &str, cacert: Option<&std::path::Path>) -> String {
     let (addr, reason) = failure.split_once(": ").unwrap_or(("the target", failure));
-    // TLS's certificate_required alert, as rustls names it over TCP and as QUIC carries
-    // it (crypto error 0x100 + the alert's number, 116).
-    if reason.contains("CertificateRequired") || reason.contains("error 116") {
-        return format!(
-            "TLS handshake with {addr} failed: {reason} (the server asks for a client \
-             certificate: give --cert FILE and --key FILE)"
-        );
-    }
-    // bad_certificate (42) and unknown_ca (48) from a server are about the client's
-    // certificate, or its absence where one is required.
-    if ["BadCertificate", "UnknownCA", "error 42", "error 48"]
-        .iter()
-        .any(|a| reason.contains(a))
-    {
-        return format!(
-            "TLS handshake with {addr} failed: {reason} (the server refused the client \
-             certificate, or its absence: check --cert and --key, and the CA it trusts)"
-        );
-    }
     if reason.contains("not valid for name") {
         return format!(
             "TLS handshake with {addr} failed: {reason} \
@@ -233,7 +214,12 @@ fn tls_warning(failure: &str, cacert: Option<&std::path::Path>) -> String {
         );
     }
     if !reason.contains("invalid peer certificate") {
-        return format!("TLS handshake with {addr} failed: {reason}");
+        // The server refused us, not we the server (our own refusal names the peer's
+        // certificate, and over QUIC carries the alert we sent, 42, beside it).
+        return format!(
+            "TLS handshake with {addr} failed: {reason}{}",
+            client_certificate_hint(reason)
+        );
     }
     match cacert {
         Some(file) => format!(
@@ -245,6 +231,21 @@ fn tls_warning(failure: &str, cacert: Option<&std::path::Path>) -> String {
         None => {
             format!("TLS handshake with {addr} failed: {reason} (use --cacert FILE or --insecure)")
         }
+    }
+}
+
+/// What a server's refusal says about the client's certificate, if anything: TLS's
+/// certificate_required (116), bad_certificate (42) and unknown_ca (48), as rustls names
+/// them over TCP and as QUIC carries them (crypto error 0x100 + the alert's number).
+fn client_certificate_hint(reason: &str) -> &'static str {
+    let has = |names: &[&str]| names.iter().any(|n| reason.contains(n));
+    if has(&["CertificateRequired", "error 116"]) {
+        " (the server asks for a client certificate: give --cert FILE and --key FILE)"
+    } else if has(&["BadCertificate", "UnknownCA", "error 42", "error 48"]) {
+        " (the server refused the client certificate, or its absence: check --cert and \
+         --key, and the CA it trusts)"
+    } else {
+        ""
     }
 }
 

@@ -282,8 +282,8 @@ async fn hand_over_seconds(state: Rc<ThreadState>, gauges: Rc<Gauges>) {
             return;
         }
         t += 1;
-        if t.is_multiple_of(CLOSE_UNUSED_EVERY_S) {
-            state.client.close_unused();
+        if t.is_multiple_of(CLOSE_UNUSED_EVERY_S) && state.client.close_unused() > 0 {
+            crate::heap::give_back();
         }
     }
 }
