@@ -119,107 +119,6 @@ impl QuicConfig {
     }
 }
 
-/// The UDP buffer each endpoint asks for, receive and send: 4 MiB, what quic-go asks
-/// for too (about 3,000 full-size datagrams).
-pub const UDP_BUFFER: usize = 4 * 1024 * 1024;
-
-/// Says once per process when the kernel granted less than [`UDP_BUFFER`].
-fn warn_if_short(recv: usize, send: usize) {
-    use std::sync::atomic::AtomicBool;
-    static WARNED: AtomicBool = AtomicBool::new(false);
-    if let Some(warning) = shortfall(recv, send) {
-        if !WARNED.swap(true, Ordering::Relaxed) {
-            eprintln!("warning: {warning}");
-        }
-    }
-}
-
-/// The warning for buffers the kernel reports as `recv` and `send` bytes (Linux caps
-/// them at `net.core.rmem_max` / `wmem_max`, and reports twice what it granted), or
-/// `None` when both are at least [`UDP_BUFFER`].
-fn shortfall(recv: usize, send: usize) -> Option<String> {
-    let granted = |reported: usize| reported / 2;
-    let short: Vec<String> = [("receive", "rmem_max", recv), ("send", "wmem_max", send)]
-        .into_iter()
-        .filter(|&(_, _, reported)| granted(reported) < UDP_BUFFER)
-        .map(|(way, limit, reported)| {
-            format!("{way} {} KiB (net.core.{limit})", granted(reported) / 1024)
-        })
-        .collect();
-    (!short.is_empty()).then(|| {
-        format!(
-            "HTTP/3: the kernel granted UDP buffers of {} where {} KiB was asked; at high \
-             rates it may drop datagrams before headroom reads them, which QUIC counts as \
-             loss (raise them with sysctl -w net.core.rmem_max={} net.core.wmem_max={})",
-            short.join(", "),
-            UDP_BUFFER / 1024,
-            UDP_BUFFER,
-            UDP_BUFFER
-        )
-    })
-}
-
-/// An engine thread's UDP socket for QUIC, and where its connections' figures go.
-pub struct Endpoint {
-    quinn: quinn::Endpoint,
-    tally: Rc<RefCell<QuicTally>>,
-}
-
-impl Endpoint {
-    /// A client socket bound to an ephemeral port of `target`'s address family, with
-    /// [`UDP_BUFFER`] asked for each way. Must be called inside a tokio runtime (quinn
-    /// spawns the socket's driver on it).
-    pub fn bind(target: SocketAddr) -> std::io::Result<Endpoint> {
-        use socket2::{Domain, Protocol, Socket, Type};
-        let (domain, local): (Domain, SocketAddr) = if target.is_ipv4() {
-            (Domain::IPV4, (std::net::Ipv4Addr::UNSPECIFIED, 0).into())
-        } else {
-            (Domain::IPV6, (std::net::Ipv6Addr::UNSPECIFIED, 0).into())
-        };
-        let socket = Socket::new(domain, Type::DGRAM, Some(Protocol::UDP))?;
-        // Why ask: a thread's connections all read through this one socket, and the
-        // kernel's default receive buffer (about 200 KiB) holds some 150 full-size
-        // datagrams, a few milliseconds of a busy run; past it the kernel drops them
-        // and QUIC reads the drops as loss, which the run would blame on the target.
-        let _ = socket.set_recv_buffer_size(UDP_BUFFER);
-        let _ = socket.set_send_buffer_size(UDP_BUFFER);
-        warn_if_short(socket.recv_buffer_size()?, socket.send_buffer_size()?);
-        socket.bind(&local.into())?;
-        let runtime = quinn::default_runtime()
-            .ok_or_else(|| std::io::Error::other("no async runtime for QUIC"))?;
-        let socket = runtime.wrap_udp_socket(socket.into())?;
-        // quinn-udp probed the kernel for UDP_SEGMENT as it wrapped the socket: more
-        // than 1 means one sendmsg hands it a batch of packets to cut into datagrams.
-        let tally = QuicTally {
-            gso_segments: socket.max_transmit_segments() as u64,
-            ..QuicTally::default()
-        };
-        Ok(Endpoint {
-            quinn: quinn::Endpoint::new_with_abstract_socket(
-                quinn::EndpointConfig::default(),
-                None,
-                socket,
-                runtime,
-            )?,
-            tally: Rc::new(RefCell::new(tally)),
-        })
-    }
-
-    /// The figures of the connections closed so far, leaving zeros (and the socket's
-    /// GSO segments, which belong to the socket, not to the connections).
-    pub fn take_tally(&self) -> QuicTally {
-        let mut tally = self.tally.borrow_mut();
-        let gso_segments = tally.gso_segments;
-        std::mem::replace(
-            &mut *tally,
-            QuicTally {
-                gso_segments,
-                ..QuicTally::default()
-            },
-        )
-    }
-}
-
 /// Why an HTTP/3 connection could not be opened.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
@@ -523,6 +422,9 @@ impl Connection {
         Failure::new(kind, refused || unsent, e.to_string())
     }
 }
+
+mod endpoint;
+pub use endpoint::{Endpoint, UDP_BUFFER};
 
 #[cfg(test)]
 mod tests;

@@ -2,6 +2,7 @@
 //! connection is counted under; the UDP socket's buffers and GSO. (Requests over real
 //! HTTP/3 servers are the integration tests' `tests/http3.rs`.)
 
+use super::endpoint::shortfall;
 use super::*;
 
 fn closed(code: quinn::TransportErrorCode) -> quinn::ConnectionError {
