@@ -147,6 +147,18 @@ impl Failure {
     }
 }
 
+/// A multiplexed request's failure (HTTP/2's or HTTP/3's) as the engine counts it. A
+/// `tls` one keeps its reason for the run's warning: TLS 1.3 gives the client no answer
+/// to its Finished, so a server that refuses the handshake then (no client
+/// certificate, or one it does not trust) closes a connection the client already held
+/// as open, and only the request that was on it can say why.
+impl From<crate::http2::Failure> for Failure {
+    fn from(f: crate::http2::Failure) -> Failure {
+        let note = (f.kind == ErrorKind::Tls).then_some(Note::Tls(f.reason));
+        Failure { kind: f.kind, note }
+    }
+}
+
 impl Client {
     /// A client for one engine thread. `pool` is this thread's share of a shared
     /// pool's connections (`None`: no cap).
@@ -455,7 +467,7 @@ impl Client {
             match conn.send(head, body, request.keep_body, request.head).await {
                 Ok(response) => return Ok(judge_muxed(request, &response, trace, judge)),
                 Err(failure) if failure.refused && attempt == 0 => trace.retried = true,
-                Err(failure) => return Err(Failure::kind(failure.kind)),
+                Err(failure) => return Err(failure.into()),
             }
         }
         Err(Failure::kind(ErrorKind::StreamReset))

@@ -77,17 +77,7 @@ impl Client {
             match conn.send(head, body, request.keep_body, request.head).await {
                 Ok(response) => return Ok(judge_muxed(request, &response, trace, judge)),
                 Err(failure) if failure.refused && attempt == 0 => trace.retried = true,
-                Err(failure) if failure.kind == ErrorKind::Tls => {
-                    // TLS 1.3 gives the client no answer to its Finished: a server that
-                    // refuses the handshake then (no client certificate, or one it does
-                    // not trust) closes a connection the client already holds as open,
-                    // and the request carries the reason to the run's warning.
-                    return Err(Failure {
-                        kind: ErrorKind::Tls,
-                        note: Some(Note::Tls(failure.reason)),
-                    });
-                }
-                Err(failure) => return Err(Failure::kind(failure.kind)),
+                Err(failure) => return Err(failure.into()),
             }
         }
         Err(Failure::kind(ErrorKind::StreamReset))
