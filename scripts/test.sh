@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what the tests need when it is missing, then builds the
-# guide (docs/, mdbook), runs formatting, lint, one release build of every crate with
-# its tests, and the whole test suite of the workspace. Stops at the first failure.
+# guide (docs/, mdbook), checks formatting, makes one release build of every crate
+# with its tests (linted by clippy as it compiles), and runs the whole test suite of
+# the workspace. Stops at the first failure.
 #
 #   bash scripts/test.sh
 #
@@ -130,7 +131,11 @@ build_guide() {
     local mdbook="$TOOLS_DIR/bin/mdbook"
     if ! "$mdbook" --version 2>/dev/null | grep -qx "mdbook v$MDBOOK_VERSION"; then
         echo "installing mdbook $MDBOOK_VERSION into $TOOLS_DIR"
-        cargo install mdbook --version "$MDBOOK_VERSION" --locked \
+        # Unoptimised: the guide is some fifty pages, which mdbook renders in well
+        # under a second either way, while optimising its ~200 crates is most of the
+        # install's minutes of compiling.
+        CARGO_PROFILE_RELEASE_OPT_LEVEL=0 CARGO_PROFILE_RELEASE_CODEGEN_UNITS=256 \
+            cargo install mdbook --version "$MDBOOK_VERSION" --locked \
             --no-default-features --features search --root "$TOOLS_DIR" || return
     fi
     # Into docs/book/ (ignored by docs/.gitignore). A warning fails the step as an
@@ -143,6 +148,47 @@ build_guide() {
         echo "mdbook build docs warned; the guide must build without warnings" >&2
         return 1
     fi
+}
+
+# ------------------------------------------------------------------ lint and build
+# One build of every crate, its unit tests, examples and integration tests, in the
+# profile the tests run in (release: optimised, no LTO; see Cargo.toml), with the
+# workspace's own crates compiled by clippy-driver (clippy's compiler: rustc and the
+# lints), as `cargo clippy` runs it, and every warning denied. So the build is the lint:
+# a separate `cargo clippy` would check every dependency once more, 16 of a fresh run's
+# 62 minutes on a slow 2-core machine, for no other finding. The lints are those of
+# `cargo clippy --release --workspace --all-targets -- -D warnings` (`cargo test`
+# builds the same targets but the benches, and there are none).
+#
+# CLIPPY_ARGS is how `cargo clippy` hands its `-- ARGS` to clippy-driver (each followed
+# by `__CLIPPY_HACKERY__`). Should a later clippy read its arguments another way, the
+# lints would only warn: any warning the build prints fails the step as well.
+#
+# Cargo keeps the wrapper in a workspace crate's fingerprint, so the tests run with the
+# same environment (or they would compile the workspace's crates again), and a later
+# plain `cargo build --release` recompiles the workspace's crates (not the
+# dependencies).
+linted() {
+    local driver
+    driver="$(rustc --print sysroot)/bin/clippy-driver"
+    if [ ! -x "$driver" ]; then
+        echo "clippy-driver not found at $driver (rustup component add clippy)" >&2
+        return 1
+    fi
+    RUSTC_WORKSPACE_WRAPPER="$driver" \
+        CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__" "$@"
+}
+
+lint_and_build() {
+    local log status=0
+    log=$(mktemp "${TMPDIR:-/tmp}/headroom-build.XXXXXX")
+    linted cargo test --release --workspace --no-run 2>&1 | tee "$log" || status=$?
+    if [ "$status" -eq 0 ] && grep -q '^warning' "$log"; then
+        echo "the build printed warnings; the lint denies every one" >&2
+        status=1
+    fi
+    rm -f "$log"
+    return "$status"
 }
 
 # -------------------------------------------------------------------------- main
@@ -158,8 +204,8 @@ export HEADROOM_REQUIRE_KUBE="${HEADROOM_REQUIRE_KUBE:-1}"
 # features of the machine no package installs (cgroup v2 mounted) still skip, loudly.
 export HEADROOM_REQUIRE_ALL="${HEADROOM_REQUIRE_ALL:-1}"
 
-# The peer servers (scripts/peers.sh) build in the background while the guide, lint and
-# the Rust build run: on a fresh machine both are minutes of compiling, and each has
+# The peer servers (scripts/peers.sh) build in the background while the guide and the
+# linted Rust build run: on a fresh machine both are minutes of compiling, and each has
 # stretches (downloads, links, a crate waiting for the one before it) where the other
 # fills the cores. Only the tests need the peers; their step waits for them first.
 PEERS_LOG=$(mktemp "${TMPDIR:-/tmp}/headroom-peers.XXXXXX")
@@ -190,14 +236,9 @@ run_step "Rust toolchain (rustfmt, clippy)" ensure_rust
 run_step "peer servers (scripts/peers.sh), started" start_peers
 run_step "guide (mdbook build)" build_guide
 run_step "format" cargo fmt --all -- --check
-# Lint in the release profile: the proc macros and build scripts it compiles are the
-# very ones the build below reuses (in the dev profile they would be compiled twice).
-run_step "lint" cargo clippy --release --workspace --all-targets -- -D warnings
-# One build of every crate, its unit tests and the integration tests, in the profile
-# the tests run in (release: optimised, no LTO; see Cargo.toml).
-run_step "build (release, with the tests)" cargo test --release --workspace --no-run
+run_step "lint and build (release, with the tests)" lint_and_build
 run_step "peer servers (scripts/peers.sh), finished" wait_peers
 peers_pid=""
-run_step "tests (release, RUST_TEST_THREADS=$RUST_TEST_THREADS)" cargo test --release --workspace
+run_step "tests (release, RUST_TEST_THREADS=$RUST_TEST_THREADS)" linted cargo test --release --workspace
 
 printf '\nscripts/test.sh: all steps passed\n'

@@ -1,22 +1,26 @@
-//! `headroom demo --tls` end to end: the cleartext search, then the same target over
+//! `headroom demo --tls --http3` end to end: the cleartext search; the same target over
 //! HTTPS with its self-signed certificate verified, and the comparison in the terminal
-//! and the report. About a minute and a half on a quiet machine (two searches).
+//! and the report (`--tls`); then that HTTPS target searched over HTTP/2 and over
+//! HTTP/3, compared (`--http3`). One demo for both flags: each repeats the cleartext
+//! search, which would cost a minute of the suite twice. About three minutes on a quiet
+//! machine (four searches).
 
 use std::time::Duration;
 
 use crate::support::run_headroom;
 
 #[test]
-fn demo_tls_compares_the_cleartext_and_https_searches() {
+fn demo_tls_and_http3_compare_cleartext_https_h2_and_h3_searches() {
     let dir = tempfile::tempdir().unwrap();
     let out = run_headroom(
         [
             "demo",
             "--tls",
+            "--http3",
             "--out-dir",
             &dir.path().display().to_string(),
         ],
-        Duration::from_secs(240),
+        Duration::from_secs(480),
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -37,6 +41,7 @@ fn demo_tls_compares_the_cleartext_and_https_searches() {
     let table = stdout
         .split("TLS cost:")
         .nth(1)
+        .and_then(|t| t.split("HTTP/2 against HTTP/3:").next())
         .unwrap_or_else(|| panic!("no comparison: {stdout}"));
     assert!(table.contains("Ceiling"), "{table}");
     // Crypto is work, and a handshake is most of it: the target spent more CPU per new
@@ -74,4 +79,40 @@ fn demo_tls_compares_the_cleartext_and_https_searches() {
     assert!(md.contains("| Ceiling |"), "{md}");
     assert!(md.contains("Target CPU per request"), "{md}");
     assert!(md.contains("| Target CPU per new connection |"), "{md}");
+    http3_compared(&stdout, &md);
+}
+
+/// `--http3`: the HTTPS target searched over HTTP/2, then HTTP/3, both found a ceiling
+/// and timed their handshakes, in the terminal and the report.
+fn http3_compared(stdout: &str, report: &str) {
+    assert!(
+        stdout.contains("searched over HTTP/2, then HTTP/3"),
+        "{stdout}"
+    );
+    let table = stdout
+        .split("HTTP/2 against HTTP/3:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no comparison: {stdout}"));
+    let figures = |what: &str| -> Vec<f64> {
+        let line = table
+            .lines()
+            .find(|l| l.trim_start().starts_with(what))
+            .unwrap_or_else(|| panic!("no {what:?} in {table}"));
+        line.split_whitespace()
+            .filter_map(|w| w.trim_end_matches("ms").parse().ok())
+            .collect()
+    };
+    // Both searches found a ceiling: the target's workers set it, whatever the protocol.
+    let ceilings = figures("Ceiling");
+    assert!(
+        ceilings.len() >= 2 && ceilings.iter().all(|&c| c > 0.0),
+        "{table}"
+    );
+    // Both handshakes were timed at the highest rate both passed.
+    assert!(table.contains("handshake p50 at"), "{table}");
+    assert!(report.contains("## HTTP/3"), "{report}");
+    assert!(
+        report.contains("| | HTTP/2 | HTTP/3 | Change |"),
+        "{report}"
+    );
 }

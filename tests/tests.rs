@@ -9,7 +9,6 @@ mod convert_fronts;
 mod convert_k6;
 mod dashboard;
 mod delivery;
-mod demo_http3;
 mod demo_tls;
 mod docs_examples;
 mod fast_failures;

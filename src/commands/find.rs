@@ -191,6 +191,10 @@ pub fn execute(
             }
             if !quiet {
                 eprintln!("{}", text::step_line(index, step, unit));
+                // Which of the self-check's reasons fired, so a re-run step says why.
+                if step.summary.generator.bound {
+                    eprintln!("         {}", text::bound_line(step));
+                }
             }
         }
         Event::Isolated(r) if !quiet && (r.drain_wait_s >= 0.5 || !r.drained) => {

@@ -210,6 +210,13 @@ pub fn search(
             "HEADROOM_STEP_PASSED".into(),
             u8::from(step.passed).to_string(),
         ));
+        // A generator-bound step does not count: the search runs it again (below), and
+        // a hook that acts per counted step (a fault injected on the second one) needs
+        // to tell the two apart.
+        env.push((
+            "HEADROOM_STEP_GENERATOR_BOUND".into(),
+            u8::from(step.summary.generator.bound).to_string(),
+        ));
         let after = after(base, &env, control);
         let (passed, bound, interrupted) = (
             step.passed,

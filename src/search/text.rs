@@ -35,6 +35,16 @@ pub fn step_line(index: usize, step: &StepRecord, unit: Unit) -> String {
     )
 }
 
+/// Why a generator-bound step does not count (the engine's self-check, in its words),
+/// under the step's line: `the generator, not the target, limited this step: …`. The
+/// search runs such a step again, and ends if it is bound twice.
+pub fn bound_line(step: &StepRecord) -> String {
+    format!(
+        "the generator, not the target, limited this step: {}",
+        step.summary.generator.reason
+    )
+}
+
 /// The step table, one row per step in the order run.
 pub fn table(result: &SearchResult) -> String {
     let mut t = Table::new(&[
