@@ -155,10 +155,12 @@ build_guide() {
 # profile the tests run in (release: optimised, no LTO; see Cargo.toml), with the
 # workspace's own crates compiled by clippy-driver (clippy's compiler: rustc and the
 # lints), as `cargo clippy` runs it, and every warning denied. So the build is the lint:
-# a separate `cargo clippy` would check every dependency once more, 16 of a fresh run's
-# 62 minutes on a slow 2-core machine, for no other finding. The lints are those of
+# a separate `cargo clippy` would check every dependency's front end once more, for no
+# other finding. The lints are those of
 # `cargo clippy --release --workspace --all-targets -- -D warnings` (`cargo test`
-# builds the same targets but the benches, and there are none).
+# builds the same targets but the benches, and there are none). clippy-driver turns
+# MIR optimisations off (its MIR lints read unoptimised MIR); LLVM still optimises at
+# the profile's level, and the benchmarks build `dist` with plain rustc.
 #
 # CLIPPY_ARGS is how `cargo clippy` hands its `-- ARGS` to clippy-driver (each followed
 # by `__CLIPPY_HACKERY__`). Should a later clippy read its arguments another way, the

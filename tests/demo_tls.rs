@@ -49,15 +49,7 @@ fn demo_tls_and_http3_compare_cleartext_https_h2_and_h3_searches() {
     // around; alternated rounds, so the machine's drift lands on both sides). A
     // keep-alive request's share is smaller than the noise between two searches: its row
     // is only read, not compared.
-    let figures = |what: &str| -> Vec<f64> {
-        let line = table
-            .lines()
-            .find(|l| l.trim_start().starts_with(what))
-            .unwrap_or_else(|| panic!("no {what:?} in {table}"));
-        line.split_whitespace()
-            .filter_map(|w| w.parse().ok())
-            .collect()
-    };
+    let figures = |what: &str| figures(table, what);
     let per_request = figures("Target CPU per request");
     assert!(
         per_request.len() >= 2 && per_request.iter().all(|&f| f > 0.0),
@@ -93,15 +85,7 @@ fn http3_compared(stdout: &str, report: &str) {
         .split("HTTP/2 against HTTP/3:")
         .nth(1)
         .unwrap_or_else(|| panic!("no comparison: {stdout}"));
-    let figures = |what: &str| -> Vec<f64> {
-        let line = table
-            .lines()
-            .find(|l| l.trim_start().starts_with(what))
-            .unwrap_or_else(|| panic!("no {what:?} in {table}"));
-        line.split_whitespace()
-            .filter_map(|w| w.trim_end_matches("ms").parse().ok())
-            .collect()
-    };
+    let figures = |what: &str| figures(table, what);
     // Both searches found a ceiling: the target's workers set it, whatever the protocol.
     let ceilings = figures("Ceiling");
     assert!(
@@ -115,4 +99,16 @@ fn http3_compared(stdout: &str, report: &str) {
         report.contains("| | HTTP/2 | HTTP/3 | Change |"),
         "{report}"
     );
+}
+
+/// The numbers on the first row of `table` that starts with `what` (`12.3ms` read as
+/// 12.3).
+fn figures(table: &str, what: &str) -> Vec<f64> {
+    let line = table
+        .lines()
+        .find(|l| l.trim_start().starts_with(what))
+        .unwrap_or_else(|| panic!("no {what:?} in {table}"));
+    line.split_whitespace()
+        .filter_map(|w| w.trim_end_matches("ms").parse().ok())
+        .collect()
 }
