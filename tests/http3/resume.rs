@@ -2,6 +2,9 @@
 //! target, connections resume and early data is accepted; against a server that
 //! forgets its sessions, the early data is rejected, sent again and counted.
 
+use std::path::Path;
+use std::process::Output;
+
 use headroom::metrics::summary::Summary;
 
 use super::{hostile, run, tls_target, LIMIT};
@@ -13,16 +16,7 @@ fn resumption_and_0rtt_are_counted_accepted_and_rejected() {
     let (_target, cert, url) = tls_target(dir.path());
     let cert = cert.as_str();
     let cold = |extra: &[&str]| {
-        let mut args = vec![
-            "--rate",
-            "40",
-            "--connection",
-            "per-request",
-            "--cacert",
-            cert,
-        ];
-        args.extend_from_slice(extra);
-        let (out, s) = run(dir.path(), &url, &args);
+        let (out, s) = per_request(dir.path(), &url, "40", cert, extra);
         assert_clean(&out, &s);
         assert_eq!(s.connections.opened, s.requests);
         s
@@ -61,21 +55,7 @@ fn resumption_and_0rtt_are_counted_accepted_and_rejected() {
     );
 
     // A request that is not idempotent never goes as early data.
-    let (_, posted) = run(
-        dir.path(),
-        &url,
-        &[
-            "--rate",
-            "20",
-            "--connection",
-            "per-request",
-            "--cacert",
-            cert,
-            "--h3-0rtt",
-            "-X",
-            "POST",
-        ],
-    );
+    let (_, posted) = per_request(dir.path(), &url, "20", cert, &["--h3-0rtt", "-X", "POST"]);
     let q = quic(&posted);
     assert_eq!(q.zero_rtt.sent, 0, "{q:?}");
     assert!(q.resumed > 0, "{q:?}");
@@ -85,19 +65,7 @@ fn resumption_and_0rtt_are_counted_accepted_and_rejected() {
     let forgetful = hostile::Hostile::forgetful(dir.path());
     let url = format!("https://127.0.0.1:{}/fine", forgetful.addr.port());
     let ca = forgetful.ca.to_str().unwrap();
-    let (out, s) = run(
-        dir.path(),
-        &url,
-        &[
-            "--rate",
-            "20",
-            "--connection",
-            "per-request",
-            "--cacert",
-            ca,
-            "--h3-0rtt",
-        ],
-    );
+    let (out, s) = per_request(dir.path(), &url, "20", ca, &["--h3-0rtt"]);
     assert_clean(&out, &s);
     let q = quic(&s);
     assert!(q.zero_rtt.sent > 0, "{q:?}");
@@ -129,4 +97,19 @@ fn resumption_and_0rtt_are_counted_accepted_and_rejected() {
         "{}",
         stderr(&out)
     );
+}
+
+/// A run at `rate` with a new connection (and handshake) per request, trusting `ca`,
+/// with `extra` flags.
+fn per_request(dir: &Path, url: &str, rate: &str, ca: &str, extra: &[&str]) -> (Output, Summary) {
+    let mut args = vec![
+        "--rate",
+        rate,
+        "--connection",
+        "per-request",
+        "--cacert",
+        ca,
+    ];
+    args.extend_from_slice(extra);
+    run(dir, url, &args)
 }
