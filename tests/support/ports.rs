@@ -1,17 +1,35 @@
 //! Free loopback ports for servers started by tests.
 
+use std::collections::HashSet;
 use std::net::TcpListener;
+use std::sync::Mutex;
 
-/// Returns a TCP port on 127.0.0.1 that was free when this function returned.
+/// Ports this test process has handed out already.
+static HANDED_OUT: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
+
+/// Returns a TCP port on 127.0.0.1 that was free when this function returned and that
+/// no earlier call in this process returned.
 ///
 /// The port is found by binding `127.0.0.1:0` and dropping the listener, so another
 /// process may take it before the caller binds it: callers that hand the port to a
 /// child process must retry on "address in use" (as [`crate::support::Nginx::start`]
 /// does). A server the test itself runs should bind `127.0.0.1:0` directly instead.
+///
+/// Why the record: the kernel may give the same port to two binds of port 0 in a row
+/// once the first listener is dropped, and a test that asks for two ports before
+/// either is bound (nginx's served and status ports) would then configure one
+/// server on both. nginx accepts that, and its status page answered "ok" once in CI.
 pub(crate) fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0 for a free port");
-    listener
-        .local_addr()
-        .expect("local address of a bound listener")
-        .port()
+    let mut seen = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
+    let seen = seen.get_or_insert_with(HashSet::new);
+    loop {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0 for a free port");
+        let port = listener
+            .local_addr()
+            .expect("local address of a bound listener")
+            .port();
+        if seen.insert(port) {
+            return port;
+        }
+    }
 }

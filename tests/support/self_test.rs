@@ -79,6 +79,13 @@ fn free_port_is_bindable_on_loopback() {
 }
 
 #[test]
+fn free_port_never_hands_out_a_port_twice() {
+    let ports: Vec<u16> = (0..500).map(|_| support::free_port()).collect();
+    let distinct: std::collections::HashSet<_> = ports.iter().collect();
+    assert_eq!(distinct.len(), ports.len(), "a port came back twice");
+}
+
+#[test]
 fn run_headroom_captures_exit_status_and_output() {
     let out = support::run_headroom(["--help"], Duration::from_secs(30));
     assert!(support::headroom_bin().is_file());
