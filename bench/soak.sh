@@ -173,8 +173,6 @@ def verdict(ok, text):
     return ("ok   " if ok else "FAIL ") + text
 
 
-
-
 def windows(column, pick):
     """(middle time, pick of the column) of each 5-minute window after the warm-up."""
     bins = {}

@@ -1,11 +1,11 @@
 //! Free loopback ports for servers started by tests.
 
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 use std::net::TcpListener;
 use std::sync::Mutex;
 
 /// Ports this test process has handed out already.
-static HANDED_OUT: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
+static HANDED_OUT: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
 
 /// Returns a TCP port on 127.0.0.1 that was free when this function returned and that
 /// no earlier call in this process returned.
@@ -21,7 +21,6 @@ static HANDED_OUT: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
 /// server on both. nginx accepts that, and its status page answered "ok" once in CI.
 pub(crate) fn free_port() -> u16 {
     let mut seen = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
-    let seen = seen.get_or_insert_with(HashSet::new);
     loop {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0 for a free port");
         let port = listener
