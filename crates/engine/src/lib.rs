@@ -23,6 +23,7 @@ mod cpu;
 mod deadline;
 mod error;
 mod flow;
+mod handover;
 mod heap;
 pub(crate) mod iteration;
 mod lanes;

@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::attack::{self, Report, Slot};
+use super::attack::{self, Slot};
 use super::cpu::ThreadTimes;
+use super::handover::Report;
 use super::start::StartLine;
 use super::thread::Seed;
 use super::timeline::Timeline;
