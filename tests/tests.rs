@@ -1,7 +1,7 @@
 //! Integration tests: the built `headroom` binary and its helpers against real servers
 //! on 127.0.0.1.
 //!
-//! `scripts/test.sh` runs the modules in its `PAIRED` list two at a time and every
+//! `scripts/test.sh` runs the modules in its `PAIRED` list four at a time and every
 //! other test alone: a module with a search or a timing assertion stays off that list.
 
 mod accounting;
