@@ -195,13 +195,16 @@ lint_and_build() {
     return "$status"
 }
 
-# Integration test modules (tests/tests.rs) whose tests run PAIRED_THREADS (4) at a
-# time, each paired with other tests of this list and no others. A module is
-# here when none of its tests runs a search (which measures the machine) and none
-# asserts anything a busy neighbour could move: no latency, rate, count or elapsed
-# time that depends on how fast the machine answers, unless its bound is loose by
-# tens of times what it measures (a loopback call under 100 ms, a run ended within
-# 2 s of slack), and none reads a shared store's `latest`. Such a test may load the
+# Integration test modules (tests/tests.rs), or submodules (`http3::mtls`), whose tests
+# run PAIRED_THREADS (4) at a time, each paired with other tests of this list and no
+# others. A module is here when none of its tests runs a search (which measures the
+# machine) and none asserts anything a busy neighbour could move: no latency, rate,
+# count or elapsed time that depends on how fast the machine answers, unless its
+# bound is loose by tens of times what it measures (a loopback call under 100 ms, a
+# run ended within 2 s of slack), none reads a shared store's `latest`, and none
+# reaches what another test owns (a /proc scan for any shard, a fixed name). A count
+# set by the schedule and drained at the end (20 requests at 20/s) holds at any
+# speed; a rate measured over wall time does not. Such a test may load the
 # machine: its neighbours are others of these, which only take longer. The rest, the
 # searches and every timing test among them, run one at a time afterwards.
 # Four, not two: these tests wait (servers starting, runs of a second or two,
@@ -213,7 +216,9 @@ PAIRED=(
     check_cli connections convert_cli convert_fronts docs_examples graphql graphql_peer
     grpc_client grpc_steps hostile http2_client iterations journey_peers journeys
     journeys_login quick_flags report_cli run_tls_pinned schema secrets store_cli
-    stream_connections support target_tls
+    stream_connections support target_tls har_browser shards_channel shares
+    # Submodules of modules that have a timing test elsewhere in them:
+    http3::mtls watch_cli::postgres watch_cli::prometheus_tls
 )
 
 # Every test of the workspace: the crates' own tests and the doc tests one at a time,
@@ -231,13 +236,15 @@ run_tests() {
             return 1
         fi
     done
-    local name
+    local name entry
     for name in "${names[@]}"; do
-        if [[ " ${PAIRED[*]} " == *" ${name%%::*} "* ]]; then
-            paired+=("$name")
-        else
-            alone+=("$name")
-        fi
+        for entry in "${PAIRED[@]}"; do
+            if [[ "$name" == "$entry::"* ]]; then
+                paired+=("$name")
+                continue 2
+            fi
+        done
+        alone+=("$name")
     done
     echo "integration tests: ${#paired[@]} ${PAIRED_THREADS:-4} at a time, then ${#alone[@]} one at a time"
     linted cargo test --release --test tests -- --exact \
