@@ -1,4 +1,4 @@
-//! [`Protocols`]: how one accepted connection is served.
+//! How one accepted connection is served, by the builders of [`Protocols`].
 //!
 //! Cleartext: hyper-util's automatic builder reads the first bytes and serves HTTP/2
 //! when they are the prior-knowledge preface (h2c), HTTP/1.1 otherwise, so one port
@@ -12,68 +12,25 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http_body_util::Either;
-use hyper::header::{HeaderValue, ALT_SVC};
+use hyper::header::ALT_SVC;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use rustls::HandshakeKind;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
-use tokio_rustls::TlsAcceptor;
 
+use super::dispatch::handle;
 use super::grpc_ticker;
 use super::metrics::{Held, Protocol};
-use super::server::{handle, State};
 use super::sse;
+use super::state::State;
 use super::tls::{ALPN_H2, ALPN_HTTP1};
 
 /// Longest a TLS handshake may take. A client that connects and never finishes its
 /// handshake would otherwise hold a task and a socket for ever; hyper's own header
 /// read timeout only starts once HTTP does.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The connection builders, made once and shared by every connection.
-pub(crate) struct Protocols {
-    /// HTTP/1.1, or HTTP/2 when the connection opens with its preface.
-    auto: auto::Builder<TokioExecutor>,
-    /// HTTP/1.1 only (ALPN `http/1.1`).
-    http1: auto::Builder<TokioExecutor>,
-    /// HTTP/2 only (ALPN `h2`).
-    h2: auto::Builder<TokioExecutor>,
-    /// The TLS server side, with `--tls`.
-    tls: Option<TlsAcceptor>,
-    /// `Alt-Svc` on every response over TCP when HTTP/3 is served too.
-    alt_svc: Option<HeaderValue>,
-}
-
-impl Protocols {
-    /// Builders with HTTP/2 allowing `max_streams` concurrent streams per connection,
-    /// serving TLS when `tls` holds a configuration.
-    /// With `h3_port`, every response advertises HTTP/3 on that UDP port.
-    pub(crate) fn new(
-        max_streams: u32,
-        tls: Option<Arc<rustls::ServerConfig>>,
-        h3_port: Option<u16>,
-    ) -> Self {
-        let mut auto = auto::Builder::new(TokioExecutor::new());
-        // The timer gives HTTP/1.1 its header read timeout, as the target always had.
-        auto.http1().timer(TokioTimer::new());
-        auto.http2()
-            .timer(TokioTimer::new())
-            .max_concurrent_streams(max_streams);
-        Protocols {
-            http1: auto.clone().http1_only(),
-            h2: auto.clone().http2_only(),
-            auto,
-            tls: tls.map(TlsAcceptor::from),
-            // A day, as Caddy and nginx advertise it.
-            alt_svc: h3_port.map(|port| {
-                HeaderValue::try_from(format!("h3=\":{port}\"; ma=86400"))
-                    .expect("a valid header value")
-            }),
-        }
-    }
-}
 
 /// Serves one accepted connection until it closes.
 pub(crate) async fn serve(stream: TcpStream, state: Arc<State>) {

@@ -15,8 +15,9 @@ use bytes::{Buf, Bytes, BytesMut};
 use http_body_util::BodyExt;
 use tokio::sync::oneshot;
 
+use super::dispatch::{respond, BodyError, MAX_BODY};
 use super::metrics::{Held, Protocol};
-use super::server::{respond, BodyError, State, MAX_BODY};
+use super::state::State;
 
 /// Longest a QUIC handshake may take (as TLS's over TCP).
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);

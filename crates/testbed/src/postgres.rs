@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use tokio_postgres::types::Json;
 use tokio_postgres::{NoTls, Row};
 
-use super::tasks::{stamp, Page, TaskError};
+use super::task::{stamp, Page, TaskError};
 
 /// Most connections the pool opens.
 const POOL_SIZE: usize = 16;

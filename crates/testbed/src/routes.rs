@@ -25,8 +25,8 @@ use super::admin;
 use super::metrics::{Endpoint, CONTENT_TYPE};
 use super::reply::{self, ms_param, parse_param, Reply};
 use super::scheduler;
-use super::server::State;
-use super::tasks::TaskError;
+use super::state::State;
+use super::task::TaskError;
 use super::work::WorkOutcome;
 
 /// Tasks listed when `limit` is not given.

@@ -5,104 +5,26 @@
 //! OS thread that owns a tokio runtime (current-thread by default, multi-threaded when
 //! `threads > 1`) plus the [`PreciseTimer`] thread. Each accepted connection is served
 //! on its own task by `conn` (HTTP/1.1 and h2c on one port, or TLS with ALPN); every
-//! request goes through [`handle`], which counts it, runs the route, and applies a
-//! stall if one is on.
+//! request goes through `dispatch.rs`, which counts it, runs the route, and applies a
+//! stall if one is on. What the handlers share is `state.rs`'s `State`.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use http_body_util::{BodyExt, Limited};
-use hyper::body::Incoming;
-use hyper::{Request, StatusCode};
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::oneshot;
 
-use super::admin::Stall;
-use super::conn::{self, Protocols};
+use super::conn;
 use super::error::TargetError;
-use super::graphql::{self, GraphqlErrors, TasksSchema};
-use super::metrics::{ConnectionMetrics, Endpoint, Held, TargetMetrics};
+use super::metrics::ConnectionMetrics;
 use super::options::TargetOptions;
-use super::postgres::PgTasks;
-use super::reply::{self, Reply};
-use super::routes;
-use super::scheduler::{Scheduler, DEFAULT_MAX_PENDING};
-use super::sse::Tickers;
-use super::tasks::{MemoryTasks, TaskStore};
-use super::timer::PreciseTimer;
+use super::state::State;
 use super::tls;
-use super::work::WorkPool;
 
 /// Accept backlog; the kernel caps it at `net.core.somaxconn`.
 const BACKLOG: u32 = 4096;
-
-/// Largest request body the target reads; larger ones get 413.
-pub(crate) const MAX_BODY: usize = 1 << 20;
-
-/// Everything the handlers share.
-pub(crate) struct State {
-    pub(crate) timer: PreciseTimer,
-    pub(crate) work: WorkPool,
-    pub(crate) tasks: Arc<TaskStore>,
-    /// `POST /graphql`'s schema, over the same tasks.
-    pub(crate) graphql: TasksSchema,
-    /// Which `/graphql` requests get an injected error.
-    pub(crate) graphql_errors: GraphqlErrors,
-    pub(crate) metrics: TargetMetrics,
-    pub(crate) stall: Stall,
-    /// Deliveries of tasks posted with a `url`.
-    pub(crate) scheduler: Scheduler,
-    /// How connections are served (HTTP/1.1 and h2c, or TLS).
-    pub(crate) protocols: Protocols,
-    /// The open SSE tickers (bounded).
-    pub(crate) tickers: Tickers,
-    /// `/ws/room/{name}` broadcast rooms.
-    pub(crate) rooms: super::ws::Rooms,
-}
-
-impl State {
-    async fn new(
-        opts: &TargetOptions,
-        tls: Option<Arc<rustls::ServerConfig>>,
-        h3_port: Option<u16>,
-    ) -> Result<Self, TargetError> {
-        let metrics = TargetMetrics::new(opts.workers);
-        let work = WorkPool::new(
-            opts,
-            metrics.queue_depth.clone(),
-            metrics.workers_busy.clone(),
-        );
-        let tasks = match &opts.postgres {
-            None => TaskStore::Memory(MemoryTasks::default()),
-            Some(url) => TaskStore::Postgres(
-                PgTasks::connect(url)
-                    .await
-                    .map_err(|e| TargetError::Postgres(e.to_string()))?,
-            ),
-        };
-        let tasks = Arc::new(tasks);
-        let scheduler = Scheduler::new(DEFAULT_MAX_PENDING, metrics.scheduler.clone());
-        Ok(State {
-            scheduler,
-            timer: PreciseTimer::start().map_err(|source| TargetError::Start {
-                what: "starting the target's timer thread",
-                source,
-            })?,
-            work,
-            graphql: graphql::schema(tasks.clone()),
-            graphql_errors: GraphqlErrors::new(opts.graphql_error_share()),
-            tasks,
-            metrics,
-            stall: Stall::new(),
-            protocols: Protocols::new(opts.h2_max_streams, tls, h3_port),
-            tickers: Tickers::default(),
-            rooms: super::ws::Rooms::default(),
-        })
-    }
-}
 
 /// A target serving on its own threads. Stops when [`RunningTarget::shutdown`] is
 /// called or it is dropped; either way, open connections are closed and the threads
@@ -351,55 +273,4 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>, mut stop: oneshot
             },
         }
     }
-}
-
-/// One request: read its body, route it, wait out any stall, record it.
-pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Reply, Infallible> {
-    if super::ws::is_ws(&req) {
-        // A WebSocket is not a request/response: it is answered (101) at once and served
-        // on its own task, outside the request metrics.
-        return Ok(super::ws::upgrade(state, req));
-    }
-    let received = Instant::now();
-    let _in_flight = Held::inc(&state.metrics.in_flight);
-    let (parts, body) = req.into_parts();
-    let body = match Limited::new(body, MAX_BODY).collect().await {
-        Ok(body) => Ok(body.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(BodyError::TooLarge),
-        Err(_) => Err(BodyError::Broken),
-    };
-    Ok(respond(&state, &parts, body, received).await)
-}
-
-/// Why a request's body could not be read.
-pub(crate) enum BodyError {
-    /// Longer than [`MAX_BODY`]: answered 413.
-    TooLarge,
-    /// The stream failed: answered 400.
-    Broken,
-}
-
-/// Routes a request whose body was read (HTTP/1.1, HTTP/2 or HTTP/3), waits out any
-/// stall, and records it. `received`: when its head arrived.
-pub(crate) async fn respond(
-    state: &State,
-    parts: &hyper::http::request::Parts,
-    body: Result<bytes::Bytes, BodyError>,
-    received: Instant,
-) -> Reply {
-    let endpoint = routes::endpoint_of(parts.uri.path());
-    let reply = match body {
-        Ok(body) => routes::route(state, endpoint, parts, body).await,
-        Err(BodyError::TooLarge) => reply::text(StatusCode::PAYLOAD_TOO_LARGE, "body too large\n"),
-        Err(BodyError::Broken) => reply::empty(StatusCode::BAD_REQUEST),
-    };
-    if !matches!(endpoint, Endpoint::Admin | Endpoint::Health) {
-        if let Some(until) = state.stall.until() {
-            state.timer.sleep_until(until).await;
-        }
-    }
-    state
-        .metrics
-        .observe(endpoint, reply.status().as_u16(), received.elapsed());
-    reply
 }

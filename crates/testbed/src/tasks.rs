@@ -7,31 +7,11 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-use std::time::SystemTime;
 
 use serde_json::{Map, Value};
 
 use super::postgres::PgTasks;
-
-/// Why a tasks operation failed.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum TaskError {
-    /// The posted body is not a JSON object.
-    #[error("task body must be a JSON object")]
-    NotAnObject,
-    /// The database failed or could not be reached.
-    #[error("database: {0}")]
-    Database(String),
-}
-
-/// One page of tasks and the total number stored.
-#[derive(Debug, PartialEq)]
-pub(crate) struct Page {
-    /// The tasks of the page, in id order.
-    pub(crate) data: Vec<Value>,
-    /// How many tasks exist in all.
-    pub(crate) total: u64,
-}
+use super::task::{now_rfc3339, stamp, Page, TaskError};
 
 /// Where tasks live. Shared by reference across connections.
 pub(crate) enum TaskStore {
@@ -76,18 +56,6 @@ impl TaskStore {
             TaskStore::Postgres(p) => p.delete(id).await,
         }
     }
-}
-
-/// Adds the stored fields to a posted body.
-pub(crate) fn stamp(mut fields: Map<String, Value>, id: u64, created_at: String) -> Value {
-    fields.insert("id".into(), Value::from(id));
-    fields.insert("created_at".into(), Value::from(created_at));
-    Value::Object(fields)
-}
-
-/// Now as RFC 3339 with milliseconds, UTC.
-pub(crate) fn now_rfc3339() -> String {
-    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
 }
 
 /// Tasks in a map ordered by id.

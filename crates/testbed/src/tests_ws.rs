@@ -165,18 +165,18 @@ fn hostile_input_is_refused_within_limits() {
 
 #[test]
 fn rooms_and_members_are_capped() {
-    let rooms = super::Rooms::default();
+    let rooms = super::super::rooms::Rooms::default();
     let mut held = Vec::new();
-    for _ in 0..super::MAX_MEMBERS {
+    for _ in 0..super::super::rooms::MAX_MEMBERS {
         held.push(rooms.join("full").expect("room below its cap"));
     }
     assert!(
         rooms.join("full").is_none(),
         "member {} let in",
-        super::MAX_MEMBERS + 1
+        super::super::rooms::MAX_MEMBERS + 1
     );
-    assert_eq!(rooms.members("full"), super::MAX_MEMBERS);
-    for i in 1..super::MAX_ROOMS {
+    assert_eq!(rooms.members("full"), super::super::rooms::MAX_MEMBERS);
+    for i in 1..super::super::rooms::MAX_ROOMS {
         assert!(rooms.join(&format!("r{i}")).is_some());
     }
     assert!(rooms.join("one-too-many").is_none());

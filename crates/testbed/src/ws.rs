@@ -4,13 +4,11 @@
 //! joiner first gets `{"type":"joined","room":NAME,"members":N}`.
 //!
 //! Limits: messages and frames up to [`MAX_MESSAGE`] bytes (a bigger one closes the
-//! connection with 1009), [`MAX_ROOMS`] rooms of up to [`MAX_MEMBERS`] members (a
-//! request beyond is refused with 503), room names up to 64 characters of
-//! `[A-Za-z0-9_.-]`, and [`MEMBER_QUEUE`] messages queued per member (a member that
-//! does not keep up loses the overflow instead of growing memory).
+//! connection with 1009), room names up to 64 characters of `[A-Za-z0-9_.-]`, and the
+//! rooms' own bounds (`rooms.rs`: how many rooms, members and queued messages; a
+//! request beyond them is refused with 503).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
@@ -25,16 +23,10 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
 use super::reply::{self, Reply};
-use super::server::State;
+use super::state::State;
 
 /// Largest message or frame the target accepts.
 pub(crate) const MAX_MESSAGE: usize = 64 << 10;
-/// Most rooms at once.
-pub(crate) const MAX_ROOMS: usize = 1024;
-/// Most members of one room.
-pub(crate) const MAX_MEMBERS: usize = 4096;
-/// Messages queued for one room member before the overflow is dropped.
-pub(crate) const MEMBER_QUEUE: usize = 256;
 /// Bytes read from a socket at a time. Small on purpose: tungstenite's default 128 KiB
 /// read buffer is zero-filled before every read and stays resident per connection, and
 /// the target holds thousands of them; a bigger message is read in several chunks.
@@ -51,66 +43,6 @@ pub(crate) fn config() -> WebSocketConfig {
 }
 /// Longest echo delay.
 pub(crate) const MAX_DELAY_MS: u64 = 60_000;
-
-/// The broadcast rooms.
-#[derive(Default)]
-pub(crate) struct Rooms {
-    rooms: Mutex<HashMap<String, Room>>,
-}
-
-#[derive(Default)]
-struct Room {
-    next: u64,
-    members: Vec<(u64, mpsc::Sender<Message>)>,
-}
-
-impl Rooms {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Room>> {
-        self.rooms.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Joins `name`: the member's id, its queue, and the member count; `None` when full.
-    fn join(&self, name: &str) -> Option<(u64, mpsc::Receiver<Message>, usize)> {
-        let mut rooms = self.lock();
-        if !rooms.contains_key(name) && rooms.len() >= MAX_ROOMS {
-            return None;
-        }
-        let room = rooms.entry(name.to_string()).or_default();
-        if room.members.len() >= MAX_MEMBERS {
-            return None;
-        }
-        let (tx, rx) = mpsc::channel(MEMBER_QUEUE);
-        room.next += 1;
-        room.members.push((room.next, tx));
-        Some((room.next, rx, room.members.len()))
-    }
-
-    fn leave(&self, name: &str, id: u64) {
-        let mut rooms = self.lock();
-        if let Some(room) = rooms.get_mut(name) {
-            room.members.retain(|(m, _)| *m != id);
-            if room.members.is_empty() {
-                rooms.remove(name);
-            }
-        }
-    }
-
-    fn broadcast(&self, name: &str, message: &Message) {
-        let rooms = self.lock();
-        if let Some(room) = rooms.get(name) {
-            for (_, tx) in &room.members {
-                // A full queue: that member is not keeping up; it loses this message.
-                let _ = tx.try_send(message.clone());
-            }
-        }
-    }
-
-    /// Members of `name` now.
-    #[cfg(test)]
-    pub(crate) fn members(&self, name: &str) -> usize {
-        self.lock().get(name).map_or(0, |r| r.members.len())
-    }
-}
 
 /// What a `/ws/...` path asks for.
 enum Route {
