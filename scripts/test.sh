@@ -227,16 +227,25 @@ PAIRED=(
 run_tests() {
     linted cargo test --release --workspace --lib --bins || return
     linted cargo test --release --workspace --doc || return
-    local listing names=() paired=() alone=() module
+    local listing names=() paired=() alone=()
     listing=$(linted cargo test --release --test tests -- --list --format terse) || return
     mapfile -t names < <(sed -n 's/: test$//p' <<<"$listing")
-    for module in "${PAIRED[@]}"; do
-        if ! printf '%s\n' "${names[@]}" | grep -q "^$module::"; then
-            echo "scripts/test.sh: PAIRED names $module, which has no tests in tests/" >&2
+    local name entry found
+    # (A loop, not `printf | grep -q`: under pipefail, grep leaving at its first match
+    # can make printf's next write fail with SIGPIPE, and the check fail by luck.)
+    for entry in "${PAIRED[@]}"; do
+        found=""
+        for name in "${names[@]}"; do
+            if [[ "$name" == "$entry::"* ]]; then
+                found=1
+                break
+            fi
+        done
+        if [ -z "$found" ]; then
+            echo "scripts/test.sh: PAIRED names $entry, which has no tests in tests/" >&2
             return 1
         fi
     done
-    local name entry
     for name in "${names[@]}"; do
         for entry in "${PAIRED[@]}"; do
             if [[ "$name" == "$entry::"* ]]; then
