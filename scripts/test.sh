@@ -230,30 +230,25 @@ run_tests() {
     local listing names=() paired=() alone=()
     listing=$(linted cargo test --release --test tests -- --list --format terse) || return
     mapfile -t names < <(sed -n 's/: test$//p' <<<"$listing")
-    local name entry found
-    # (A loop, not `printf | grep -q`: under pipefail, grep leaving at its first match
-    # can make printf's next write fail with SIGPIPE, and the check fail by luck.)
-    for entry in "${PAIRED[@]}"; do
-        found=""
-        for name in "${names[@]}"; do
-            if [[ "$name" == "$entry::"* ]]; then
-                found=1
-                break
-            fi
-        done
-        if [ -z "$found" ]; then
-            echo "scripts/test.sh: PAIRED names $entry, which has no tests in tests/" >&2
-            return 1
-        fi
-    done
+    # Each test goes to the first PAIRED entry that prefixes it, or alone; an entry
+    # that took no test names none, a typo or a rename, and fails the step.
+    local name entry
+    local -A took=()
     for name in "${names[@]}"; do
         for entry in "${PAIRED[@]}"; do
             if [[ "$name" == "$entry::"* ]]; then
                 paired+=("$name")
+                took[$entry]=1
                 continue 2
             fi
         done
         alone+=("$name")
+    done
+    for entry in "${PAIRED[@]}"; do
+        if [ -z "${took[$entry]:-}" ]; then
+            echo "scripts/test.sh: PAIRED names $entry, which has no tests in tests/" >&2
+            return 1
+        fi
     done
     echo "integration tests: ${#paired[@]} ${PAIRED_THREADS:-4} at a time, then ${#alone[@]} one at a time"
     linted cargo test --release --test tests -- --exact \
