@@ -179,7 +179,9 @@ linted() {
         echo "clippy-driver not found at $driver (rustup component add clippy)" >&2
         return 1
     fi
-    RUSTC_WORKSPACE_WRAPPER="$driver" \
+    # Through scripts/test-rustc.sh, which hands clippy-driver every crate but
+    # compiles test harnesses unoptimised (why: in that file).
+    RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/test-rustc.sh" HEADROOM_CLIPPY_DRIVER="$driver" \
         CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__" "$@"
 }
 
@@ -195,14 +197,15 @@ lint_and_build() {
     return "$status"
 }
 
-# Integration test modules (tests/tests.rs), or submodules (`http3::mtls`), whose tests
-# run PAIRED_THREADS (4) at a time, each paired with other tests of this list and no
-# others. A module is here when none of its tests runs a search (which measures the
-# machine) and none asserts anything a busy neighbour could move: no latency, rate,
-# count or elapsed time that depends on how fast the machine answers, unless its
-# bound is loose by tens of times what it measures (a loopback call under 100 ms, a
-# run ended within 2 s of slack), none reads a shared store's `latest`, and none
-# reaches what another test owns (a /proc scan for any shard, a fixed name). A count
+# Integration test modules (tests/tests.rs), submodules (`http3::mtls`) or single tests
+# (`run_tls::run_resolve_sends_a_name_to_an_address`) that run PAIRED_THREADS (4) at a
+# time, each paired with other tests of this list and no others. An entry is here when
+# none of its tests runs a search (which measures the machine) and none asserts
+# anything a busy neighbour could move: no latency, rate, count or elapsed time that
+# depends on how fast the machine answers, unless its bound is loose by tens of times
+# what it measures (a loopback call under 100 ms, a run ended within 2 s of slack),
+# none reads a shared store's `latest`, and none reaches what another test owns (a
+# /proc scan for any shard, a fixed name). A count
 # set by the schedule and drained at the end (20 requests at 20/s) holds at any
 # speed; a rate measured over wall time does not. Such a test may load the
 # machine: its neighbours are others of these, which only take longer. The rest, the
@@ -211,7 +214,8 @@ lint_and_build() {
 # timeouts) far more than they compute, so the group took 92 s two at a time and 51 s
 # four at a time, and 56 s four at a time on a single core (taskset -c 1), and 54 s
 # beside two busy loops on both cores: the waiting overlaps, the work queues.
-# (run_tls stays out: a resumed session depends on a ticket arriving within 50 ms.)
+# (run_tls's resumption test stays out: a resumed session depends on a ticket arriving
+# within 50 ms.)
 PAIRED=(
     check_cli connections convert_cli convert_fronts docs_examples graphql graphql_peer
     grpc_client grpc_steps hostile http2_client iterations journey_peers journeys
@@ -219,6 +223,52 @@ PAIRED=(
     stream_connections support target_tls har_browser shards_channel shares
     # Submodules of modules that have a timing test elsewhere in them:
     http3::mtls watch_cli::postgres watch_cli::prometheus_tls
+    # Single tests of such modules: bad input refused before any load, counts fixed by
+    # the schedule and drained, error kinds, and bounds tens of times what they measure.
+    kube::cluster_manifest_refuses_bad_input_naming_the_flag
+    shards_cli::a_connection_without_the_runs_secret_cannot_join
+    shards_cli::bad_shard_flags_are_bad_input_before_any_load
+    shards_cli::a_scenarios_cluster_block_shards_the_run
+    shards_cli::shards_started_elsewhere_join_a_coordinator_that_waits_for_them
+    workloads::a_failing_workload_rule_fails_the_run
+    workloads::every_workload_is_split_over_shards
+    run_errors::a_connection_closed_mid_response_is_a_reset
+    run_errors::a_malformed_response_is_a_protocol_error
+    run_errors::unexpected_statuses_and_failed_checks_are_counted_by_kind
+    delivery::lost_deliveries_are_counted_exactly_and_fail_the_threshold
+    delivery::a_sink_scenario_with_bad_fields_is_bad_input
+    delivery::headroom_sink_alone_answers_and_reports
+    delivery::sink_variables_without_a_sink_are_bad_input
+    ws_steps::an_oversized_message_fails_the_stream_without_being_buffered
+    ws_steps::an_arrivals_streams_close_when_its_iteration_ends
+    ws_steps::a_flow_that_only_holds_a_stream_waits_on_it_instead_of_spinning
+    sse::a_refused_stream_is_a_stream_error_and_the_run_adds_up
+    http2::h2c_with_prior_knowledge_and_h2_by_alpn_both_carry_the_load
+    http2::a_server_that_does_not_agree_to_h2_is_a_clear_tls_error_not_a_fallback
+    http2::goaway_after_the_servers_request_limit_opens_a_new_connection_without_errors
+    http2::per_request_h2_over_tls_handshakes_once_per_request
+    http2::seed_002s_experiment_against_the_built_in_targets_h2c
+    http2::h2_by_alpn_against_the_built_in_targets_tls
+    otlp::an_otlp_url_that_is_not_http_is_bad_input_before_any_load
+    run_tls::run_https_with_cacert_succeeds_and_without_it_fails_as_tls
+    run_tls::run_https_requires_the_client_certificate_nginx_asks_for
+    run_tls::run_resolve_sends_a_name_to_an_address
+    run_tls::run_https_against_a_tls12_only_server
+    run_tls::run_https_reads_the_scenario_client_block
+    run_tls::run_bad_tls_files_are_bad_input_naming_the_file
+    run_tls::run_https_handshake_cut_short_or_never_answered
+    convert_k6::a_k6_script_with_a_login_in_setup_runs_as_it_is
+    convert_k6::the_report_names_what_was_left_out_and_strict_refuses_it
+    convert_k6::each_user_logs_in_with_its_own_csv_row
+    convert_k6::two_k6_scenarios_become_two_workloads
+    watch_cli::a_watch_that_cannot_start_is_bad_input_naming_it_before_any_load
+    watch_cli::process::an_nginx_worker_shows_cpu_under_load_and_the_generator_comes_first
+    watch_cli::process::fds_near_a_low_ulimit_raise_a_warning
+    http3::each_connection_model_over_quic_against_the_built_in_target
+    http3::bad_setups_are_named_and_every_request_is_accounted_for
+    http3::caddy_over_h3_and_h2_side_by_side
+    http3::hostile_h3_servers_are_classified_bounded_and_accounted_for
+    http3::compare_protocols_runs_each_cold_and_warm_into_one_table
 )
 
 # Every test of the workspace: the crates' own tests and the doc tests one at a time,
@@ -230,13 +280,14 @@ run_tests() {
     local listing names=() paired=() alone=()
     listing=$(linted cargo test --release --test tests -- --list --format terse) || return
     mapfile -t names < <(sed -n 's/: test$//p' <<<"$listing")
-    # Each test goes to the first PAIRED entry that prefixes it, or alone; an entry
-    # that took no test names none, a typo or a rename, and fails the step.
+    # Each test goes to the first PAIRED entry that names it or a module above it, or
+    # alone; an entry that took no test names none, a typo or a rename, and fails the
+    # step.
     local name entry
     local -A took=()
     for name in "${names[@]}"; do
         for entry in "${PAIRED[@]}"; do
-            if [[ "$name" == "$entry::"* ]]; then
+            if [[ "$name" == "$entry" || "$name" == "$entry::"* ]]; then
                 paired+=("$name")
                 took[$entry]=1
                 continue 2

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use headroom::metrics::summary::Summary;
 
 use crate::support::{
-    headroom_bin, keep_alive_server, read_summary, run_with_summary, stderr, test_store, Nginx,
+    headroom_bin, keep_alive_server, read_summary, run_command, run_with_summary, stderr,
+    test_store, Nginx,
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -167,12 +168,10 @@ fn run_limited(ulimit: &str, args: &str, dir: &std::path::Path) -> (std::process
         headroom_bin().display(),
         out_file.display()
     );
-    let out = Command::new("sh")
-        .args(["-c", &script])
-        .env("HEADROOM_STORE", test_store())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let mut command = Command::new("sh");
+    command.args(["-c", &script]);
+    // Within LIMIT, or killed and named: a hang here must not hang the suite.
+    let out = run_command(command, LIMIT);
     assert!(out_file.is_file(), "no summary: {}", stderr(&out));
     (out, read_summary(&out_file))
 }

@@ -13,8 +13,8 @@ use headroom::target::{self, TargetOptions};
 use serde_json::Value;
 
 use crate::support::{
-    assert_exit, free_port, headroom_bin, http_get, peer_path, read_summary, run_command, stderr,
-    test_store,
+    assert_exit, free_port, headroom_bin, http_get, peer_path, read_summary, refusing_port,
+    run_command, stderr, test_store,
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -233,7 +233,9 @@ fn a_runs_counters_and_latency_arrive_in_prometheus_while_it_runs_and_add_up_at_
 fn a_receiver_that_is_not_there_costs_a_warning_not_the_run() {
     let target = target::spawn(TargetOptions::loopback()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let nowhere = format!("http://127.0.0.1:{}", free_port());
+    // Bound and not listening for the whole test: refused, and nobody else's.
+    let (_refusing, port) = refusing_port();
+    let nowhere = format!("http://127.0.0.1:{port}");
     let url = format!("{}/work", target.url());
     let command = headroom(
         dir.path(),

@@ -431,13 +431,16 @@ flows:
 
 #[test]
 fn a_refused_upgrade_fails_the_open_by_status_and_the_expect_count_waits_for_n() {
+    // Each iteration picks one of the two flows at random, and both must have run: a
+    // short think gives the second some dozens of iterations even on a busy machine
+    // (with 100 ms, about nine, all one flow about once in 250 runs).
     let t = target();
     let dir = tempfile::tempdir().unwrap();
     let (out, s) = run(
         dir.path(),
         r#"
 target: {url}
-load: {model: users, users: 1, duration: 1s, think: 100ms}
+load: {model: users, users: 1, duration: 1s, think: 10ms}
 defaults: {timeout: 1s}
 flows:
   - name: f

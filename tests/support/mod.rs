@@ -67,7 +67,7 @@ pub(crate) use netns::TestBridge;
 pub(crate) use nginx::{Nginx, NginxExtra, NginxH2, NginxTls, JSON_BODY};
 pub(crate) use peers::peer_path;
 pub(crate) use pg_cluster::Cluster;
-pub(crate) use ports::free_port;
+pub(crate) use ports::{free_port, refusing_port};
 pub(crate) use require::{machine_feature, require};
 pub(crate) use route_guide::{route_guide_proto, RouteGuide};
 pub(crate) use summary::{assert_adds_up, assert_clean, read_summary, run_with_summary};

@@ -32,3 +32,25 @@ pub(crate) fn free_port() -> u16 {
         }
     }
 }
+
+/// A loopback port that refuses every connection for as long as the returned socket
+/// lives: bound, so no other bind (of this process or a neighbour's) can take it, and
+/// not listening, so a connection to it is refused at once. For tests of what happens
+/// when nothing answers, where a [`free_port`] could be taken by a neighbour's server
+/// in the meantime.
+pub(crate) fn refusing_port() -> (socket2::Socket, u16) {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP))
+        .expect("a TCP socket for a refusing port");
+    let any: std::net::SocketAddr = "127.0.0.1:0".parse().expect("loopback address");
+    socket
+        .bind(&any.into())
+        .expect("bind 127.0.0.1:0 for a refusing port");
+    let port = socket
+        .local_addr()
+        .ok()
+        .and_then(|a| a.as_socket())
+        .expect("local address of a bound socket")
+        .port();
+    (socket, port)
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The compiler of the workspace's own crates in the test command's build, set as
+# RUSTC_WORKSPACE_WRAPPER by scripts/test.sh (`linted`); cargo calls it as
+# `test-rustc.sh RUSTC ARGS...`. It runs clippy-driver (rustc plus the lints, as
+# `cargo clippy` does: $HEADROOM_CLIPPY_DRIVER) on the same arguments, except that a
+# test harness (`--test`: a crate's unit tests, or the integration test binary) is
+# compiled at opt-level 0 whatever the profile says.
+#
+# Why: a harness is a second copy of its crate's code (with the tests), compiled only
+# to run the tests, and optimising it is most of its build: headroom-scenario's unit
+# tests take 78 s to compile at opt-level 3, 59 s at 1 and 13 s at 0, and the harnesses
+# were 870 s of the 1,325 s the workspace's crates took to build with their tests.
+# The libraries and binaries the tests drive (the `headroom` binary every integration
+# test runs, the built-in target, the engine) keep the profile's levels: a load test
+# measures them, and users build them the same way. The lints do not depend on the
+# level (clippy reads MIR before LLVM optimises anything).
+set -euo pipefail
+
+driver=${HEADROOM_CLIPPY_DRIVER:?"scripts/test-rustc.sh: HEADROOM_CLIPPY_DRIVER is not set (scripts/test.sh sets it)"}
+args=("$@")
+harness=""
+for arg in "${args[@]}"; do
+    if [ "$arg" = "--test" ]; then
+        harness=1
+        break
+    fi
+done
+if [ -n "$harness" ]; then
+    # Cargo passes the level as `-C opt-level=N`, two arguments.
+    for i in "${!args[@]}"; do
+        case "${args[$i]}" in
+        opt-level=*) args[i]=opt-level=0 ;;
+        esac
+    done
+fi
+exec "$driver" "${args[@]}"
