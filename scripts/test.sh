@@ -269,6 +269,20 @@ PAIRED=(
     http3::caddy_over_h3_and_h2_side_by_side
     http3::hostile_h3_servers_are_classified_bounded_and_accounted_for
     http3::compare_protocols_runs_each_cold_and_warm_into_one_table
+    run_cli::weights_70_15_15_land_within_3_points
+    run_cli::flows_pass_captured_ids_to_later_steps
+    run_cli::a_failed_threshold_exits_99_and_says_so
+    run_cli::a_broken_scenario_exits_2_naming_file_line_and_field
+    run_cli::an_impossible_rate_on_one_thread_is_flagged_generator_bound
+    run_cli::an_unreachable_target_counts_connect_errors_and_says_so
+    thresholds_window::a_bad_window_is_refused_at_load_time
+    run_faults::a_store_that_cannot_be_written_is_bad_input_before_any_load_is_sent
+    dashboard::token::without_its_token_the_dashboard_serves_nothing_and_cannot_stop_the_run
+    # Searches whose every assertion holds whatever the search measured: a hook that
+    # fails ends the search after its first step; bad flags exit before any load.
+    find_cli::a_failing_hook_stops_the_search_and_keeps_the_steps_done
+    find_cli::hold::a_bad_hold_is_refused_before_any_load
+    find_cli::trials::as_many_allowed_failures_as_trials_is_refused
 )
 
 # Every test of the workspace: the crates' own tests and the doc tests one at a time,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use headroom::target::{self, TargetOptions};
 
 use crate::support::{
-    assert_exit, free_port, read_summary, run_headroom, run_with_summary, stderr, Nginx,
+    assert_exit, read_summary, refusing_port, run_headroom, run_with_summary, stderr, Nginx,
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -238,7 +238,8 @@ fn a_broken_scenario_exits_2_naming_file_line_and_field() {
 
 #[test]
 fn an_unreachable_target_counts_connect_errors_and_says_so() {
-    let port = free_port();
+    // Bound and not listening for the whole test: refused, and nobody else's.
+    let (_refusing, port) = refusing_port();
     let dir = tempfile::tempdir().unwrap();
     let out_file = dir.path().join("s.json");
     let url = format!("http://127.0.0.1:{port}/");
