@@ -19,24 +19,20 @@ set -euo pipefail
 driver=${HEADROOM_CLIPPY_DRIVER:?"scripts/test-rustc.sh: HEADROOM_CLIPPY_DRIVER is not set (scripts/test.sh sets it)"}
 args=("$@")
 harness=""
-for arg in "${args[@]}"; do
-    if [ "$arg" = "--test" ]; then
-        harness=1
-        break
-    fi
-done
-# Except the converters' unit tests: they bound how long a hostile document of tens of
-# megabytes takes to convert or refuse (a guard against quadratic work, with a margin
-# of about ten), and unoptimised they took 46 s instead of 12, most of that margin.
-# They get opt-level 2, not their crate's 1: at 0 and 1 rustc shares generic code with
-# the crates upstream, and their upstream includes the scenario compiler (to load what
-# they write), which `release` builds at 0, so at 1 they ran on its unoptimised copies
-# of serde's and the YAML parser's generics and took 25 s. At 2 they compile their own.
 level=0
 for i in "${!args[@]}"; do
-    if [ "${args[$i]}" = "--crate-name" ] && [ "${args[i + 1]:-}" = "headroom_convert" ]; then
-        level=2
-    fi
+    case "${args[$i]}" in
+    --test) harness=1 ;;
+    # Except the converters' unit tests: they bound how long a hostile document of tens
+    # of megabytes takes to convert or refuse (a guard against quadratic work, with a
+    # margin of about ten), and unoptimised they took 46 s instead of 12, most of that
+    # margin. They get opt-level 2, not their crate's 1: at 0 and 1 rustc shares
+    # generic code with the crates upstream, and their upstream includes the scenario
+    # compiler (to load what they write), which `release` builds at 0, so at 1 they
+    # ran on its unoptimised copies of serde's and the YAML parser's generics and took
+    # 25 s. At 2 they compile their own.
+    --crate-name) [ "${args[i + 1]:-}" = "headroom_convert" ] && level=2 ;;
+    esac
 done
 if [ -n "$harness" ]; then
     # Cargo passes the level as `-C opt-level=N`, two arguments.

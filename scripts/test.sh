@@ -205,10 +205,10 @@ lint_and_build() {
 # depends on how fast the machine answers, unless its bound is loose by tens of times
 # what it measures (a loopback call under 100 ms, a run ended within 2 s of slack),
 # none reads a shared store's `latest`, and none reaches what another test owns (a
-# /proc scan for any shard, a fixed name). A count
-# set by the schedule and drained at the end (20 requests at 20/s) holds at any
-# speed; a rate measured over wall time does not. Such a test may load the
-# machine: its neighbours are others of these, which only take longer. The rest, the
+# /proc scan for any shard, a fixed name). A count set by the schedule and drained at
+# the end (20 requests at 20/s) holds at any speed; a rate measured over wall time
+# does not. Such a test may load the machine: its neighbours are others of these,
+# which only take longer. The rest, the
 # searches and every timing test among them, run one at a time afterwards.
 # Four, not two: these tests wait (servers starting, runs of a second or two,
 # timeouts) far more than they compute, so the group took 92 s two at a time and 51 s

@@ -115,12 +115,8 @@ impl Hostile {
     /// A listener with a backlog of 0 that never accepts, its queue already full:
     /// a new connect gets no answer to its SYN and hangs.
     pub(crate) fn full_backlog() -> Hostile {
-        use socket2::{Domain, Socket, Type};
-        let socket = Socket::new(Domain::IPV4, Type::STREAM, None).expect("socket");
-        let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
-        socket.bind(&any.into()).expect("bind 127.0.0.1:0");
+        let (socket, addr) = super::ports::bound_loopback();
         socket.listen(0).expect("listen");
-        let addr = socket.local_addr().unwrap().as_socket().unwrap();
         let mut fill = Vec::new();
         let filled =
             (0..16).any(

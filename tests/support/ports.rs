@@ -1,7 +1,7 @@
 //! Free loopback ports for servers started by tests.
 
 use std::collections::BTreeSet;
-use std::net::TcpListener;
+use std::net::{SocketAddr, TcpListener};
 use std::sync::Mutex;
 
 /// Ports this test process has handed out already.
@@ -33,24 +33,29 @@ pub(crate) fn free_port() -> u16 {
     }
 }
 
+/// A TCP socket bound to a free port of 127.0.0.1, not listening, and its address: the
+/// port stays this socket's (no other bind can take it) until it is dropped. The
+/// caller listens on it, or leaves it closed to refuse.
+pub(crate) fn bound_loopback() -> (socket2::Socket, SocketAddr) {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP))
+        .expect("a TCP socket on loopback");
+    let any: SocketAddr = "127.0.0.1:0".parse().expect("loopback address");
+    socket.bind(&any.into()).expect("bind 127.0.0.1:0");
+    let addr = socket
+        .local_addr()
+        .ok()
+        .and_then(|a| a.as_socket())
+        .expect("local address of a bound socket");
+    (socket, addr)
+}
+
 /// A loopback port that refuses every connection for as long as the returned socket
 /// lives: bound, so no other bind (of this process or a neighbour's) can take it, and
 /// not listening, so a connection to it is refused at once. For tests of what happens
 /// when nothing answers, where a [`free_port`] could be taken by a neighbour's server
 /// in the meantime.
 pub(crate) fn refusing_port() -> (socket2::Socket, u16) {
-    use socket2::{Domain, Protocol, Socket, Type};
-    let socket = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP))
-        .expect("a TCP socket for a refusing port");
-    let any: std::net::SocketAddr = "127.0.0.1:0".parse().expect("loopback address");
-    socket
-        .bind(&any.into())
-        .expect("bind 127.0.0.1:0 for a refusing port");
-    let port = socket
-        .local_addr()
-        .ok()
-        .and_then(|a| a.as_socket())
-        .expect("local address of a bound socket")
-        .port();
-    (socket, port)
+    let (socket, addr) = bound_loopback();
+    (socket, addr.port())
 }
