@@ -10,11 +10,14 @@
 # proxy: a throwaway module requires k8s.io/kubernetes and replaces each of its staging
 # modules (its own go.mod points them at ./staging, which a module dependency does not
 # have) with the matching published v0.x version; etcd comes from the same module graph.
-# Cold cost: about 10 minutes of two cores and 4-5 GB of Go caches (see
-# ../shared/notes/kubernetes-test-cluster.md). scripts/peers.sh runs it (`peer_kube`).
+# Cold cost: about 7 minutes of two cores (800 s of CPU with the modules already
+# downloaded; 975 s with inlining) and 4-5 GB of Go caches. scripts/peers.sh runs it
+# (`peer_kube`).
 set -euo pipefail
 
 PEERS="${HEADROOM_PEERS:-$HOME/.cache/headroom/peers}"
+# No inlining (why: scripts/peers.sh, which sets it).
+GCFLAGS="${HEADROOM_GO_GCFLAGS:-all=-l}"
 KUBE_VERSION=v1.36.3
 STAGING_VERSION=v0.36.3
 dir="$PEERS/kube-$KUBE_VERSION"
@@ -54,9 +57,9 @@ go mod tidy
 # One `go build` of the three Kubernetes commands: their shared packages are compiled
 # once and the three links run side by side. `-s -w`: no symbol table or DWARF, which
 # the tests never read and which are a large part of each link's time.
-go build -ldflags='-s -w' -o "$dir/" \
+go build -gcflags="$GCFLAGS" -ldflags='-s -w' -o "$dir/" \
     k8s.io/kubernetes/cmd/kube-apiserver \
     k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler
-go build -ldflags='-s -w' -o "$dir/etcd" go.etcd.io/etcd/server/v3
+go build -gcflags="$GCFLAGS" -ldflags='-s -w' -o "$dir/etcd" go.etcd.io/etcd/server/v3
 echo "kubernetes control plane ready in $dir"

@@ -6,6 +6,7 @@
 #
 # Environment:
 #   HEADROOM_PEERS   the cache (default: $HOME/.cache/headroom/peers); tests read it too
+#   HEADROOM_GO_GCFLAGS  the Go peers' -gcflags (default all=-l: no inlining, below)
 #
 # Every peer comes from a public registry (npm, PyPI, the Go module proxy)
 # at a pinned version; nothing of theirs is committed here. Each section is idempotent:
@@ -21,6 +22,17 @@ die() {
     printf 'scripts/peers.sh: FAILED: %s\n' "$*" >&2
     exit 1
 }
+
+# The Go peers are compiled without inlining (`-gcflags=all=-l`, every package, the
+# standard library too). Inlining is over a fifth of the Go compiler's work on these
+# modules: from an empty build cache, the Kubernetes control plane, Prometheus and
+# go-httpbin took 1,337 s of CPU, and 1,039 s with `-l`. On a fresh machine these
+# builds share the two cores with the Rust build for most of its length. The tests
+# drive these servers with a few users and assert what headroom sends and counts, not
+# how fast they answer (the Kubernetes tests took 28 s instead of 25). `-N` (no
+# optimisation at all) would save nothing more. scripts/kube-control-plane.sh uses the
+# same flags.
+export HEADROOM_GO_GCFLAGS="${HEADROOM_GO_GCFLAGS:-all=-l}"
 
 # Each peer is a function named peer_<name>; all are run in order below.
 # (Sections are added by the features whose tests need them.)
@@ -82,7 +94,8 @@ peer_grpc() {
                 "$GRPC_EXAMPLES" "$GRPC_EXAMPLES_VERSION" "$GRPC_EXAMPLES_MOD_SUM" >go.sum
             go mod edit -require="$GRPC_EXAMPLES@$GRPC_EXAMPLES_VERSION"
             go get "$GRPC_EXAMPLES/route_guide/server@$GRPC_EXAMPLES_VERSION"
-            go build -o ../route_guide_server "$GRPC_EXAMPLES/route_guide/server"
+            go build -gcflags="$HEADROOM_GO_GCFLAGS" -o ../route_guide_server \
+                "$GRPC_EXAMPLES/route_guide/server"
         ) || return 1
     fi
     ln -sfn "$dir/route_guide_server" "$PEERS/route_guide_server"
@@ -116,7 +129,8 @@ peer_prometheus() {
     if [ ! -x "$dir/prometheus" ]; then
         command -v go >/dev/null || die "go is needed to build Prometheus"
         mkdir -p "$dir"
-        GOBIN="$dir" go install -tags remove_all_sd -ldflags='-s -w' \
+        GOBIN="$dir" go install -gcflags="$HEADROOM_GO_GCFLAGS" -tags remove_all_sd \
+            -ldflags='-s -w' \
             "github.com/prometheus/prometheus/cmd/prometheus@$PROMETHEUS_VERSION" || return 1
     fi
     ln -sfn "$dir/prometheus" "$PEERS/prometheus"
@@ -125,7 +139,7 @@ peer_prometheus() {
 # Kubernetes 1.36 control plane (Apache-2.0): etcd, kube-apiserver, kube-controller-manager
 # and kube-scheduler, built from their Go modules by scripts/kube-control-plane.sh (Debian
 # has no kube-apiserver, and no images can be pulled). tests/kube.rs runs them on loopback
-# with examples/kube_node_agent as the node. Cold: about 10 minutes of two cores and
+# with examples/kube_node_agent as the node. Cold: about 7 minutes of two cores and
 # 4-5 GB of Go caches, once per machine. Result: $PEERS/kube-v1.36.3/.
 peer_kube() {
     HEADROOM_PEERS="$PEERS" bash "$ROOT/scripts/kube-control-plane.sh" >/dev/null
@@ -143,7 +157,7 @@ peer_go_httpbin() {
         command -v go >/dev/null || die "peer_go_httpbin: go is needed to build go-httpbin"
         rm -rf "$dir"
         mkdir -p "$dir"
-        GOBIN="$dir" go install \
+        GOBIN="$dir" go install -gcflags="$HEADROOM_GO_GCFLAGS" \
             "github.com/mccutchen/go-httpbin/v2/cmd/go-httpbin@$GO_HTTPBIN_VERSION" ||
             die "peer_go_httpbin: go install of go-httpbin $GO_HTTPBIN_VERSION failed"
         "$dir/go-httpbin" -version >/dev/null 2>&1 ||
