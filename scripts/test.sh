@@ -208,8 +208,8 @@ lint_and_build() {
 # /proc scan for any shard, a fixed name). A count set by the schedule and drained at
 # the end (20 requests at 20/s) holds at any speed; a rate measured over wall time
 # does not. Such a test may load the machine: its neighbours are others of these,
-# which only take longer. The rest, the
-# searches and every timing test among them, run one at a time afterwards.
+# which only take longer. The rest, the searches and every timing test among them, run
+# one at a time afterwards.
 # Four, not two: these tests wait (servers starting, runs of a second or two,
 # timeouts) far more than they compute, so the group took 92 s two at a time and 51 s
 # four at a time, and 56 s four at a time on a single core (taskset -c 1), and 54 s
