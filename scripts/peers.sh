@@ -2,7 +2,9 @@
 # Installs, once per machine, the servers nobody here wrote that the stream, GraphQL,
 # gRPC and journey tests run against, into a cache outside the clone:
 #
-#   bash scripts/peers.sh            # installs what is missing, prints where
+#   bash scripts/peers.sh                # installs what is missing, prints where
+#   bash scripts/peers.sh kube           # only the named peers (peer_<name> below)
+#   bash scripts/peers.sh --except kube  # every peer but the named ones
 #
 # Environment:
 #   HEADROOM_PEERS   the cache (default: $HOME/.cache/headroom/peers); tests read it too
@@ -191,8 +193,29 @@ peer_journey_django() {
 }
 
 main() {
-    local fn
-    for fn in $(declare -F | awk '{print $3}' | grep '^peer_' | sort); do
+    local all=() only=() except=() name fn
+    mapfile -t all < <(declare -F | awk '{print $3}' | sed -n 's/^peer_//p' | sort)
+    while [ "$#" -gt 0 ]; do
+        case "$1" in
+        --except)
+            [ "$#" -ge 2 ] || die "--except needs a peer's name"
+            except+=("$2")
+            shift 2
+            ;;
+        -*) die "unknown flag $1 (usage: peers.sh [--except NAME]... [NAME]...)" ;;
+        *)
+            only+=("$1")
+            shift
+            ;;
+        esac
+    done
+    for name in "${only[@]}" "${except[@]}"; do
+        declare -F "peer_$name" >/dev/null || die "no peer named $name (peers: ${all[*]})"
+    done
+    for name in "${all[@]}"; do
+        if [ "${#only[@]}" -gt 0 ] && [[ " ${only[*]} " != *" $name "* ]]; then continue; fi
+        [[ " ${except[*]} " == *" $name "* ]] && continue
+        fn="peer_$name"
         "$fn" || die "$fn"
     done
     echo "peers ready in $PEERS"
