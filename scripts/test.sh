@@ -375,9 +375,10 @@ KUBE_LOG=$(mktemp "${TMPDIR:-/tmp}/headroom-peers-kube.XXXXXX")
 # The first stage's exit status, written when it ends (the background job goes on).
 PEERS_STATUS=$(mktemp -u "${TMPDIR:-/tmp}/headroom-peers-status.XXXXXX")
 peers_pid=""
-# At idle priority: SCHED_IDLE where chrt (util-linux) is, else the lowest nice level.
+# At idle priority: SCHED_IDLE where chrt (util-linux) can set it, else the lowest
+# nice level.
 idle() {
-    if command -v chrt >/dev/null 2>&1; then
+    if chrt --idle 0 true 2>/dev/null; then
         chrt --idle 0 "$@"
     else
         nice -n 19 "$@"
