@@ -404,11 +404,11 @@ wait_peers() {
     rm -f "$PEERS_LOG" "$PEERS_STATUS"
     return "$status"
 }
-# Waits for the Kubernetes control plane, at normal priority from here on.
+# Waits for the Kubernetes control plane, at normal priority from here on (the go
+# command's later compiles inherit it).
 wait_kube() {
     step "Kubernetes control plane (scripts/peers.sh kube), finished"
-    [ -n "$peers_pid" ] || return 0
-    to_normal_priority "$peers_pid"
+    on_tree to_normal_priority "$peers_pid"
     local status=0
     wait "$peers_pid" || status=$?
     peers_pid=""
@@ -416,23 +416,21 @@ wait_kube() {
     rm -f "$KUBE_LOG"
     return "$status"
 }
+# Undoes either kind of idle() (a process that has already ended is no error).
 to_normal_priority() {
-    local child
-    for child in $(pgrep -P "$1" 2>/dev/null); do to_normal_priority "$child"; done
-    if command -v chrt >/dev/null 2>&1; then
-        chrt --other --pid 0 "$1" 2>/dev/null || true
-    else
-        renice -n 0 -p "$1" >/dev/null 2>&1 || true
-    fi
+    chrt --other --pid 0 "$1" 2>/dev/null || true
+    renice -n 0 -p "$1" >/dev/null 2>&1 || true
+}
+# Runs FN on every process of the tree under PID, children first.
+on_tree() {
+    local fn=$1 child
+    for child in $(pgrep -P "$2" 2>/dev/null); do on_tree "$fn" "$child"; done
+    "$fn" "$2"
 }
 # A failed step elsewhere ends the script: the background build (and the go or pip it
 # runs) must not outlive it.
-kill_tree() {
-    local child
-    for child in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$child"; done
-    kill "$1" 2>/dev/null || true
-}
-trap 'if [ -n "$peers_pid" ]; then kill_tree "$peers_pid"; fi' EXIT
+end_process() { kill "$1" 2>/dev/null || true; }
+trap 'if [ -n "$peers_pid" ]; then on_tree end_process "$peers_pid"; fi' EXIT
 
 run_step "system packages (nginx, postgresql, time, chromium, iproute2, openssl, caddy, ngtcp2-server)" install_system_packages
 run_step "Rust toolchain (rustfmt, clippy)" ensure_rust
